@@ -1,0 +1,69 @@
+import datasets
+import pytest
+
+from tough_ner import Batch, from_dataset, read_conll, read_predictions
+from tough_ner.corpus import read_columns
+
+from conftest import write
+
+
+def test_conll_columns_docstart_tabs_and_blank_lines(tmp_path):
+    path = write(tmp_path / "a.conll", "-DOCSTART- -X- O\n\nEU\tNNP B-ORG\nrejects VBZ O\n\n\n"
+                                       "-DOCSTART- -X- O\nPeter NNP B-PER\n  \nBonn NNP B-LOC\n")
+    corpus = read_conll(path)
+    assert corpus.tokens == [["EU", "rejects"], ["Peter"], ["Bonn"]]
+    assert corpus.tags == [["B-ORG", "O"], ["B-PER"], ["B-LOC"]]
+    assert read_columns(path)[1] == [["NNP", "VBZ"], ["NNP"], ["NNP"]]
+
+
+def test_prediction_file_gold_is_second_to_last(tmp_path):
+    path = write(tmp_path / "p.conll", "EU NNP B-ORG B-LOC\nrejects VBZ O O\n")
+    corpus = read_predictions(path)
+    assert corpus.tags == [["B-ORG", "O"]] and corpus.predictions == [[["B-LOC", "O"]]]
+
+
+def test_ragged_columns_name_the_line(tmp_path):
+    path = write(tmp_path / "bad.conll", "EU B-ORG\nrejects VBZ O\n")
+    with pytest.raises(ValueError, match=r"bad.conll, line 2: 3 columns where earlier lines have 2"):
+        read_conll(path)
+
+
+def test_one_column_file_and_too_few_columns(tmp_path):
+    with pytest.raises(ValueError, match="line 1: a CoNLL line needs a token and a tag"):
+        read_conll(write(tmp_path / "one.conll", "EU\nrejects\n"))
+    with pytest.raises(ValueError, match="too few columns"):
+        read_predictions(write(tmp_path / "two.conll", "EU B-ORG\n"))
+
+
+def test_missing_file():
+    with pytest.raises(FileNotFoundError, match="no such CoNLL file: /nonexistent.conll"):
+        read_conll("/nonexistent.conll")
+
+
+def test_empty_file(tmp_path):
+    assert read_conll(write(tmp_path / "e.conll", "\n\n")).tokens == []
+
+
+def test_dataset_with_classlabel_and_string_tags():
+    names = ["O", "B-PER", "I-PER"]
+    features = datasets.Features({"tokens": datasets.List(datasets.Value("string")),
+                                  "ner_tags": datasets.List(datasets.ClassLabel(names=names))})
+    ds = datasets.Dataset.from_dict({"tokens": [["Ann", "Lee", "ran"]], "ner_tags": [[1, 2, 0]]}, features=features)
+    assert from_dataset(ds).tags == [["B-PER", "I-PER", "O"]]
+    ds2 = datasets.Dataset.from_dict({"words": [["Ann"]], "labels": [["B-PER"]]})
+    assert from_dataset(ds2, "words", "labels").tags == [["B-PER"]]
+    with pytest.raises(ValueError, match="no column 'ner_tags'"):
+        from_dataset(ds2, "words")
+
+
+def test_batch_errors_name_the_sentence():
+    with pytest.raises(ValueError, match="2 token sentences but 1 reference"):
+        Batch([["a"], ["b"]], [["O"]])
+    with pytest.raises(ValueError, match="sentence 1: 2 tokens but 1 reference tags"):
+        Batch([["a"], ["b", "c"]], [["O"], ["O"]])
+    with pytest.raises(ValueError, match="sentence 0: 1 predicted tags but 2 reference tags"):
+        Batch([["a", "b"]], [["O", "O"]], [["O"]])
+    with pytest.raises(ValueError, match="sentence 0, position 1: token 5 is a int"):
+        Batch([["a", 5]], [["O", "O"]])
+    with pytest.raises(ValueError, match="sentence 1, position 0: unknown tag 'Q-PER'"):
+        Batch([["a"], ["b"]], [["O"], ["Q-PER"]])

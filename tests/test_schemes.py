@@ -1,0 +1,70 @@
+import pytest
+from hypothesis import given, strategies as st
+
+from tough_ner.schemes import decode, spans_to_tags, to_bilou, to_bio, to_io
+
+TYPES = ["PER", "LOC", "geo-loc"]
+
+
+def test_bio_and_types_with_hyphens():
+    assert decode(["B-PER", "I-PER", "O", "B-geo-loc", "B-geo-loc"]) == [(0, 2, "PER"), (3, 4, "geo-loc"), (4, 5, "geo-loc")]
+
+
+def test_lenient_i_opens_and_type_change_splits():
+    # IOB1 / conlleval leniency: I-X after O or after another type opens a span.
+    assert decode(["I-PER", "I-PER", "I-LOC", "O", "I-ORG"]) == [(0, 2, "PER"), (2, 3, "LOC"), (4, 5, "ORG")]
+
+
+def test_bilou_and_bioes_prefixes():
+    tags = ["B-PER", "L-PER", "U-LOC", "S-ORG", "B-MISC", "I-MISC", "E-MISC"]
+    assert decode(tags) == [(0, 2, "PER"), (2, 3, "LOC"), (3, 4, "ORG"), (4, 7, "MISC")]
+
+
+def test_end_without_open_span_makes_one_token_span_and_closes_other():
+    assert decode(["B-PER", "E-LOC", "I-LOC"]) == [(0, 1, "PER"), (1, 2, "LOC"), (2, 3, "LOC")]
+    assert decode(["L-ORG"]) == [(0, 1, "ORG")]
+
+
+def test_o_closes_and_open_span_runs_to_end():
+    assert decode(["B-PER", "O", "I-PER", "I-PER"]) == [(0, 1, "PER"), (2, 4, "PER")]
+
+
+@pytest.mark.parametrize("bad", ["X-PER", "B-", "PER", "", "b-PER", None])
+def test_unknown_labels_name_sentence_and_position(bad):
+    with pytest.raises(ValueError, match=r"sentence 3, position 1: unknown tag"):
+        decode(["O", bad], sentence=3)
+
+
+def test_conversions():
+    tags = ["B-PER", "I-PER", "I-PER", "O", "I-LOC"]
+    assert to_bilou(tags) == ["B-PER", "I-PER", "L-PER", "O", "U-LOC"]
+    assert to_bio(tags) == ["B-PER", "I-PER", "I-PER", "O", "B-LOC"]
+    assert to_io(tags) == ["I-PER", "I-PER", "I-PER", "O", "I-LOC"]
+
+
+@st.composite
+def span_sets(draw):
+    length = draw(st.integers(0, 12))
+    spans, i = [], 0
+    while i < length:
+        if draw(st.booleans()):
+            end = draw(st.integers(i + 1, length))
+            spans.append((i, end, draw(st.sampled_from(TYPES))))
+            i = end
+        i += draw(st.integers(0, 2))
+    return length, spans
+
+
+@given(span_sets(), st.sampled_from(["bio", "bilou"]))
+def test_writing_then_decoding_gives_the_spans_back(case, scheme):
+    length, spans = case
+    assert decode(spans_to_tags(spans, length, scheme)) == spans
+
+
+@given(st.lists(st.sampled_from(["O", "B-PER", "I-PER", "I-LOC", "E-LOC", "S-PER", "U-LOC", "L-PER"]), max_size=15))
+def test_any_tag_sequence_decodes_to_ordered_disjoint_spans_and_conversions_agree(tags):
+    spans = decode(tags)
+    assert all(a < b for a, b, _ in spans)
+    assert all(spans[k][1] <= spans[k + 1][0] for k in range(len(spans) - 1))
+    assert decode(to_bilou(tags)) == spans == decode(to_bio(tags))
+    assert to_bilou(to_bilou(tags)) == to_bilou(tags)

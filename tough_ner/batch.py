@@ -1,0 +1,104 @@
+"""A validated, decoded evaluation batch: test tokens, gold tags and predicted tags."""
+from __future__ import annotations
+
+from functools import cached_property
+from itertools import chain
+from typing import List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from .schemes import decode
+
+# Token label codes: 0 is O; an entity token is 1 + 4 * type id + its role.
+ROLES = {"bilou": "BILU", "bio": "BI", "io": "I"}
+
+
+class Batch:
+    """Sentences of tokens with gold (and optionally predicted) tags, checked once.
+
+    Bad input raises ``ValueError`` naming the sentence and position: differing sentence
+    counts or lengths, non-string tokens, unknown tags.  Spans are kept per sentence
+    (``gold_spans``, ``pred_spans``) and as flat arrays over all tokens.
+    """
+
+    def __init__(self, tokens: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
+                 predictions: Optional[Sequence[Sequence[str]]] = None):
+        _check(tokens, references, predictions)
+        self.tokens = tokens
+        self.references = references
+        self.predictions = predictions
+        self.gold_spans = [decode(tags, s) for s, tags in enumerate(references)]
+        self.pred_spans = None if predictions is None else [decode(tags, s) for s, tags in enumerate(predictions)]
+        found = {t for spans in (self.gold_spans + (self.pred_spans or [])) for _, _, t in spans}
+        self.types: List[str] = sorted(found)
+        self.type_index = {t: i for i, t in enumerate(self.types)}
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @cached_property
+    def flat_tokens(self) -> List[str]:
+        return list(chain.from_iterable(self.tokens))
+
+    @cached_property
+    def offsets(self) -> np.ndarray:
+        """Start of each sentence in the flat token list, plus the total at the end."""
+        offsets = np.zeros(len(self.tokens) + 1, dtype=np.int64)
+        np.cumsum([len(sentence) for sentence in self.tokens], out=offsets[1:])
+        return offsets
+
+    def span_arrays(self, which: str = "gold") -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Flat ``(sentence, start, end, type id)`` arrays of the gold or predicted spans
+        (start and end are positions in the flat token list)."""
+        key = "_arrays_" + which
+        if key not in self.__dict__:
+            all_spans = self.gold_spans if which == "gold" else self.pred_spans
+            if all_spans is None:
+                raise ValueError("this batch has no predictions")
+            rows = [(s, a, b, self.type_index[t]) for s, spans in enumerate(all_spans) for a, b, t in spans]
+            table = np.array(rows, dtype=np.int64).reshape(-1, 4)
+            offsets = self.offsets[table[:, 0]]
+            self.__dict__[key] = (table[:, 0], table[:, 1] + offsets, table[:, 2] + offsets, table[:, 3])
+        return self.__dict__[key]
+
+    def token_labels(self, which: str = "gold", scheme: str = "bilou") -> np.ndarray:
+        """Each flat token's label as an integer code in ``scheme`` (``bilou``, ``bio`` or
+        ``io``): equal codes mean equal tags in that scheme."""
+        _, starts, ends, types = self.span_arrays(which)
+        labels = np.zeros(int(self.offsets[-1]), dtype=np.int64)
+        lengths = ends - starts
+        inside = np.repeat(starts, lengths)
+        position = np.arange(len(inside)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        length = np.repeat(lengths, lengths)
+        if scheme == "bilou":  # roles B=0 I=1 L=2 U=3
+            role = np.where(length == 1, 3, np.where(position == 0, 0, np.where(position == length - 1, 2, 1)))
+        elif scheme == "bio":
+            role = np.where(position == 0, 0, 1)
+        elif scheme == "io":
+            role = np.zeros(len(inside), dtype=np.int64)
+        else:
+            raise ValueError(f"unknown scheme {scheme!r}: use 'bilou', 'bio' or 'io'")
+        labels[inside + position] = 1 + 4 * np.repeat(types, lengths) + role
+        return labels
+
+    def token_types(self, which: str = "gold") -> np.ndarray:
+        """Each flat token's type id, -1 outside entities."""
+        return (self.token_labels(which, "io") - 1) // 4
+
+
+def _check(tokens, references, predictions) -> None:
+    if len(tokens) != len(references):
+        raise ValueError(f"{len(tokens)} token sentences but {len(references)} reference sentences")
+    if predictions is not None and len(predictions) != len(references):
+        raise ValueError(f"{len(predictions)} prediction sentences but {len(references)} reference sentences")
+    for s, (sentence, gold) in enumerate(zip(tokens, references)):
+        if len(sentence) != len(gold):
+            raise ValueError(f"sentence {s}: {len(sentence)} tokens but {len(gold)} reference tags")
+        if predictions is not None and len(predictions[s]) != len(gold):
+            raise ValueError(f"sentence {s}: {len(predictions[s])} predicted tags but {len(gold)} reference tags")
+        if isinstance(sentence, str) or not all(type(token) is str for token in sentence):
+            if isinstance(sentence, str):
+                raise ValueError(f"sentence {s}: tokens must be a list of strings, not one string")
+            i = next(i for i, token in enumerate(sentence) if type(token) is not str)
+            raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
+                             f"{type(sentence[i]).__name__}, not a string")

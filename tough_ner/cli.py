@@ -1,0 +1,134 @@
+"""The ``tough-ner`` command."""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from typing import List, Optional
+
+from .batch import Batch
+from .corpus import read_conll, read_predictions
+from .stats import TrainStats
+
+
+def _json(value) -> str:
+    def clean(item):
+        if isinstance(item, float) and math.isnan(item):
+            return None
+        if isinstance(item, dict):
+            return {k: clean(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [clean(v) for v in item]
+        return item
+    return json.dumps(clean(value), indent=2, ensure_ascii=False)
+
+
+def _print_flat(result: dict) -> None:
+    for key, value in result.items():
+        if not isinstance(value, (dict, list)):
+            shown = "nan" if isinstance(value, float) and math.isnan(value) else (
+                f"{value:.4f}" if isinstance(value, float) else value)
+            print(f"{key:<14} {shown}")
+
+
+def cmd_hardeval(args) -> None:
+    from .hardeval import hardeval
+
+    stats = TrainStats.coerce(args.train)
+    test = read_predictions(args.test)
+    result = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[0]), strict=args.strict,
+                      error=args.error, detailed=args.detailed)
+    print(_json(result)) if args.json else _print_flat(result)
+
+
+def cmd_describe(args) -> None:
+    stats = TrainStats.coerce(args.train)
+    result = {"train": stats.describe()}
+    for path in args.test or []:
+        test = read_conll(path)
+        result[path] = stats.describe_test(test.tokens, test.tags)
+    print(_json(result))
+
+
+def cmd_stats(args) -> None:
+    stats = TrainStats.coerce(args.train)
+    stats.save(args.out)
+    print(f"{stats!r} -> {args.out}")
+
+
+def cmd_register(args) -> None:
+    from .register import register
+
+    for path in register(args.names or None, args.modules_cache):
+        print(path)
+
+
+def cmd_report(args) -> None:
+    from .demo import SYSTEMS, load_demo
+    from .report import format_text, run
+
+    if args.train is None and args.test is None:
+        train, test = load_demo()
+        stats, systems = TrainStats.from_corpus(train), list(SYSTEMS)
+    elif args.train is None or args.test is None or not args.pred:
+        raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
+    else:
+        stats = TrainStats.coerce(args.train)
+        test = read_conll(args.test)
+        for path in args.pred:
+            predicted = read_conll(path)
+            if predicted.tokens != test.tokens:
+                raise SystemExit(f"tough-ner report: {path} does not have the tokens of {args.test}")
+            test.predictions.append(predicted.tags)
+        systems = list(args.pred)
+    results = run(stats, test, systems)
+    print(_json(results) if args.json else format_text(results))
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    p = commands.add_parser("hardeval", help="HardEval token error rates on unseen and diff tokens")
+    p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
+    p.add_argument("--test", required=True, help="prediction CoNLL file: token ... gold prediction")
+    p.add_argument("--strict", action="store_true", help="strict diff subsets")
+    p.add_argument("--error", default="bilou", choices=["bilou", "bio", "io"], help="label comparison")
+    p.add_argument("--detailed", action="store_true", help="per-type tables and hard tokens (with --json)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_hardeval)
+
+    p = commands.add_parser("describe", help="mention statistics of training and test sets")
+    p.add_argument("--train", required=True)
+    p.add_argument("--test", action="append", help="evaluation CoNLL file (gold tag last); repeatable")
+    p.set_defaults(run=cmd_describe)
+
+    p = commands.add_parser("stats", help="build training statistics once and save them")
+    p.add_argument("--train", required=True)
+    p.add_argument("--out", required=True, help="output file (.npz)")
+    p.set_defaults(run=cmd_stats)
+
+    p = commands.add_parser("register", help="make evaluate.load('hardeval') work offline")
+    p.add_argument("names", nargs="*", help="metrics to register (default: all)")
+    p.add_argument("--modules-cache", help="evaluate modules cache (default: $HF_HOME/modules)")
+    p.set_defaults(run=cmd_register)
+
+    p = commands.add_parser("report", help="every method, every system; no arguments: the demo corpus")
+    p.add_argument("--train")
+    p.add_argument("--test", help="gold CoNLL file (gold tag last)")
+    p.add_argument("--pred", action="append", help="a system's CoNLL file (prediction last); repeatable")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(run=cmd_report)
+
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except (ValueError, FileNotFoundError, TypeError) as error:
+        print(f"tough-ner {args.command}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

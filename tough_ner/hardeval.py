@@ -1,0 +1,156 @@
+"""HardEval (Bernier-Colborne & Langlais): token error rates on hard test tokens.
+
+Subsets of test tokens, by the token string (exact, case-sensitive) and its gold label:
+  unseen-I / unseen-O  the string never occurs in training; gold entity / gold O.
+  diff-I   gold entity, seen, and its training entity count < its O count (tie: not diff).
+  diff-O   gold O, seen, and its training O count < its entity count (tie: not diff).
+  diff-E   gold type X, the word is usually an entity (entity count >= O count), and X is
+           absent or less frequent than its most frequent training type (tie: not diff).
+  strict   the gold IO label (diff-E: the gold type) never occurs with the word in training.
+A token is an error when its predicted label differs from its gold label after both
+sequences are re-written in one scheme (BILOU by default, with types).
+"""
+from __future__ import annotations
+
+import random
+from collections import Counter, defaultdict
+from typing import Dict, List, Optional, Sequence
+
+import numpy as np
+
+from ._util import ratio
+from .batch import Batch
+from .stats import TrainStats
+
+SUBSETS = ("unseen_I", "unseen_O", "diff_I", "diff_O", "diff_E")
+GROUPS = {"unseen": ("unseen_I", "unseen_O"), "diff": ("diff_I", "diff_O", "diff_E")}
+ERROR_SCHEMES = ("bilou", "bio", "io")
+
+
+def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str],
+             strict: bool = False) -> Dict[str, np.ndarray]:
+    """Boolean masks of the HardEval subsets over flat tokens.
+
+    ``gold_types`` holds each token's gold entity type, or ``"O"``.
+    """
+    ids = stats.ids(tokens)
+    seen = ids >= 0
+    counts = stats.label_counts[ids]
+    counts[~seen] = 0
+    o_count = counts[:, 0]
+    type_counts = counts[:, 1:]
+    entity_count = type_counts.sum(axis=1)
+    gold_entity = np.array([t != "O" for t in gold_types], dtype=bool)
+    column = np.array([stats.label_index.get(t, -1) for t in gold_types], dtype=np.int64)
+    gold_type_count = np.where(column > 0, counts[np.arange(len(ids)), np.maximum(column, 0)], 0)
+    usually_entity = entity_count >= o_count
+    if strict:
+        diff_i, diff_o, diff_e = entity_count == 0, o_count == 0, gold_type_count == 0
+    else:
+        diff_i, diff_o = entity_count < o_count, o_count < entity_count
+        diff_e = gold_type_count < np.max(type_counts, axis=1, initial=0)
+    return {
+        "unseen_I": ~seen & gold_entity,
+        "unseen_O": ~seen & ~gold_entity,
+        "diff_I": seen & gold_entity & diff_i,
+        "diff_O": seen & ~gold_entity & diff_o,
+        "diff_E": seen & gold_entity & usually_entity & diff_e,
+    }
+
+
+def token_errors(batch: Batch, error: str = "bilou") -> np.ndarray:
+    """Whether each flat token's prediction differs from its gold label in ``error`` scheme
+    (``bilou`` or ``bio`` with types; ``io``: entity or not, types ignored)."""
+    if error not in ERROR_SCHEMES:
+        raise ValueError(f"error={error!r}: use one of {', '.join(ERROR_SCHEMES)}")
+    if batch.predictions is None:
+        raise ValueError("HardEval needs predictions")
+    if error == "io":
+        return (batch.token_labels("gold", "io") > 0) != (batch.token_labels("pred", "io") > 0)
+    return batch.token_labels("gold", error) != batch.token_labels("pred", error)
+
+
+def gold_types(batch: Batch) -> List[str]:
+    """Each flat token's gold type or ``"O"``."""
+    names = np.array(batch.types + ["O"], dtype=object)
+    return names[batch.token_types("gold")].tolist()  # type id -1 picks the trailing "O"
+
+
+def scores(masks: Dict[str, np.ndarray], errors: np.ndarray, where: Optional[np.ndarray] = None) -> Dict[str, float]:
+    """The flat HardEval keys for tokens selected by ``where`` (all by default)."""
+    if where is None:
+        where = np.ones(len(errors), dtype=bool)
+    sizes = {name: int(np.count_nonzero(mask & where)) for name, mask in masks.items()}
+    wrong = {name: int(np.count_nonzero(mask & where & errors)) for name, mask in masks.items()}
+    for group, members in GROUPS.items():
+        sizes[group] = sum(sizes[m] for m in members)
+        wrong[group] = sum(wrong[m] for m in members)
+    sizes["all"] = int(np.count_nonzero(where))
+    wrong["all"] = int(np.count_nonzero(where & errors))
+    order = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
+    ter = {name: ratio(wrong[name], sizes[name]) for name in order}
+    result = {"hardeval": (ter["unseen"] + ter["diff"]) / 2}  # NaN if either is NaN
+    result.update({f"ter_{name}": ter[name] for name in order})
+    result.update({f"n_{name}": sizes[name] for name in order})
+    return result
+
+
+def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou",
+             detailed: bool = False) -> dict:
+    """HardEval scores of predictions against gold, with training statistics ``stats``."""
+    types = gold_types(batch)
+    tokens = batch.flat_tokens
+    masks = classify(stats, tokens, types, strict)
+    errors = token_errors(batch, error)
+    result = scores(masks, errors)
+    if detailed:
+        type_array = np.array(types, dtype=object)
+        result["per_type"] = {t: scores(masks, errors, type_array == t) for t in sorted(set(types))}
+        result["hard_tokens"] = hard_tokens(stats, tokens, types, masks, errors)
+    return result
+
+
+def hard_tokens(stats: TrainStats, tokens: Sequence[str], types: Sequence[str],
+                masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[str, List[dict]]:
+    """Per subset, the distinct hard tokens, most frequent first, with their gold label,
+    test count, errors and training label counts."""
+    table = {}
+    for name, mask in masks.items():
+        count: Counter = Counter()
+        wrong: Counter = Counter()
+        for i in np.flatnonzero(mask):
+            key = (tokens[i], types[i])
+            count[key] += 1
+            wrong[key] += int(errors[i])
+        rows = []
+        for (token, gold), n in sorted(count.items(), key=lambda item: (-item[1], item[0])):
+            train = stats.counts_of([token])[0]
+            rows.append({"token": token, "gold": gold, "n": n, "errors": wrong[(token, gold)],
+                         "train": {label: int(c) for label, c in zip(stats.labels, train) if c}})
+        table[name] = rows
+    return table
+
+
+def kfold_hard_tokens(tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]], k: int = 5,
+                      seed: int = 0, strict: bool = False) -> List[List[Optional[str]]]:
+    """Hard tokens inside a training set (the paper's recommendation): sentences are
+    shuffled with ``seed`` and split into ``k`` folds; each fold is classified against the
+    statistics of the other folds.  Returns, per sentence and token, the subset name
+    (one of ``SUBSETS``) or None."""
+    if not 2 <= k <= len(tokens):
+        raise ValueError(f"k={k}: need 2 <= k <= number of sentences ({len(tokens)})")
+    order = list(range(len(tokens)))
+    random.Random(seed).shuffle(order)
+    folds = [sorted(order[f::k]) for f in range(k)]
+    result: List[List[Optional[str]]] = [[] for _ in tokens]
+    for f, fold in enumerate(folds):
+        rest = sorted(i for g, other in enumerate(folds) if g != f for i in other)
+        stats = TrainStats.from_lists([tokens[i] for i in rest], [tags[i] for i in rest])
+        batch = Batch([tokens[i] for i in fold], [tags[i] for i in fold])
+        masks = classify(stats, batch.flat_tokens, gold_types(batch), strict)
+        names = np.full(len(batch.flat_tokens), None, dtype=object)
+        for name, mask in masks.items():
+            names[mask] = name
+        for sentence, start, end in zip(fold, batch.offsets[:-1], batch.offsets[1:]):
+            result[sentence] = list(names[start:end])
+    return result

@@ -1,0 +1,96 @@
+"""One lenient decoder for every tag scheme (BIO/IOB2, IOB1, BIOES/BILOU, IO).
+
+Rules (DESIGN.md): ``B-X`` opens X, closing any open span; ``I-X`` continues an open X
+span, otherwise opens one (as conlleval does); ``E-X``/``L-X`` close an open X span
+including the token, or make a one-token span; ``S-X``/``U-X`` make one-token spans;
+``O`` closes.  The type is everything after the first ``-``.
+"""
+from __future__ import annotations
+
+from typing import List, Sequence, Tuple
+
+Span = Tuple[int, int, str]  # (start, end exclusive, type)
+
+_PREFIXES = {"B": "B", "I": "I", "E": "E", "L": "E", "S": "S", "U": "S"}
+
+
+_PARSED = {"O": ("O", "")}  # tag -> (prefix, type); filled as tags are met
+
+
+def parse_label(label, sentence: int | None = None, position: int | None = None) -> Tuple[str, str]:
+    """Split a tag into a normalised prefix (O, B, I, E, S) and its type."""
+    parsed = _PARSED.get(label) if isinstance(label, str) else None
+    if parsed is None:
+        prefix, sep, entity_type = label.partition("-") if isinstance(label, str) else ("", "", "")
+        if not sep or not entity_type or prefix not in _PREFIXES:
+            where = "" if sentence is None else f"sentence {sentence}, position {position}: "
+            raise ValueError(
+                f"{where}unknown tag {label!r} (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")
+        parsed = _PARSED[label] = (_PREFIXES[prefix], entity_type)
+    return parsed
+
+
+def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:
+    """Spans ``(start, end, type)`` of one sentence's tags, ``end`` exclusive."""
+    spans: List[Span] = []
+    open_type = None
+    start = 0
+    for i, label in enumerate(tags):
+        try:
+            prefix, entity_type = _PARSED[label]
+        except (KeyError, TypeError):
+            prefix, entity_type = parse_label(label, sentence, i)
+        if prefix == "I" and open_type == entity_type:
+            continue
+        if open_type is not None and not (prefix == "E" and open_type == entity_type):
+            spans.append((start, i, open_type))
+            open_type = None
+        if prefix == "E" and open_type == entity_type:
+            spans.append((start, i + 1, open_type))
+            open_type = None
+        elif prefix in ("E", "S"):
+            spans.append((i, i + 1, entity_type))
+        elif prefix != "O":  # B, or an I that opens a span
+            open_type, start = entity_type, i
+    if open_type is not None:
+        spans.append((start, len(tags), open_type))
+    return spans
+
+
+def spans_to_tags(spans: Sequence[Span], length: int, scheme: str = "bio") -> List[str]:
+    """Write spans as tags in ``bio`` (IOB2), ``bilou`` or ``io``."""
+    tags = ["O"] * length
+    for start, end, entity_type in spans:
+        if scheme == "io":
+            for i in range(start, end):
+                tags[i] = "I-" + entity_type
+        elif scheme == "bio":
+            tags[start] = "B-" + entity_type
+            for i in range(start + 1, end):
+                tags[i] = "I-" + entity_type
+        elif scheme == "bilou":
+            if end - start == 1:
+                tags[start] = "U-" + entity_type
+            else:
+                tags[start] = "B-" + entity_type
+                for i in range(start + 1, end - 1):
+                    tags[i] = "I-" + entity_type
+                tags[end - 1] = "L-" + entity_type
+        else:
+            raise ValueError(f"unknown scheme {scheme!r}: use 'bio', 'bilou' or 'io'")
+    return tags
+
+
+def to_bilou(tags: Sequence[str]) -> List[str]:
+    """Re-tag a sentence in BILOU after lenient decoding."""
+    return spans_to_tags(decode(tags), len(tags), "bilou")
+
+
+def to_bio(tags: Sequence[str]) -> List[str]:
+    """Re-tag a sentence in IOB2 after lenient decoding."""
+    return spans_to_tags(decode(tags), len(tags), "bio")
+
+
+def to_io(tags: Sequence[str]) -> List[str]:
+    """Re-tag a sentence in IO (every entity token ``I-X``) after lenient decoding."""
+    return spans_to_tags(decode(tags), len(tags), "io")

@@ -1,0 +1,269 @@
+"""TrainStats: everything the methods need from a training set, computed once.
+
+Holds the training vocabulary, a token x label count matrix (label = entity type without
+prefix, or ``O``), the mention counts by (surface text, type), and the training token ids
+sentence by sentence (for counting arbitrary token sequences on demand).  Stats merge
+(``a.merge(b)`` equals the stats of ``a``'s data followed by ``b``'s) and round-trip
+through one versioned ``.npz`` file.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from collections import Counter
+from functools import reduce
+from itertools import chain
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from ._util import no_gc
+from .corpus import Corpus, decode_tag_ids, from_dataset, read_conll, tag_names
+from .schemes import decode
+
+FORMAT = "tough-ner-train-stats"
+VERSION = 1
+_META = "meta.json"
+
+
+class TrainStats:
+    """Training-set statistics.
+
+    Attributes:
+        vocab: token strings; a token's id is its index (first-occurrence order).
+        labels: ``"O"`` then the entity types, sorted; the columns of ``label_counts``.
+        label_counts: ``int64 [len(vocab), len(labels)]`` occurrences of each token with each label.
+        mentions: ``{(text, type): count}`` of training mentions (text = tokens joined by spaces).
+        token_ids: ``int32`` ids of all training tokens, sentences concatenated.
+        sentence_starts: ``int64`` start of each sentence in ``token_ids``, plus the total.
+    """
+
+    def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
+                 mentions: Dict[Tuple[str, str], int], token_ids: np.ndarray, sentence_starts: np.ndarray):
+        self.vocab = vocab
+        self.labels = labels
+        self.label_counts = label_counts
+        self.mentions = mentions
+        self.token_ids = token_ids
+        self.sentence_starts = sentence_starts
+        self.token_index = {token: i for i, token in enumerate(vocab)}
+        self.label_index = {label: i for i, label in enumerate(labels)}
+
+    # ---- building -------------------------------------------------------------------
+    @classmethod
+    def from_lists(cls, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> "TrainStats":
+        """Stats of sentences given as token lists and tag lists (any scheme)."""
+        with no_gc():
+            return cls._from_lists(tokens, tags)
+
+    @classmethod
+    def _from_lists(cls, tokens, tags) -> "TrainStats":
+        _check_sentences(tokens, tags)
+        flat = list(chain.from_iterable(tokens))
+        token_index = {token: i for i, token in enumerate(dict.fromkeys(flat))}
+        token_ids = np.fromiter(map(token_index.__getitem__, flat), dtype=np.int32, count=len(flat))
+        starts = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
+        spans = [decode(sentence_tags, s) for s, sentence_tags in enumerate(tags)]
+        label_names = ["O"] + sorted({entity_type for sentence in spans for _, _, entity_type in sentence})
+        label_index = {label: i for i, label in enumerate(label_names)}
+        mentions: Counter = Counter()
+        # Each token's label id: +id at a mention's start, -id at its end, summed along.
+        delta = np.zeros(len(flat) + 1, dtype=np.int64)
+        for sentence, sentence_spans, offset in zip(tokens, spans, starts.tolist()):
+            for start, end, entity_type in sentence_spans:
+                mentions[(" ".join(sentence[start:end]), entity_type)] += 1
+                delta[offset + start] += label_index[entity_type]
+                delta[offset + end] -= label_index[entity_type]
+        label_ids = np.cumsum(delta[:-1])
+        counts = np.bincount(token_ids.astype(np.int64) * len(label_names) + label_ids,
+                             minlength=len(token_index) * len(label_names))
+        return cls(list(token_index), label_names, counts.reshape(len(token_index), len(label_names)),
+                   dict(mentions), token_ids, starts)
+
+    @classmethod
+    def from_corpus(cls, corpus: Corpus) -> "TrainStats":
+        return cls.from_lists(corpus.tokens, corpus.tags)
+
+    @classmethod
+    def from_conll(cls, path: str | os.PathLike) -> "TrainStats":
+        """Stats of a CoNLL file (token first, tag last)."""
+        return cls.from_corpus(read_conll(path))
+
+    @classmethod
+    def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
+                     num_proc: Optional[int] = None) -> "TrainStats":
+        """Stats of a ``datasets.Dataset``; with ``num_proc`` > 1, built in parallel by
+        ``dataset.map`` over contiguous shards and merged in order (same result)."""
+        if not num_proc or num_proc < 2 or len(dataset) < 2:
+            return cls.from_corpus(from_dataset(dataset, tokens_column, tags_column))
+        from_dataset(dataset.select(range(0)), tokens_column, tags_column)  # column checks
+        names = tag_names(dataset, tags_column)
+        shard = -(-len(dataset) // num_proc)
+        parts = dataset.map(_stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc,
+                            remove_columns=dataset.column_names, load_from_cache_file=False,
+                            fn_kwargs={"tokens_column": tokens_column, "tags_column": tags_column, "names": names})
+        return reduce(TrainStats.merge, (cls.from_bytes(blob) for blob in parts["stats"]))
+
+    @classmethod
+    def coerce(cls, train) -> "TrainStats":
+        """Accept what ``train=`` may be: TrainStats, a saved stats file, a CoNLL file, or a Dataset."""
+        if isinstance(train, TrainStats):
+            return train
+        if train is None:
+            raise ValueError("training statistics are required: pass train= a TrainStats, a stats file, "
+                             "a CoNLL training file or a datasets.Dataset")
+        if isinstance(train, (str, os.PathLike)):
+            path = os.fspath(train)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"train={path!r}: no such file")
+            if path.endswith(".npz") or zipfile.is_zipfile(path):
+                return cls.load(path)
+            return cls.from_conll(path)
+        if hasattr(train, "column_names") and hasattr(train, "features"):
+            return cls.from_dataset(train)
+        raise TypeError(f"train= must be a TrainStats, a file path or a datasets.Dataset, not {type(train).__name__}")
+
+    # ---- combining and comparing ------------------------------------------------------
+    def merge(self, other: "TrainStats") -> "TrainStats":
+        """Stats of this data followed by ``other``'s."""
+        token_index = dict(self.token_index)
+        for token in other.vocab:
+            token_index.setdefault(token, len(token_index))
+        remap = np.fromiter((token_index[t] for t in other.vocab), dtype=np.int32, count=len(other.vocab))
+        labels = ["O"] + sorted((set(self.labels) | set(other.labels)) - {"O"})
+        label_index = {label: i for i, label in enumerate(labels)}
+        counts = np.zeros((len(token_index), len(labels)), dtype=np.int64)
+        counts[: len(self.vocab), [label_index[x] for x in self.labels]] += self.label_counts
+        np.add.at(counts, (remap[:, None], np.array([label_index[x] for x in other.labels])[None, :]),
+                  other.label_counts)
+        mentions = Counter(self.mentions)
+        mentions.update(other.mentions)
+        return TrainStats(list(token_index), labels, counts, dict(mentions),
+                          np.concatenate([self.token_ids, remap[other.token_ids]]).astype(np.int32),
+                          np.concatenate([self.sentence_starts, other.sentence_starts[1:] + self.n_tokens]))
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, TrainStats) and self.vocab == other.vocab and self.labels == other.labels
+                and np.array_equal(self.label_counts, other.label_counts) and self.mentions == other.mentions
+                and np.array_equal(self.token_ids, other.token_ids)
+                and np.array_equal(self.sentence_starts, other.sentence_starts))
+
+    def __repr__(self) -> str:
+        return (f"TrainStats({self.n_sentences} sentences, {self.n_tokens} tokens, {len(self.vocab)} types of token, "
+                f"{self.n_mentions} mentions, labels={self.labels})")
+
+    # ---- simple views ---------------------------------------------------------------
+    @property
+    def n_tokens(self) -> int:
+        return int(self.sentence_starts[-1])
+
+    @property
+    def n_sentences(self) -> int:
+        return len(self.sentence_starts) - 1
+
+    @property
+    def n_mentions(self) -> int:
+        return sum(self.mentions.values())
+
+    def ids(self, tokens: Iterable[str]) -> np.ndarray:
+        """Vocabulary ids of tokens, -1 for tokens never seen in training."""
+        get = self.token_index.get
+        return np.fromiter((get(t, -1) for t in tokens), dtype=np.int64)
+
+    def counts_of(self, tokens: Iterable[str]) -> np.ndarray:
+        """``[n, len(labels)]`` training label counts of each token (zeros when unseen)."""
+        ids = self.ids(tokens)
+        counts = self.label_counts[ids]
+        counts[ids < 0] = 0
+        return counts
+
+    def mention_types(self) -> Dict[str, Counter]:
+        """``{text: Counter(type -> count)}`` of training mentions."""
+        by_text: Dict[str, Counter] = {}
+        for (text, entity_type), count in self.mentions.items():
+            by_text.setdefault(text, Counter())[entity_type] = count
+        return by_text
+
+    # ---- persistence ------------------------------------------------------------------
+    def save(self, path: str | os.PathLike) -> None:
+        """Write one versioned file (``.npz``; numpy arrays plus a JSON header)."""
+        with open(path, "wb") as handle:
+            handle.write(self.to_bytes())
+
+    def to_bytes(self) -> bytes:
+        meta = {"format": FORMAT, "version": VERSION, "vocab": self.vocab, "labels": self.labels,
+                "mentions": [[text, entity_type, count] for (text, entity_type), count in self.mentions.items()]}
+        buffer = io.BytesIO()
+        np.savez(buffer, **{_META: np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)},
+                 label_counts=self.label_counts, token_ids=self.token_ids, sentence_starts=self.sentence_starts)
+        return buffer.getvalue()
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> "TrainStats":
+        """Read a file written by ``save``; a corrupt or foreign file is a ``ValueError``."""
+        with open(path, "rb") as handle:
+            return cls.from_bytes(handle.read(), source=os.fspath(path))
+
+    @classmethod
+    def from_bytes(cls, blob: bytes, source: str = "stats bytes") -> "TrainStats":
+        try:
+            with np.load(io.BytesIO(blob), allow_pickle=False) as archive:
+                meta = json.loads(archive[_META].tobytes().decode("utf-8"))
+                arrays = {name: archive[name] for name in ("label_counts", "token_ids", "sentence_starts")}
+        except Exception as error:  # zip, npy or json damage all mean the same to the user
+            raise ValueError(f"{source} is not a readable tough-ner stats file ({error})") from None
+        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+            raise ValueError(f"{source} is not a tough-ner stats file")
+        if meta.get("version") != VERSION:
+            raise ValueError(f"{source} has stats format version {meta.get('version')}; "
+                             f"this tough-ner reads version {VERSION}: rebuild the stats")
+        mentions = {(text, entity_type): count for text, entity_type, count in meta["mentions"]}
+        stats = cls(meta["vocab"], meta["labels"], arrays["label_counts"], mentions,
+                    arrays["token_ids"], arrays["sentence_starts"])
+        if stats.label_counts.shape != (len(stats.vocab), len(stats.labels)):
+            raise ValueError(f"{source} is inconsistent: label counts do not match the vocabulary")
+        return stats
+
+    # ---- descriptive statistics (HardEval Tables 1 and 2) --------------------------------
+    def describe(self) -> Dict[str, int]:
+        """Training mentions, ambiguous mentions (occurrences of surface strings annotated
+        with 2+ types), unique mention strings and ambiguous unique strings."""
+        by_text = self.mention_types()
+        ambiguous = {text for text, types in by_text.items() if len(types) > 1}
+        return {"mentions": self.n_mentions,
+                "ambiguous_mentions": sum(sum(by_text[text].values()) for text in ambiguous),
+                "unique_mentions": len(by_text),
+                "ambiguous_unique_mentions": len(ambiguous)}
+
+    def describe_test(self, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> Dict[str, int]:
+        """An evaluation set's mentions, unseen mentions (surface string never a training
+        mention of any type), unique strings and unseen unique strings."""
+        texts = [" ".join(sentence[start:end])
+                 for s, (sentence, sentence_tags) in enumerate(zip(tokens, tags))
+                 for start, end, _ in decode(sentence_tags, s)]
+        seen = self.mention_types()
+        unique = set(texts)
+        return {"mentions": len(texts),
+                "unseen_mentions": sum(text not in seen for text in texts),
+                "unique_mentions": len(unique),
+                "unseen_unique_mentions": sum(text not in seen for text in unique)}
+
+
+def _check_sentences(tokens, tags) -> None:
+    if len(tokens) != len(tags):
+        raise ValueError(f"{len(tokens)} token sentences but {len(tags)} tag sentences")
+    for s, (sentence, sentence_tags) in enumerate(zip(tokens, tags)):
+        if len(sentence) != len(sentence_tags):
+            raise ValueError(f"sentence {s}: {len(sentence)} tokens but {len(sentence_tags)} tags")
+        if not all(type(token) is str for token in sentence):
+            i = next(i for i, token in enumerate(sentence) if type(token) is not str)
+            raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
+                             f"{type(sentence[i]).__name__}, not a string")
+
+
+def _stats_bytes_of_batch(batch, tokens_column, tags_column, names):
+    tags = decode_tag_ids(batch[tags_column], names)
+    return {"stats": [TrainStats.from_lists(batch[tokens_column], tags).to_bytes()]}
