@@ -44,15 +44,13 @@ def test_conversions():
 
 @st.composite
 def span_sets(draw):
-    length = draw(st.integers(0, 12))
+    """(sentence length, spans) from gaps, span lengths and types."""
+    pieces = draw(st.lists(st.tuples(st.integers(0, 2), st.integers(1, 3), st.sampled_from(TYPES)), max_size=5))
     spans, i = [], 0
-    while i < length:
-        if draw(st.booleans()):
-            end = draw(st.integers(i + 1, length))
-            spans.append((i, end, draw(st.sampled_from(TYPES))))
-            i = end
-        i += draw(st.integers(0, 2))
-    return length, spans
+    for gap, length, entity_type in pieces:
+        spans.append((i + gap, i + gap + length, entity_type))
+        i += gap + length
+    return i + draw(st.integers(0, 2)), spans
 
 
 @given(span_sets(), st.sampled_from(["bio", "bilou"]))

@@ -1,0 +1,82 @@
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tough_ner import Batch, TrainStats, hardeval, read_conll
+from tough_ner.cli import main
+from tough_ner.demo import SYSTEMS, TEST, TRAIN, load_demo
+from tough_ner.hardeval import SUBSETS
+
+from conftest import write
+
+
+def test_hardeval_command_matches_python(tmp_path, capsys):
+    test = read_conll(TEST, n_predictions=2)
+    lines = ["\n".join(f"{t} {g} {p}" for t, g, p in zip(*s)) for s in zip(test.tokens, test.tags, test.predictions[1])]
+    pred = write(tmp_path / "pred.conll", "\n\n".join(lines) + "\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(pred), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    expected = hardeval(TrainStats.from_conll(TRAIN), Batch(test.tokens, test.tags, test.predictions[1]))
+    assert shown == pytest.approx(expected)
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(pred), "--strict"]) == 0
+    assert "ter_diff_E" in capsys.readouterr().out
+
+
+def test_stats_file_then_hardeval_and_describe(tmp_path, capsys):
+    assert main(["stats", "--train", str(TRAIN), "--out", str(tmp_path / "s.npz")]) == 0
+    assert TrainStats.load(tmp_path / "s.npz") == TrainStats.from_conll(TRAIN)
+    capsys.readouterr()
+    assert main(["describe", "--train", str(tmp_path / "s.npz"), "--test", str(TRAIN)]) == 0
+    described = json.loads(capsys.readouterr().out)
+    assert described["train"]["mentions"] == described[str(TRAIN)]["mentions"]
+    assert described[str(TRAIN)]["unseen_mentions"] == 0
+
+
+def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
+    bad = write(tmp_path / "bad.conll", "EU B-ORG O\nrejects O\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(bad)]) == 2
+    assert "line 2: 2 columns where earlier lines have 3" in capsys.readouterr().err
+    assert main(["hardeval", "--train", str(tmp_path / "none.txt"), "--test", str(bad)]) == 2
+    assert "no such file" in capsys.readouterr().err
+    unknown = write(tmp_path / "unknown.conll", "EU B-ORG X-ORG\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(unknown)]) == 2
+    assert "sentence 0, position 0: unknown tag 'X-ORG'" in capsys.readouterr().err
+
+
+def test_report_on_demo_runs_as_console_script():
+    done = subprocess.run(["tough-ner", "report"], capture_output=True, text=True, check=True)
+    assert "hardeval" in done.stdout and all(system in done.stdout for system in SYSTEMS)
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    score = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1]))["hardeval"]
+    assert f"{score:.4f}" in done.stdout
+
+
+def test_report_with_files(tmp_path, capsys):
+    test = read_conll(TEST, n_predictions=2)
+    gold = write(tmp_path / "gold.conll", "\n\n".join("\n".join(f"{t} {g}" for t, g in zip(*s))
+                                                      for s in zip(test.tokens, test.tags)) + "\n")
+    sys_a = write(tmp_path / "a.conll", "\n\n".join("\n".join(f"{t} {p}" for t, p in zip(*s))
+                                                    for s in zip(test.tokens, test.predictions[0])) + "\n")
+    assert main(["report", "--train", str(TRAIN), "--test", str(gold), "--pred", str(sys_a), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["systems"][str(sys_a)]["hardeval"]["n_all"] == sum(map(len, test.tokens))
+
+
+def test_demo_corpus_makes_every_subset_non_empty():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    assert stats.describe()["ambiguous_mentions"] > 0
+    assert stats.describe_test(test.tokens, test.tags)["unseen_mentions"] > 0
+    for strict in (False, True):
+        result = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[0]), strict=strict)
+        assert all(result[f"n_{name}"] > 0 for name in SUBSETS), result
+    assert 200 <= len(train) <= 600 and 80 <= len(test) <= 150
+
+
+def test_demo_memorizer_is_the_memorization_baseline():
+    from tough_ner.baselines import memorization
+    train, test = load_demo()
+    assert test.predictions[0] == memorization(TrainStats.from_corpus(train), test.tokens)

@@ -1,0 +1,165 @@
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tough_ner import Batch, TrainStats, hardeval, kfold_hard_tokens
+from tough_ner.baselines import memorization
+from tough_ner.hardeval import SUBSETS, classify, gold_types
+
+# Training: Paris LOC 2 / O 2 (tie), Jordan PER 1 / LOC 1 / O 1, May O 3 / PER 1,
+# bank O only, Reading LOC only, Apple ORG 2 / O 1.
+TRAIN_TOKENS = [["Paris", "Paris", "Jordan", "Jordan", "May", "bank"], ["Paris", "Paris", "Jordan", "May", "May"],
+                ["May", "Reading", "Apple", "Apple", "Apple"], ["Reading"]]
+TRAIN_TAGS = [["B-LOC", "O", "B-PER", "O", "O", "O"], ["O", "B-LOC", "B-LOC", "O", "B-PER"],
+              ["O", "B-LOC", "B-ORG", "O", "B-ORG"], ["B-LOC"]]
+STATS = TrainStats.from_lists(TRAIN_TOKENS, TRAIN_TAGS)
+
+CASES = [  # (token, gold tag, subset or None, strict subset or None)
+    ("Paris", "B-LOC", None, None),      # entity/O tie: not diff-I; LOC is its most frequent type
+    ("Paris", "O", None, None),          # tie: not diff-O
+    ("Paris", "B-PER", "diff_E", "diff_E"),  # usually entity (tie counts as entity), PER never seen
+    ("Jordan", "B-PER", None, None),     # PER ties LOC as most frequent type: not diff-E
+    ("Jordan", "B-ORG", "diff_E", "diff_E"),
+    ("May", "B-PER", "diff_I", None),    # usually O; seen once as PER, so not strict
+    ("bank", "B-ORG", "diff_I", "diff_I"),
+    ("Reading", "O", "diff_O", "diff_O"),
+    ("Apple", "O", "diff_O", None),
+    ("Zed", "B-PER", "unseen_I", "unseen_I"),
+    ("zebra", "O", "unseen_O", "unseen_O"),
+]
+
+
+def subsets_of(masks):
+    return [next((name for name in SUBSETS if masks[name][i]), None) for i in range(len(CASES))]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_subset_rules_and_ties(strict):
+    masks = classify(STATS, [c[0] for c in CASES], [c[1][2:] or "O" for c in CASES], strict=strict)
+    assert subsets_of(masks) == [c[3] if strict else c[2] for c in CASES]
+
+
+def one_token_sentences(tags):
+    return Batch([[c[0]] for c in CASES], [[c[1]] for c in CASES], [[t] for t in tags])
+
+
+def test_perfect_predictions_score_zero_everywhere():
+    result = hardeval(STATS, one_token_sentences([c[1] for c in CASES]))
+    assert all(result[k] == 0.0 for k in result if k.startswith("ter_")) and result["hardeval"] == 0.0
+    assert (result["n_diff"], result["n_unseen"], result["n_all"]) == (6, 2, 11)
+
+
+def test_pooled_score_and_error_schemes():
+    batch = Batch([["Zed", "Lee", "Paris"]], [["B-PER", "I-PER", "O"]], [["B-PER", "B-PER", "O"]])
+    # BILOU: gold B L vs pred U U -> 2 errors; BIO: B I vs B B -> 1; IO ignores boundaries and types.
+    assert hardeval(STATS, batch)["ter_all"] == pytest.approx(2 / 3)
+    assert hardeval(STATS, batch, error="bio")["ter_all"] == pytest.approx(1 / 3)
+    assert hardeval(STATS, batch, error="io")["ter_all"] == 0.0
+    typed = Batch([["Paris"]], [["B-LOC"]], [["B-PER"]])
+    assert hardeval(STATS, typed)["ter_all"] == 1.0 and hardeval(STATS, typed, error="io")["ter_all"] == 0.0
+    with pytest.raises(ValueError, match="error='token'"):
+        hardeval(STATS, typed, error="token")
+
+
+def test_empty_subsets_are_nan_with_zero_count_and_score_nan():
+    result = hardeval(STATS, Batch([["Paris"]], [["B-LOC"]], [["O"]]))
+    assert result["n_unseen"] == 0 and math.isnan(result["ter_unseen"]) and math.isnan(result["hardeval"])
+    assert result["ter_all"] == 1.0
+    empty = hardeval(STATS, Batch([], [], []))
+    assert empty["n_all"] == 0 and math.isnan(empty["ter_all"]) and math.isnan(empty["hardeval"])
+
+
+def test_score_is_mean_of_pooled_unseen_and_diff():
+    tags = [c[1] for c in CASES]
+    tags[5] = "O"  # May: a diff-I error
+    tags[9] = "B-LOC"  # Zed: an unseen-I error
+    result = hardeval(STATS, one_token_sentences(tags))
+    assert result["ter_diff"] == pytest.approx(1 / 6) and result["ter_unseen"] == 0.5
+    assert result["hardeval"] == pytest.approx((0.5 + 1 / 6) / 2)
+
+
+def test_strict_changes_only_diff():
+    tags = [c[1] for c in CASES]
+    tags[8] = "B-ORG"  # Apple: diff-O error, not strict
+    loose, strict = hardeval(STATS, one_token_sentences(tags)), hardeval(STATS, one_token_sentences(tags), strict=True)
+    for key in ("ter_all", "ter_unseen", "n_unseen_I", "n_unseen_O", "n_all"):
+        assert loose[key] == strict[key]
+    assert loose["n_diff"] == 6 and strict["n_diff"] == 4 and loose["ter_diff_O"] == 0.5 and strict["ter_diff_O"] == 0.0
+
+
+def test_detailed_tables():
+    tags = [c[1] for c in CASES]
+    tags[5] = "O"
+    result = hardeval(STATS, one_token_sentences(tags), detailed=True)
+    assert result["per_type"]["PER"]["n_diff_I"] == 1 and result["per_type"]["PER"]["ter_diff_I"] == 1.0
+    assert result["per_type"]["O"]["n_unseen_O"] == 1
+    may = result["hard_tokens"]["diff_I"][0]
+    assert may == {"token": "May", "gold": "PER", "n": 1, "errors": 1, "train": {"O": 3, "PER": 1}}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["O", "B-PER", "I-PER", "B-LOC", "B-ORG"]), min_size=len(CASES), max_size=len(CASES)))
+def test_memorization_baseline_errs_on_every_diff_token_and_rates_are_rates(gold):
+    tokens = [[c[0] for c in CASES]]
+    predictions = memorization(STATS, tokens)
+    result = hardeval(STATS, Batch(tokens, [gold], predictions))
+    for name in ("diff_I", "diff_O", "diff_E"):
+        assert result[f"n_{name}"] == 0 or result[f"ter_{name}"] == 1.0
+    for key, value in result.items():
+        if key.startswith("ter_") and not math.isnan(value):
+            assert 0.0 <= value <= 1.0
+
+
+def test_kfold_hard_tokens_cover_every_sentence_and_are_seeded():
+    tokens = TRAIN_TOKENS * 3
+    tags = TRAIN_TAGS * 3
+    first = kfold_hard_tokens(tokens, tags, k=3, seed=1)
+    assert [len(s) for s in first] == [len(s) for s in tokens]
+    assert first == kfold_hard_tokens(tokens, tags, k=3, seed=1)
+    assert {name for s in first for name in s} <= set(SUBSETS) | {None}
+    with pytest.raises(ValueError, match="k=1"):
+        kfold_hard_tokens(tokens, tags, k=1)
+
+
+# ---- CoNLL-2003 figures -------------------------------------------------------------------
+def counts(result):
+    return {k: v for k, v in result.items() if k.startswith("n_")}
+
+
+def test_conll_test_subsets(conll_stats, conll_test):
+    batch = Batch(conll_test.tokens, conll_test.tags, conll_test.tags)
+    result = hardeval(conll_stats, batch)
+    assert counts(result) == {"n_all": 46435, "n_unseen": 5656, "n_unseen_I": 2537, "n_unseen_O": 3119,
+                              "n_diff": 1092, "n_diff_I": 201, "n_diff_O": 215, "n_diff_E": 676}
+    assert all(result[k] == 0.0 for k in result if k.startswith("ter_"))  # gold as prediction
+    strict = hardeval(conll_stats, batch, strict=True)
+    assert (strict["n_diff_I"], strict["n_diff_O"], strict["n_diff_E"]) == (74, 93, 255)
+
+
+def test_conll_diff_e_two_step_rule_differs_from_one_argmax(conll_stats, conll_test):
+    # The reference's two-step rule gives 1092 diff tokens; one argmax over {O, types} gives 1087.
+    batch = Batch(conll_test.tokens, conll_test.tags)
+    tokens, types = batch.flat_tokens, gold_types(batch)
+    counts_ = conll_stats.counts_of(tokens)
+    seen = counts_.sum(axis=1) > 0
+    column = np.array([conll_stats.label_index.get(t, -1) for t in types])
+    gold = counts_[np.arange(len(tokens)), np.maximum(column, 0)]
+    one_step = seen & (gold < counts_.max(axis=1))
+    assert int(one_step.sum()) == 1087
+    assert hardeval(conll_stats, Batch(conll_test.tokens, conll_test.tags, conll_test.tags))["n_diff"] == 1092
+
+
+def test_conll_dev_subsets(conll_stats, conll_dev):
+    result = hardeval(conll_stats, Batch(conll_dev.tokens, conll_dev.tags, conll_dev.tags))
+    assert (result["n_unseen_I"], result["n_unseen_O"]) == (1753, 2540)
+    assert (result["n_diff_I"], result["n_diff_O"], result["n_diff_E"]) == (273, 90, 599)
+
+
+def test_conll_memorization_baseline(conll_stats, conll_test):
+    predictions = memorization(conll_stats, conll_test.tokens)
+    result = hardeval(conll_stats, Batch(conll_test.tokens, conll_test.tags, predictions))
+    assert result["ter_diff_I"] == result["ter_diff_O"] == result["ter_diff_E"] == 1.0
+    assert result["ter_unseen_I"] == 1.0 and result["ter_unseen_O"] == 0.0  # unseen words get O
+    assert result["ter_all"] < 0.15  # non-hard tokens are mostly memorization

@@ -1,0 +1,151 @@
+import json
+import math
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import evaluate
+import pytest
+
+from tough_ner import TrainStats, hardeval, Batch
+from tough_ner.demo import SYSTEMS, load_demo
+from tough_ner.register import METRICS, shim_source
+
+ROOT = Path(__file__).resolve().parents[1]
+METRIC_DIR = str(ROOT / "metrics" / "hardeval")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    train, test = load_demo()
+    return TrainStats.from_corpus(train), test
+
+
+def same(a, b):
+    return a.keys() == b.keys() and all(
+        (isinstance(a[k], float) and math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a)
+
+
+def test_load_local_module_and_compute_equals_core(demo):
+    stats, test = demo
+    metric = evaluate.load(METRIC_DIR, train=stats, keep_in_memory=True)
+    result = metric.compute(predictions=test.predictions[1], references=test.tags, tokens=test.tokens)
+    assert same(result, hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1])))
+    assert all(type(v) in (int, float) for v in result.values())
+    assert list(result)[:2] == ["hardeval", "ter_all"]
+
+
+def test_options_at_load_and_per_compute(demo):
+    stats, test = demo
+    inputs = dict(predictions=test.predictions[0], references=test.tags, tokens=test.tokens)
+    batch = Batch(test.tokens, test.tags, test.predictions[0])
+    strict_metric = evaluate.load(METRIC_DIR, train=stats, strict=True, error="io", keep_in_memory=True)
+    assert same(strict_metric.compute(**inputs), hardeval(stats, batch, strict=True, error="io"))
+    assert same(strict_metric.compute(**inputs, strict=False), hardeval(stats, batch, error="io"))
+    detailed = strict_metric.compute(**inputs, detailed=True)
+    assert "per_type" in detailed and "hard_tokens" in detailed
+
+
+def test_add_batch_then_compute(demo):
+    stats, test = demo
+    metric = evaluate.load(METRIC_DIR, train=stats, keep_in_memory=True)
+    for start in range(0, len(test), 25):
+        metric.add_batch(predictions=test.predictions[1][start:start + 25], references=test.tags[start:start + 25],
+                         tokens=test.tokens[start:start + 25])
+    assert same(metric.compute(), hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1])))
+
+
+def test_train_forms(demo, tmp_path):
+    stats, test = demo
+    stats.save(tmp_path / "demo.npz")
+    from tough_ner.demo import TRAIN
+    for train in (str(tmp_path / "demo.npz"), TRAIN):
+        metric = evaluate.load(METRIC_DIR, train=train, keep_in_memory=True)
+        assert metric.train_stats == stats
+
+
+def test_clear_errors(demo, tmp_path):
+    stats, test = demo
+    with pytest.raises(TypeError, match="unexpected keyword argument.*strcit"):
+        evaluate.load(METRIC_DIR, train=stats, strcit=True)
+    with pytest.raises(ValueError, match="training statistics are required"):
+        evaluate.load(METRIC_DIR)
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        evaluate.load(METRIC_DIR, train=str(tmp_path / "nope.txt"))
+    with pytest.raises(ValueError, match="error='x'"):
+        evaluate.load(METRIC_DIR, train=stats, error="x")
+    metric = evaluate.load(METRIC_DIR, train=stats, keep_in_memory=True)
+    with pytest.raises(ValueError, match="tokens= is required"):
+        metric.compute(predictions=test.tags, references=test.tags)
+    with pytest.raises(TypeError, match="compute got unexpected keyword argument.*detail"):
+        metric.compute(predictions=test.tags, references=test.tags, tokens=test.tokens, detail=True)
+    with pytest.raises(ValueError, match="sentence 0: 1 predicted tags but"):
+        metric.compute(predictions=[["O"]] + test.tags[1:], references=test.tags, tokens=test.tokens)
+
+
+def test_pickles_after_compute_and_still_works(demo, tmp_path):
+    stats, test = demo
+    inputs = dict(predictions=test.predictions[0], references=test.tags, tokens=test.tokens)
+    metric = evaluate.load(METRIC_DIR, train=stats, cache_dir=str(tmp_path))  # on-disk cache: file locks
+    first = metric.compute(**inputs)
+    clone = pickle.loads(pickle.dumps(metric))
+    assert same(clone.compute(**inputs), first)
+
+
+def test_shim_file_is_what_register_writes():
+    assert set(METRICS) >= {"hardeval"}
+    assert (ROOT / "metrics" / "hardeval" / "hardeval.py").read_text() == shim_source("hardeval")
+
+
+SCRIPT = textwrap.dedent("""
+    import json, sys
+    import evaluate
+    from tough_ner.demo import load_demo
+    _, test = load_demo()
+    name, train = sys.argv[1], sys.argv[2]
+    kwargs = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+    metric = evaluate.load(name, train=train, **kwargs)
+    rank, size = kwargs.get("process_id", 0), kwargs.get("num_process", 1)
+    n = len(test.tokens)
+    part = slice(rank * n // size, (rank + 1) * n // size)
+    metric.add_batch(predictions=test.predictions[1][part], references=test.tags[part], tokens=test.tokens[part])
+    print(json.dumps(metric.compute()))
+""")
+
+
+def run_script(args, env, timeout=120):
+    return subprocess.Popen([sys.executable, "-c", SCRIPT, *args], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def test_register_makes_bare_and_namespaced_names_load_offline(demo, tmp_path):
+    stats, test = demo
+    stats.save(tmp_path / "demo.npz")
+    env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
+    env.pop("HF_MODULES_CACHE", None)
+    before = run_script(["hardeval", str(tmp_path / "demo.npz")], env)
+    assert before.wait(120) != 0  # nothing registered yet: no network, no module
+    subprocess.run([sys.executable, "-m", "tough_ner.cli", "register"], env=env, check=True, capture_output=True)
+    expected = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1]))
+    for name in ("hardeval", "tough-ner/hardeval"):
+        process = run_script([name, str(tmp_path / "demo.npz")], env)
+        out, err = process.communicate(timeout=120)
+        assert process.returncode == 0, err
+        assert same(json.loads(out.strip().splitlines()[-1].replace("NaN", "NaN")), expected)
+
+
+def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path):
+    stats, test = demo
+    stats.save(tmp_path / "demo.npz")
+    processes = [run_script([METRIC_DIR, str(tmp_path / "demo.npz"),
+                             json.dumps({"num_process": 2, "process_id": rank, "cache_dir": str(tmp_path / "cache"),
+                                         "experiment_id": "two"})], dict(os.environ))
+                 for rank in (0, 1)]
+    outputs = [p.communicate(timeout=180) for p in processes]
+    assert [p.returncode for p in processes] == [0, 0], [err for _, err in outputs]
+    assert outputs[1][0].strip().splitlines()[-1] == "null"
+    assert same(json.loads(outputs[0][0].strip().splitlines()[-1]),
+                hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1])))
