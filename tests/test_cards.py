@@ -1,0 +1,26 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from tough_ner import Batch, TrainStats
+from tough_ner.demo import load_demo
+from tough_ner.register import METRICS
+from tough_ner.report import METHODS
+
+ROOT = Path(__file__).resolve().parents[1]
+CARD_KEYS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "app_file", "tags", "description"}
+
+
+@pytest.mark.parametrize("name", sorted(METRICS))
+def test_card_has_yaml_sections_and_every_output_key(name):
+    card = (ROOT / "metrics" / name / "README.md").read_text()
+    header = card.split("---")[1]
+    assert CARD_KEYS <= set(re.findall(r"^(\w+):", header, re.M))
+    for section in ("## How to Use", "### Inputs", "### Output Values", "### Examples", "## Limitations", "## Citation"):
+        assert section in card
+    train, test = load_demo()
+    result = METHODS[name](TrainStats.from_corpus(train), Batch(test.tokens, test.tags, test.predictions[0]))
+    missing = [key for key in result if f"`{key}`" not in card]
+    assert not missing
+    assert (ROOT / "metrics" / name / "requirements.txt").read_text().startswith("tough-ner")
