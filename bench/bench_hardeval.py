@@ -6,54 +6,13 @@ Prints times (best of N) and peak memory; goals from the issue are shown beside 
 """
 from __future__ import annotations
 
-import gc
-import sys
-import time
-import tracemalloc
-from pathlib import Path
-
-import evaluate
 from seqeval.metrics import classification_report
 
 from tough_ner import Batch, TrainStats, hardeval, read_conll
 from tough_ner.baselines import memorization
 from tough_ner.metrics.hardeval import Hardeval
 
-DATA = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[2] / "shared/data/conll2003"
-
-
-def best(function, repeat=5):
-    times = []
-    for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = function()
-        times.append(time.perf_counter() - start)
-    return min(times), result
-
-
-def peak_mb(function):
-    gc.collect()
-    tracemalloc.start()
-    function()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak / 2**20
-
-
-class DoNothing(evaluate.Metric):
-    """evaluate's own overhead on the same three string features."""
-
-    def _info(self):
-        import datasets
-        strings = datasets.List(datasets.Value("string"))
-        return evaluate.MetricInfo(description="", citation="", inputs_description="",
-                                   features=datasets.Features({"predictions": strings, "references": strings,
-                                                               "tokens": strings}))
-
-    def _compute(self, predictions, references, tokens):
-        return {}
-
+from common import DATA, DoNothing, best, peak_mb
 
 def main():
     train_path, test_path = DATA / "train.txt", DATA / "test.txt"

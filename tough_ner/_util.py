@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import gc
-import math
 from contextlib import contextmanager
 
 
@@ -17,8 +16,3 @@ def no_gc():
     finally:
         if enabled:
             gc.enable()
-
-
-def ratio(numerator: float, denominator: float) -> float:
-    """numerator / denominator, NaN when the denominator is 0 (an empty subset)."""
-    return numerator / denominator if denominator else math.nan

@@ -42,6 +42,39 @@ def cmd_hardeval(args) -> None:
     print(_json(result)) if args.json else _print_flat(result)
 
 
+def _read_runs(paths):
+    runs = [read_predictions(path) for path in paths]
+    for path, run in zip(paths[1:], runs[1:]):
+        if run.tokens != runs[0].tokens or run.tags != runs[0].tags:
+            raise ValueError(f"{path} does not hold the tokens and gold tags of {paths[0]}")
+    return runs
+
+
+def cmd_tmr(args) -> None:
+    from .tmr import aggregate, paired_difference, tmr
+
+    stats = TrainStats.coerce(args.train)
+    results = [tmr(stats, Batch(run.tokens, run.tags, run.predictions[0]), detailed=args.detailed)
+               for run in _read_runs(args.test)]
+    if len(results) == 1 and not args.versus:
+        print(_json(results[0])) if args.json else _print_flat(results[0])
+        return
+    table = {"runs": len(results), "mean_std": aggregate(results)}
+    if args.versus:
+        others = [tmr(stats, Batch(run.tokens, run.tags, run.predictions[0])) for run in _read_runs(args.versus)]
+        table["versus"] = aggregate(others)
+        table["difference"] = paired_difference(results, others)
+    if args.json:
+        print(_json(table))
+        return
+    for key, cell in table["mean_std"].items():
+        line = f"{key:<22} {cell['mean']:.4f} ± {cell['std']:.4f}"
+        if "difference" in table:
+            diff = table["difference"][key]
+            line += f"   A-B {diff['mean']:+.4f} ± {diff['std']:.4f}"
+        print(line)
+
+
 def cmd_describe(args) -> None:
     stats = TrainStats.coerce(args.train)
     result = {"train": stats.describe()}
@@ -98,6 +131,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--detailed", action="store_true", help="per-type tables and hard tokens (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_hardeval)
+
+    p = commands.add_parser("tmr", help="Tough Mentions Recall on unseen and type-confusable mentions")
+    p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
+    p.add_argument("--test", required=True, action="append",
+                   help="prediction CoNLL file (token ... gold prediction); repeat for several runs: mean and std")
+    p.add_argument("--versus", action="append", help="another system's runs, paired in order: A - B differences")
+    p.add_argument("--detailed", action="store_true", help="per-type tables (with --json)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_tmr)
 
     p = commands.add_parser("describe", help="mention statistics of training and test sets")
     p.add_argument("--train", required=True)

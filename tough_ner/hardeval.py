@@ -18,8 +18,8 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from ._util import ratio
 from .batch import Batch
+from .scoring import ratio
 from .stats import TrainStats
 
 SUBSETS = ("unseen_I", "unseen_O", "diff_I", "diff_O", "diff_E")

@@ -8,10 +8,12 @@ from .batch import Batch
 from .corpus import Corpus
 from .hardeval import hardeval
 from .stats import TrainStats
+from .tmr import tmr
 
 # method name -> scorer of (stats, batch) returning flat keys; later methods add themselves here.
 METHODS: Dict[str, Callable[[TrainStats, Batch], dict]] = {
     "hardeval": lambda stats, batch: hardeval(stats, batch),
+    "tmr": lambda stats, batch: tmr(stats, batch),
 }
 
 

@@ -1,0 +1,142 @@
+import math
+import random
+
+import evaluate
+import pytest
+from hypothesis import given, settings, strategies as st
+from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
+
+from tough_ner import Batch, TrainStats
+from tough_ner.cli import main
+from tough_ner.demo import TRAIN, load_demo
+from tough_ner.schemes import decode, spans_to_tags
+from tough_ner.tmr import SUBSETS, aggregate, paired_difference, tmr
+
+from conftest import write
+
+# Training mentions: "Jordan" LOC, "New York" LOC, "Ann Lee" PER; "Bonn" only unannotated.
+STATS = TrainStats.from_lists([["Jordan", "New", "York", "Ann", "Lee", "Bonn"]],
+                              [["B-LOC", "B-LOC", "I-LOC", "B-PER", "I-PER", "O"]])
+
+
+def test_subsets_by_hand():
+    tokens = [["Jordan", "New", "York", "Ann", "Lee", "Bonn", "Jordan"]]
+    gold = [["B-PER", "B-LOC", "I-LOC", "B-PER", "I-PER", "B-LOC", "B-LOC"]]
+    result = tmr(STATS, Batch(tokens, gold, gold), detailed=True)
+    # Jordan/PER unseen-type; New York, Ann Lee, Jordan/LOC seen; Bonn unseen-tokens (unannotated in training).
+    assert {k: result[k] for k in result if k.startswith("n_")} == {
+        "n_mentions": 5, "n_seen": 3, "n_unseen_any": 2, "n_unseen_tokens": 1, "n_unseen_type": 1,
+        "n_tcm_all": 2, "n_tcm_seen": 2, "n_tcm_unseen": 0}
+    assert math.isnan(result["recall_tcm_unseen"])  # empty subset: NaN, size 0
+    assert all(result[f"recall_{name}"] == 1.0 for name in SUBSETS if name != "tcm_unseen")
+    assert result["share"]["seen"] == 3 / 5
+    assert result["per_type"]["PER"]["n_unseen_type"] == 1 and result["per_type"]["LOC"]["n_seen"] == 2
+
+
+def test_recall_needs_exact_span_and_type():
+    tokens = [["New", "York", "Bonn"]]
+    gold = [["B-LOC", "I-LOC", "B-LOC"]]
+    result = tmr(STATS, Batch(tokens, gold, [["B-LOC", "O", "B-ORG"]]))
+    assert result["recall_seen"] == 0.0 and result["recall_unseen_tokens"] == 0.0
+    assert result["precision"] == 0.0 and result["f1"] == 0.0
+
+
+def test_tcm_unseen():
+    tokens = [["Bonn", "Bonn"]]
+    gold = [["B-LOC", "B-ORG"]]
+    result = tmr(STATS, Batch(tokens, gold, [["B-LOC", "O"]]))
+    assert (result["n_tcm_all"], result["n_tcm_unseen"], result["n_tcm_seen"]) == (2, 2, 0)
+    assert result["recall_tcm_unseen"] == 0.5
+
+
+def test_no_predictions_and_no_mentions():
+    result = tmr(STATS, Batch([["Bonn"]], [["B-LOC"]], [["O"]]))
+    assert math.isnan(result["precision"]) and result["recall"] == 0.0 and result["f1"] == 0.0
+    empty = tmr(STATS, Batch([["a"]], [["O"]], [["O"]]))
+    assert empty["n_mentions"] == 0 and all(math.isnan(empty[k]) for k in empty if not k.startswith("n_"))
+
+
+def random_bio(rng, length):
+    spans, i = [], 0
+    while i < length:
+        if rng.random() < 0.3:
+            end = min(length, i + rng.randint(1, 3))
+            spans.append((i, end, rng.choice(["PER", "LOC", "ORG"])))
+            i = end
+        i += 1
+    return spans_to_tags(spans, length, "bio")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 10_000))
+def test_overall_and_per_type_scores_equal_seqeval_and_spurious_predictions_leave_recall(seed):
+    rng = random.Random(seed)
+    tokens = [[rng.choice(["Jordan", "Bonn", "Ann", "x", "New"]) for _ in range(rng.randint(1, 8))] for _ in range(6)]
+    gold = [random_bio(rng, len(s)) for s in tokens]
+    pred = [random_bio(rng, len(s)) for s in tokens]
+    result = tmr(STATS, Batch(tokens, gold, pred), detailed=True)
+    if any(t != "O" for s in gold for t in s) and any(t != "O" for s in pred for t in s):
+        assert result["precision"] == precision_score(gold, pred)
+        assert result["recall"] == recall_score(gold, pred)
+        assert result["f1"] == f1_score(gold, pred)
+        report = classification_report(gold, pred, output_dict=True, zero_division=0)
+        for name, row in result["per_type"].items():
+            if name in report and row["n"] and not math.isnan(row["precision"]):
+                assert (row["precision"], row["recall"], row["f1"]) == (
+                    report[name]["precision"], report[name]["recall"], report[name]["f1-score"])
+    # Adding spurious predicted mentions where gold is O changes no recall.
+    spurious = []
+    for g, p in zip(gold, pred):
+        spans = decode(p) + [(i, i + 1, "MISC") for i in range(len(g))
+                             if g[i] == "O" and all(not a <= i < b for a, b, _ in decode(p))]
+        spurious.append(spans_to_tags(sorted(spans), len(g), "bio"))
+    more = tmr(STATS, Batch(tokens, gold, spurious))
+    for key in result:
+        if key.startswith("recall") or key.startswith("n_"):
+            assert more[key] == result[key] or (math.isnan(more[key]) and math.isnan(result[key]))
+
+
+def test_aggregate_and_paired_difference():
+    runs = [{"recall": 0.5, "n": 3}, {"recall": 0.7, "n": 3}]
+    table = aggregate(runs)
+    assert table["recall"]["mean"] == pytest.approx(0.6) and table["recall"]["std"] == pytest.approx(0.1414213562)
+    assert table["n"]["std"] == 0.0
+    difference = paired_difference(runs, [{"recall": 0.4, "n": 3}, {"recall": 0.4, "n": 3}])
+    assert difference["recall"]["mean"] == pytest.approx(0.2)
+    with pytest.raises(ValueError, match="equal counts: 2 vs 1"):
+        paired_difference(runs, runs[:1])
+    assert math.isnan(aggregate(runs[:1])["recall"]["std"])
+
+
+def test_sentence_count_mismatch_names_both_counts():
+    with pytest.raises(ValueError, match="1 prediction sentences but 2 reference sentences"):
+        tmr(STATS, Batch([["a"], ["b"]], [["O"], ["O"]], [["O"]]))
+
+
+def test_metric_module_equals_core_and_cli_runs(tmp_path, capsys):
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    metric = evaluate.load("metrics/tmr", train=stats, keep_in_memory=True)
+    result = metric.compute(predictions=test.predictions[1], references=test.tags, tokens=test.tokens)
+    expected = tmr(stats, Batch(test.tokens, test.tags, test.predictions[1]))
+    assert result == expected
+    assert all(result[f"n_{name}"] > 0 for name in SUBSETS)  # the demo exercises every subset
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        evaluate.load("metrics/tmr", train=stats, strict=True)
+    files = []
+    for k, predictions in enumerate(test.predictions):
+        text = "\n\n".join("\n".join(f"{t} {g} {p}" for t, g, p in zip(*s))
+                           for s in zip(test.tokens, test.tags, predictions))
+        files.append(str(write(tmp_path / f"run{k}.conll", text + "\n")))
+    assert main(["tmr", "--train", str(TRAIN), "--test", files[0], "--test", files[1],
+                 "--versus", files[1], "--versus", files[0]]) == 0
+    out = capsys.readouterr().out
+    assert "recall_unseen_tokens" in out and "A-B" in out
+
+
+def test_conll_subsets(conll_stats, conll_test):
+    result = tmr(conll_stats, Batch(conll_test.tokens, conll_test.tags, conll_test.tags))
+    assert {k: result[k] for k in result if k.startswith("n_")} == {
+        "n_mentions": 5648, "n_seen": 2963, "n_unseen_any": 2685, "n_unseen_tokens": 2600, "n_unseen_type": 85,
+        "n_tcm_all": 367, "n_tcm_seen": 263, "n_tcm_unseen": 104}
+    assert all(result[k] == 1.0 for k in result if not k.startswith("n_"))

@@ -1,0 +1,43 @@
+"""The ``tmr`` evaluate metric."""
+from __future__ import annotations
+
+from ..batch import Batch
+from ..tmr import tmr
+from .base import ToughMetric, plain
+
+_DESCRIPTION = """Tough Mentions Recall: recall on gold test mentions that are unseen in training (by
+text, or by text and type) and on type-confusable mentions (text with 2+ types in the test
+gold), beside overall micro precision / recall / F1."""
+
+_CITATION = """@inproceedings{tu-lignos-2021-tmr,
+  title = {{TMR}: Evaluating {NER} Recall on Tough Mentions},
+  author = {Tu, Jingxuan and Lignos, Constantine},
+  booktitle = {Proceedings of the 16th Conference of the European Chapter of the Association for Computational Linguistics: Student Research Workshop},
+  year = {2021},
+  note = {arXiv:2103.12312}
+}"""
+
+_INPUTS = """
+Args:
+    predictions: predicted tags, one list of strings per sentence (any tag scheme).
+    references: gold tags, same shape.
+    tokens: the test tokens, same shape.
+    detailed: add "per_type" and "share" tables (default False).
+Returns:
+    precision, recall, f1 (overall micro), recall_seen, recall_unseen_any, recall_unseen_tokens,
+    recall_unseen_type, recall_tcm_all, recall_tcm_seen, recall_tcm_unseen (NaN for an empty
+    subset), n_mentions and the subset sizes n_seen ... n_tcm_unseen.
+"""
+
+
+class Tmr(ToughMetric):
+    """Tough Mentions Recall; ``train=`` gives the training statistics."""
+
+    options = {"detailed": False}
+    description = _DESCRIPTION
+    citation_text = _CITATION
+    inputs_text = _INPUTS
+    reference_urls = ["https://arxiv.org/abs/2103.12312"]
+
+    def score(self, batch: Batch, detailed=False) -> dict:
+        return plain(tmr(self.train_stats, batch, detailed=detailed))

@@ -1,0 +1,52 @@
+"""Scores shared by the methods: NaN-safe ratios and exact-match span P/R/F1."""
+from __future__ import annotations
+
+import math
+from typing import Dict
+
+import numpy as np
+
+from .batch import Batch
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    """numerator / denominator, NaN when the denominator is 0 (an empty subset)."""
+    return numerator / denominator if denominator else math.nan
+
+
+def f1(precision: float, recall: float, n_gold: int, n_pred: int) -> float:
+    """Harmonic mean as seqeval computes it; 0 when nothing is right, NaN when there is
+    neither a gold nor a predicted mention."""
+    if n_gold == 0 and n_pred == 0:
+        return math.nan
+    if not precision or not recall or math.isnan(precision) or math.isnan(recall):
+        return 0.0
+    return 2 * precision * recall / (precision + recall)
+
+
+def prf(n_correct: int, n_gold: int, n_pred: int) -> Dict[str, float]:
+    precision, recall = ratio(n_correct, n_pred), ratio(n_correct, n_gold)
+    return {"precision": precision, "recall": recall, "f1": f1(precision, recall, n_gold, n_pred)}
+
+
+def matched(batch: Batch) -> np.ndarray:
+    """For each gold span (in ``span_arrays("gold")`` order), whether a predicted span has
+    the same sentence, boundaries and type."""
+    predicted = set(zip(*(a.tolist() for a in batch.span_arrays("pred"))))
+    return np.fromiter((key in predicted for key in zip(*(a.tolist() for a in batch.span_arrays("gold")))),
+                       dtype=bool, count=len(batch.span_arrays("gold")[0]))
+
+
+def span_scores(batch: Batch) -> Dict[str, object]:
+    """Micro precision/recall/F1 over exact spans (conlleval's and seqeval's default on
+    valid BIO), and the same per type: ``{"precision", "recall", "f1", "per_type": {...}}``."""
+    gold_types = batch.span_arrays("gold")[3]
+    pred_types = batch.span_arrays("pred")[3]
+    hit = matched(batch)
+    result: Dict[str, object] = prf(int(hit.sum()), len(gold_types), len(pred_types))
+    per_type = {}
+    for index, name in enumerate(batch.types):
+        n_gold, n_pred = int(np.sum(gold_types == index)), int(np.sum(pred_types == index))
+        per_type[name] = {**prf(int(np.sum(hit & (gold_types == index))), n_gold, n_pred), "n": n_gold}
+    result["per_type"] = per_type
+    return result

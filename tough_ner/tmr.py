@@ -1,0 +1,100 @@
+"""Tough Mentions Recall: recall on gold test mentions that are unseen or type-confusable.
+
+A mention's text is its tokens joined by single spaces, matched exactly.  Against the
+training mentions only:
+  SEEN           (text, type) is a training mention.    UNSEEN_ANY: it is not.
+  UNSEEN_TOKENS  text is never a training mention of any type (unannotated occurrences do not count).
+  UNSEEN_TYPE    text is a training mention, but never of this type.
+Among the gold test mentions:
+  TCM_ALL        the text occurs with 2+ types.  TCM_UNSEEN = TCM_ALL & UNSEEN_TOKENS;
+                 TCM_SEEN = the rest of TCM_ALL.
+Recall of a subset = its mentions exactly matched (span and type) by a prediction / its size.
+Spurious predictions belong to no subset, so subsets have recall only.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Dict, List, Sequence
+
+import numpy as np
+
+from .batch import Batch
+from .scoring import matched, ratio, span_scores
+from .stats import TrainStats
+
+SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
+
+
+def mention_texts(batch: Batch) -> List[str]:
+    """Texts of the gold mentions, in ``span_arrays("gold")`` order."""
+    return [" ".join(batch.tokens[s][a:b]) for s, spans in enumerate(batch.gold_spans) for a, b, _ in spans]
+
+
+def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
+    """Boolean masks of the TMR subsets over gold mentions."""
+    texts = mention_texts(batch)
+    types = [batch.types[t] for t in batch.span_arrays("gold")[3].tolist()]
+    training_texts = {text for text, _ in stats.mentions}
+    seen = np.array([(text, t) in stats.mentions for text, t in zip(texts, types)], dtype=bool)
+    unseen_tokens = np.array([text not in training_texts for text in texts], dtype=bool)
+    test_types = defaultdict(set)
+    for text, t in zip(texts, types):
+        test_types[text].add(t)
+    tcm = np.array([len(test_types[text]) > 1 for text in texts], dtype=bool)
+    return {"seen": seen, "unseen_any": ~seen, "unseen_tokens": unseen_tokens,
+            "unseen_type": ~seen & ~unseen_tokens, "tcm_all": tcm, "tcm_seen": tcm & ~unseen_tokens,
+            "tcm_unseen": tcm & unseen_tokens}
+
+
+def _subset_keys(masks: Dict[str, np.ndarray], hit: np.ndarray, where: np.ndarray) -> Dict[str, float]:
+    keys = {}
+    for name in SUBSETS:
+        keys[f"recall_{name}"] = ratio(int(np.sum(masks[name] & where & hit)), int(np.sum(masks[name] & where)))
+    for name in SUBSETS:
+        keys[f"n_{name}"] = int(np.sum(masks[name] & where))
+    return keys
+
+
+def tmr(stats: TrainStats, batch: Batch, detailed: bool = False) -> dict:
+    """Tough Mentions Recall of predictions against gold, with training statistics ``stats``."""
+    if batch.predictions is None:
+        raise ValueError("TMR needs predictions")
+    masks = classify(stats, batch)
+    hit = matched(batch)
+    every = np.ones(len(hit), dtype=bool)
+    spans = span_scores(batch)
+    result = {"precision": spans["precision"], "recall": spans["recall"], "f1": spans["f1"]}
+    subset_keys = _subset_keys(masks, hit, every)
+    result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
+    result["n_mentions"] = len(hit)
+    result.update({k: v for k, v in subset_keys.items() if k.startswith("n_")})
+    if detailed:
+        gold_types = batch.span_arrays("gold")[3]
+        result["per_type"] = {
+            name: {**spans["per_type"][name], **_subset_keys(masks, hit, gold_types == index)}
+            for index, name in enumerate(batch.types)}
+        result["share"] = {name: ratio(result[f"n_{name}"], len(hit)) for name in SUBSETS}
+    return result
+
+
+def aggregate(runs: Sequence[dict]) -> Dict[str, Dict[str, float]]:
+    """Mean and sample standard deviation (n - 1) of each flat key over several runs
+    (e.g. 5 training seeds) on the same test set; NaN where a key is NaN in any run."""
+    if not runs:
+        raise ValueError("aggregate needs at least one run")
+    keys = [k for k, v in runs[0].items() if isinstance(v, (int, float))]
+    table = {}
+    for key in keys:
+        values = np.array([run[key] for run in runs], dtype=float)
+        std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
+        table[key] = {"mean": float(np.mean(values)), "std": std}
+    return table
+
+
+def paired_difference(runs_a: Sequence[dict], runs_b: Sequence[dict]) -> Dict[str, Dict[str, float]]:
+    """Mean and sample std of run-by-run differences A - B (runs paired in order)."""
+    if len(runs_a) != len(runs_b):
+        raise ValueError(f"paired runs need equal counts: {len(runs_a)} vs {len(runs_b)}")
+    differences = [{k: a[k] - b[k] for k, v in a.items() if isinstance(v, (int, float))} for a, b in zip(runs_a, runs_b)]
+    return aggregate(differences)
