@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from typing import List, Optional
 
@@ -169,6 +170,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except (ValueError, FileNotFoundError, TypeError) as error:
         print(f"tough-ner {args.command}: {error}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # output piped into `head` and closed early: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
