@@ -11,7 +11,7 @@ import evaluate
 import pytest
 
 from tough_ner import TrainStats, hardeval, Batch
-from tough_ner.demo import SYSTEMS, load_demo
+from tough_ner.demo import load_demo
 from tough_ner.register import METRICS, shim_source
 
 ROOT = Path(__file__).resolve().parents[1]

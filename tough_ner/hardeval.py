@@ -13,7 +13,7 @@ sequences are re-written in one scheme (BILOU by default, with types).
 from __future__ import annotations
 
 import random
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np

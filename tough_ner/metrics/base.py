@@ -1,7 +1,6 @@
 """Shared glue between ``evaluate.Metric`` and the tough_ner methods."""
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar, Dict
 
 import datasets
@@ -106,6 +105,3 @@ def plain(value):
         return value.item()
     return value
 
-
-def is_nan(value) -> bool:
-    return isinstance(value, float) and math.isnan(value)
