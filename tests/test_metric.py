@@ -149,3 +149,14 @@ def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path):
     assert outputs[1][0].strip().splitlines()[-1] == "null"
     assert same(json.loads(outputs[0][0].strip().splitlines()[-1]),
                 hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1])))
+
+
+@pytest.mark.parametrize("name", sorted(METRICS))
+@pytest.mark.parametrize("empty", [[], [[]]])
+def test_empty_input_is_nan_with_zero_counts(demo, name, empty):
+    stats, _ = demo
+    metric = evaluate.load(str(ROOT / "metrics" / name), train=stats, keep_in_memory=True)
+    result = metric.compute(predictions=empty, references=empty, tokens=empty)
+    counts = {k: v for k, v in result.items() if k.startswith("n_")}
+    assert counts and all(v == 0 for v in counts.values())
+    assert all(math.isnan(v) for k, v in result.items() if not k.startswith("n_"))
