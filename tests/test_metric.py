@@ -10,7 +10,7 @@ from pathlib import Path
 import evaluate
 import pytest
 
-from tough_ner import TrainStats, hardeval, Batch
+from tough_ner import Batch, TrainStats, hardeval, tmr
 from tough_ner.demo import load_demo
 from tough_ner.register import METRICS, shim_source
 
@@ -129,12 +129,13 @@ def test_register_makes_bare_and_namespaced_names_load_offline(demo, tmp_path):
     before = run_script(["hardeval", str(tmp_path / "demo.npz")], env)
     assert before.wait(120) != 0  # nothing registered yet: no network, no module
     subprocess.run([sys.executable, "-m", "tough_ner.cli", "register"], env=env, check=True, capture_output=True)
-    expected = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1]))
-    for name in ("hardeval", "tough-ner/hardeval"):
+    batch = Batch(test.tokens, test.tags, test.predictions[1])
+    expected = {"hardeval": hardeval(stats, batch), "tmr": tmr(stats, batch)}
+    for name in ("hardeval", "tough-ner/hardeval", "tmr", "tough-ner/tmr"):
         process = run_script([name, str(tmp_path / "demo.npz")], env)
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err
-        assert same(json.loads(out.strip().splitlines()[-1].replace("NaN", "NaN")), expected)
+        assert same(json.loads(out.strip().splitlines()[-1]), expected[name.split("/")[-1]])
 
 
 def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path):

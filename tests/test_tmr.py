@@ -31,6 +31,11 @@ def test_subsets_by_hand():
     assert all(result[f"recall_{name}"] == 1.0 for name in SUBSETS if name != "tcm_unseen")
     assert result["share"]["seen"] == 3 / 5
     assert result["per_type"]["PER"]["n_unseen_type"] == 1 and result["per_type"]["LOC"]["n_seen"] == 2
+    spurious = tmr(STATS, Batch(tokens, gold, [gold[0][:-1] + ["B-LOC"]]), detailed=True)
+    tokens2 = [tokens[0] + ["x"]]
+    with_extra = tmr(STATS, Batch(tokens2, [gold[0] + ["O"]], [gold[0] + ["B-MISC"]]))
+    assert with_extra["precision"] == 5 / 6 and with_extra["recall"] == result["recall"] == 1.0
+    assert spurious["recall_seen"] == 1.0
 
 
 def test_recall_needs_exact_span_and_type():
