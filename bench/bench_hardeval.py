@@ -14,6 +14,7 @@ from tough_ner.metrics.hardeval import Hardeval
 
 from common import DATA, DoNothing, best, peak_mb
 
+
 def main():
     train_path, test_path = DATA / "train.txt", DATA / "test.txt"
     train = read_conll(train_path)

@@ -10,6 +10,7 @@ from typing import List, Optional
 
 from .batch import Batch
 from .corpus import read_conll, read_predictions
+from .report import format_value
 from .stats import TrainStats
 
 
@@ -28,9 +29,7 @@ def _json(value) -> str:
 def _print_flat(result: dict) -> None:
     for key, value in result.items():
         if not isinstance(value, (dict, list)):
-            shown = "nan" if isinstance(value, float) and math.isnan(value) else (
-                f"{value:.4f}" if isinstance(value, float) else value)
-            print(f"{key:<14} {shown}")
+            print(f"{key:<14} {format_value(value)}")
 
 
 def cmd_hardeval(args) -> None:

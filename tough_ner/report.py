@@ -12,8 +12,8 @@ from .tmr import tmr
 
 # method name -> scorer of (stats, batch) returning flat keys; later methods add themselves here.
 METHODS: Dict[str, Callable[[TrainStats, Batch], dict]] = {
-    "hardeval": lambda stats, batch: hardeval(stats, batch),
-    "tmr": lambda stats, batch: tmr(stats, batch),
+    "hardeval": hardeval,
+    "tmr": tmr,
 }
 
 
@@ -29,7 +29,8 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str]) -> dict:
     return results
 
 
-def _cell(value) -> str:
+def format_value(value) -> str:
+    """A number as shown in tables: 4 decimals for floats, ``nan`` for NaN."""
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
@@ -51,6 +52,6 @@ def format_text(results: dict) -> str:
         lines.append(method.ljust(width) + "".join(f"  {s:>12}" for s in systems))
         lines.append("-" * (width + 14 * len(systems)))
         for key in keys:
-            lines.append(key.ljust(width) + "".join(f"  {_cell(results['systems'][s][method][key]):>12}"
+            lines.append(key.ljust(width) + "".join(f"  {format_value(results['systems'][s][method][key]):>12}"
                                                     for s in systems))
     return "\n".join(lines)

@@ -14,6 +14,12 @@ EVALUATE_KEYWORDS = ("config_name", "keep_in_memory", "cache_dir", "num_process"
                      "experiment_id", "hash", "max_concurrent_cache_files", "timeout")
 
 
+def input_features() -> datasets.Features:
+    """predictions, references and tokens: one list of strings per sentence."""
+    strings = datasets.List(datasets.Value("string"))
+    return datasets.Features({"predictions": strings, "references": strings, "tokens": strings})
+
+
 class ToughMetric(evaluate.Metric):
     """Base of the tough-ner metrics.
 
@@ -47,11 +53,9 @@ class ToughMetric(evaluate.Metric):
         """Raise ``ValueError`` for an option value the method cannot use."""
 
     def _info(self) -> evaluate.MetricInfo:
-        strings = datasets.List(datasets.Value("string"))
         return evaluate.MetricInfo(
             description=self.description, citation=self.citation_text, inputs_description=self.inputs_text,
-            features=datasets.Features({"predictions": strings, "references": strings, "tokens": strings}),
-            reference_urls=list(self.reference_urls))
+            features=input_features(), reference_urls=list(self.reference_urls))
 
     def add_batch(self, *, predictions=None, references=None, tokens=None, **kwargs):
         """Add a batch of sentences: predicted tags, gold tags and tokens."""
