@@ -18,12 +18,14 @@ def _json(value) -> str:
     def clean(item):
         if isinstance(item, float) and math.isnan(item):
             return None
+        if isinstance(item, float) and math.isinf(item):  # open bucket bounds; strict JSON has no Infinity
+            return "inf" if item > 0 else "-inf"
         if isinstance(item, dict):
             return {k: clean(v) for k, v in item.items()}
         if isinstance(item, list):
             return [clean(v) for v in item]
         return item
-    return json.dumps(clean(value), indent=2, ensure_ascii=False)
+    return json.dumps(clean(value), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def _print_flat(result: dict) -> None:
@@ -73,6 +75,47 @@ def cmd_tmr(args) -> None:
             diff = table["difference"][key]
             line += f"   A-B {diff['mean']:+.4f} ± {diff['std']:.4f}"
         print(line)
+
+
+def cmd_buckets(args) -> None:
+    from .buckets import ATTRIBUTES, attribute_wise, bucket_f1, compare, interval_text
+
+    stats = TrainStats.coerce(args.train)
+    runs = _read_runs(args.test)
+    results = {path: bucket_f1(stats, Batch(run.tokens, run.tags, run.predictions[0]), n_buckets=args.n_buckets,
+                               lowercase=args.lowercase, detailed=True, bootstrap=args.bootstrap, seed=args.seed)
+               for path, run in zip(args.test, runs)}
+    table = {"systems": results, "attribute_wise": attribute_wise(list(results.values()))}
+    first, second = (list(results.values()) + [None])[:2]
+    if second is not None:
+        table["comparison"] = compare(first, second)
+    if args.json:
+        print(_json(table))
+        return
+    names = [f"sys{i}" for i in range(len(results))]
+    for name, path in zip(names, results):
+        print(f"{name} = {path}  (F1 {format_value(results[path]['f1'])})")
+    for attribute in ATTRIBUTES:
+        print(f"\n{attribute}".ljust(24) + "n_gold" + "".join(f"  {n:>8}" for n in names)
+              + ("      A-B" if second is not None else ""))
+        intervals = sorted({r["interval"] for result in results.values() for r in result["buckets"][attribute]}) \
+            if attribute == "tag" else [r["interval"] for r in first["buckets"][attribute]]
+        for i, interval in enumerate(intervals):
+            rows = [next((r for r in result["buckets"][attribute] if r["interval"] == interval), None)
+                    for result in results.values()]
+            n_gold = next(r["n_gold"] for r in rows if r is not None)
+            line = f"  {interval_text(attribute, interval):<21}{n_gold:>6}"
+            line += "".join(f"  {format_value(r['f1'] if r else math.nan):>8}" for r in rows)
+            if second is not None:
+                line += f"  {table['comparison'][attribute]['difference'][i]:+7.4f}"
+            print(line)
+        worst = first["diagnostics"]["self"][attribute]
+        if worst["worst"] is not None:
+            print(f"  worst bucket {worst['worst']} ({format_value(worst['worst_f1'])}), "
+                  f"best {worst['best']} ({format_value(worst['best_f1'])}), gap {format_value(worst['gap'])}")
+        if second is not None and table["comparison"][attribute]["largest"] is not None:
+            cell = table["comparison"][attribute]
+            print(f"  A-B largest in bucket {cell['largest']}, smallest in bucket {cell['smallest']}")
 
 
 def cmd_describe(args) -> None:
@@ -140,6 +183,17 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--detailed", action="store_true", help="per-type tables (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_tmr)
+
+    p = commands.add_parser("buckets", help="F1 per bucket of entity attributes (interpretable evaluation)")
+    p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
+    p.add_argument("--test", required=True, action="append",
+                   help="prediction CoNLL file (token ... gold prediction); repeat for systems side by side")
+    p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included")
+    p.add_argument("--lowercase", action="store_true", help="match tokens lowercased")
+    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the intervals in --json (0: none)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--json", action="store_true", help="print every table as JSON")
+    p.set_defaults(run=cmd_buckets)
 
     p = commands.add_parser("describe", help="mention statistics of training and test sets")
     p.add_argument("--train", required=True)

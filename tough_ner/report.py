@@ -5,6 +5,7 @@ import math
 from typing import Callable, Dict, List, Sequence
 
 from .batch import Batch
+from .buckets import bucket_f1, compare, interval_text
 from .corpus import Corpus
 from .hardeval import hardeval
 from .stats import TrainStats
@@ -14,18 +15,25 @@ from .tmr import tmr
 METHODS: Dict[str, Callable[[TrainStats, Batch], dict]] = {
     "hardeval": hardeval,
     "tmr": tmr,
+    "bucket_f1": bucket_f1,
 }
 
 
 def run(stats: TrainStats, test: Corpus, systems: Sequence[str]) -> dict:
-    """``{"describe": {...}, "systems": {system: {method: flat result}}}``."""
+    """``{"describe": {...}, "systems": {system: {method: flat result}}}``, and with two or
+    more systems ``"comparison"``: the bucket comparative diagnosis of the first two."""
     if len(systems) != len(test.predictions):
         raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
     results = {"describe": {"train": stats.describe(), "test": stats.describe_test(test.tokens, test.tags)},
                "systems": {}}
+    detailed = []
     for name, predictions in zip(systems, test.predictions):
         batch = Batch(test.tokens, test.tags, predictions)
         results["systems"][name] = {method: score(stats, batch) for method, score in METHODS.items()}
+        if len(systems) > 1 and len(detailed) < 2:
+            detailed.append(bucket_f1(stats, batch, detailed=True, bootstrap=0))
+    if len(detailed) == 2:
+        results["comparison"] = {"systems": list(systems[:2]), "bucket_f1": compare(*detailed)}
     return results
 
 
@@ -54,4 +62,13 @@ def format_text(results: dict) -> str:
         for key in keys:
             lines.append(key.ljust(width) + "".join(f"  {format_value(results['systems'][s][method][key]):>12}"
                                                     for s in systems))
+    if "comparison" in results:
+        a, b = results["comparison"]["systems"]
+        lines += ["", f"bucket F1, {a} - {b}: largest and smallest difference per attribute"]
+        for attribute, cell in results["comparison"]["bucket_f1"].items():
+            if cell["largest"] is None:
+                continue
+            ends = [f"{interval_text(attribute, cell['intervals'][i])} {cell['difference'][i]:+.4f}"
+                    for i in (cell["largest"], cell["smallest"])]
+            lines.append(f"  {attribute:<5} largest {ends[0]:<24} smallest {ends[1]}")
     return "\n".join(lines)

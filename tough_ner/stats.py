@@ -13,7 +13,7 @@ import json
 import os
 import zipfile
 from collections import Counter
-from functools import reduce
+from functools import cached_property, reduce
 from itertools import chain
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -179,6 +179,70 @@ class TrainStats:
         counts = self.label_counts[ids]
         counts[ids < 0] = 0
         return counts
+
+    @cached_property
+    def token_totals(self) -> np.ndarray:
+        """Training occurrences of each vocabulary token (any label)."""
+        return self.label_counts.sum(axis=1)
+
+    @cached_property
+    def mention_text_counts(self) -> Dict[str, int]:
+        """``{text: count}`` of training mentions, any type."""
+        counts: Counter = Counter()
+        for (text, _), count in self.mentions.items():
+            counts[text] += count
+        return dict(counts)
+
+    def occurrences(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
+        """Training occurrences (annotated or not, within one sentence) of each token sequence.
+
+        Counted on demand from the training token ids: for each needed length, the windows
+        whose tokens could match are narrowed position by position, then matched exactly.
+        """
+        lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+        ids = self.ids(chain.from_iterable(sequences))
+        starts = np.cumsum(lengths) - lengths
+        unknown = np.zeros(len(sequences), dtype=bool)  # a token never seen: no occurrence
+        unknown[np.repeat(np.arange(len(sequences)), lengths)[ids < 0]] = True
+        counts = np.zeros(len(sequences), dtype=np.int64)
+        for length in np.unique(lengths[lengths > 0]).tolist():
+            chosen = np.flatnonzero((lengths == length) & ~unknown)
+            if len(chosen) == 0:
+                continue
+            queries = ids[starts[chosen, None] + np.arange(length)]
+            if length == 1:
+                counts[chosen] = self.token_totals[queries[:, 0]]
+                continue
+            first = np.arange(max(self.n_tokens - length + 1, 0))
+            positions = first[self._sentence_ends[first] >= first + length]
+            for j in range(length):
+                positions = positions[np.isin(self.token_ids[positions + j], queries[:, j])]
+            windows = self.token_ids[positions[:, None] + np.arange(length)]
+            _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
+            counts[chosen] = found[inverse[len(windows):]]
+        return counts
+
+    @cached_property
+    def _sentence_ends(self) -> np.ndarray:
+        """End of each training token's sentence in ``token_ids``."""
+        return np.repeat(self.sentence_starts[1:], np.diff(self.sentence_starts))
+
+    def lowercased(self) -> "TrainStats":
+        """These statistics with every token and mention text lowercased (counts merged)."""
+        if "_lowercased" not in self.__dict__:
+            index: Dict[str, int] = {}
+            remap = np.fromiter((index.setdefault(token.lower(), len(index)) for token in self.vocab),
+                                dtype=np.int32, count=len(self.vocab))
+            counts = np.zeros((len(index), len(self.labels)), dtype=np.int64)
+            np.add.at(counts, remap, self.label_counts)
+            mentions: Counter = Counter()
+            for (text, entity_type), count in self.mentions.items():
+                mentions[(text.lower(), entity_type)] += count
+            self.__dict__["_lowercased"] = TrainStats(list(index), list(self.labels), counts, dict(mentions),
+                                                      remap[self.token_ids], self.sentence_starts)
+        return self.__dict__["_lowercased"]
 
     def mention_types(self) -> Dict[str, Counter]:
         """``{text: Counter(type -> count)}`` of training mentions."""

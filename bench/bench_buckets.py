@@ -1,0 +1,61 @@
+"""bucket_f1 benchmark on CoNLL-2003 train -> test, with seqeval measured in the same run.
+
+    python bench/bench_buckets.py [path/to/conll2003]
+
+Quoted peers (not runnable here): the authors' tool needs about 470 s for its training
+statistics and about 4 s per system; its successor about 0.3 s per system.
+"""
+from __future__ import annotations
+
+from seqeval.metrics import classification_report
+
+from tough_ner import Batch, TrainStats, bucket_f1, read_conll
+from tough_ner.baselines import memorization
+from tough_ner.metrics.bucket_f1 import BucketF1
+
+from common import DATA, best, peak_mb
+
+
+def fresh_stats(train):
+    """Stats with every cache bucket_f1 uses filled (what eCon, eFre, tFre need)."""
+    stats = TrainStats.from_corpus(train)
+    stats.token_totals, stats.mention_text_counts  # noqa: B018 -- fill the caches
+    return stats
+
+
+def main():
+    train = read_conll(DATA / "train.txt")
+    test = read_conll(DATA / "test.txt")
+    t_read_stats, stats = best(lambda: fresh_stats(read_conll(DATA / "train.txt")), 5)
+    t_stats, stats = best(lambda: fresh_stats(train), 5)
+    predictions = memorization(stats, test.tokens)
+    batch = lambda: Batch(test.tokens, test.tags, predictions)  # noqa: E731 -- decoding is part of the cost
+    t_flat, _ = best(lambda: bucket_f1(stats, batch()), 10)
+    t_detailed, _ = best(lambda: bucket_f1(stats, batch(), detailed=True, bootstrap=0), 10)
+    t_bootstrap, _ = best(lambda: bucket_f1(stats, batch(), detailed=True, bootstrap=1000), 5)
+    spans = [s[a:b] for s, sentence_spans in zip(test.tokens, Batch(test.tokens, test.tags).gold_spans)
+             for a, b, _ in sentence_spans]
+    t_occurrences, _ = best(lambda: stats.occurrences(spans), 10)
+    metric = BucketF1(train=stats, keep_in_memory=True)
+    inputs = dict(predictions=predictions, references=test.tags, tokens=test.tokens)
+    t_metric, _ = best(lambda: metric.compute(**inputs), 5)
+    t_seqeval, _ = best(lambda: classification_report(test.tags, predictions, digits=4), 5)
+    peak = peak_mb(lambda: bucket_f1(stats, batch(), detailed=True, bootstrap=1000))
+    print(f"{'measure':<58} {'seconds':>9}  goal")
+    for name, seconds, goal in [
+        ("stats from the CoNLL train file (read + build + caches)", t_read_stats, "<= 1 s (authors' tool ~470 s)"),
+        ("stats from lists (build + caches)", t_stats, ""),
+        ("bucket_f1, all 9 attributes, flat keys", t_flat, "<= 0.2 s (authors ~4 s, successor ~0.3 s)"),
+        ("bucket_f1, detailed tables and diagnostics, no bootstrap", t_detailed, ""),
+        ("bucket_f1, detailed + 1000 bootstrap resamples", t_bootstrap, "well under 1 s"),
+        ("  of which: occurrence counts of the gold test spans", t_occurrences, ""),
+        ("evaluate BucketF1.compute (keep_in_memory)", t_metric, ""),
+        ("seqeval classification_report (peer)", t_seqeval, ""),
+    ]:
+        print(f"{name:<58} {seconds:>9.4f}  {goal}")
+    print(f"{'ratio seqeval / bucket_f1 flat':<58} {t_seqeval / t_flat:>9.1f}x")
+    print(f"{'peak memory, detailed + bootstrap (MB)':<58} {peak:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,334 @@
+import json
+import math
+import random
+
+import evaluate
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings, strategies as st
+from seqeval.metrics import classification_report
+
+from tough_ner import Batch, TrainStats, bucket_f1, tmr
+from tough_ner.buckets import (ATTRIBUTES, attribute_values, attribute_wise, compare, equal_count_cuts, friedman,
+                               make_bucketing, spearman, wilcoxon)
+from tough_ner.cli import main
+from tough_ner.demo import load_demo
+from tough_ner.schemes import spans_to_tags
+
+from conftest import write
+from test_metric import ROOT
+
+TRAIN_TOKENS = [["Paris", "is", "in", "France"], ["Paris", "Hilton", "sings"], ["Paris", "Hilton", "hotel"],
+                ["New", "York", "is", "big"]]
+TRAIN_TAGS = [["B-LOC", "O", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["O", "O", "O"], ["B-LOC", "I-LOC", "O", "O"]]
+STATS = TrainStats.from_lists(TRAIN_TOKENS, TRAIN_TAGS)
+TOKENS = [["Paris", "Hilton", "visits", "Rome"]]
+GOLD = [["B-PER", "I-PER", "O", "B-LOC"]]
+PRED = [["B-LOC", "O", "O", "B-LOC"]]
+
+
+def test_attribute_values_by_hand():
+    sides = attribute_values(STATS, Batch(TOKENS, GOLD, PRED))
+    gold, pred = sides["gold"]["span"], sides["pred"]["span"]
+    # Gold: "Paris Hilton"/PER, "Rome"/LOC.  14 training tokens, 4 training mentions.
+    assert gold["eLen"].tolist() == [2, 1] and gold["sLen"].tolist() == [4, 4]
+    assert gold["eDen"].tolist() == [0.5, 0.5] and gold["oDen"].tolist() == [0.5, 0.5]  # visits, Rome unseen
+    assert gold["eFre"].tolist() == [0.25, 0.0]
+    assert gold["eCon"].tolist() == [0.5, 0.0]  # "Paris Hilton" twice in training, once a PER mention
+    assert gold["correct"].tolist() == [False, True]
+    # Predicted "Paris"/LOC: 3 occurrences, 1 LOC mention; predicted spans share the gold eDen.
+    assert pred["eLen"].tolist() == [1, 1] and pred["eDen"].tolist() == [0.5, 0.5]
+    assert pred["eFre"].tolist() == [0.25, 0.0] and pred["eCon"].tolist() == [1 / 3, 0.0]
+    assert pred["correct"].tolist() == [False, True]
+    tokens_gold, tokens_pred = sides["gold"]["token"], sides["pred"]["token"]
+    assert tokens_gold["tFre"].tolist() == [3 / 14, 2 / 14, 0.0]
+    assert tokens_gold["tCon"].tolist() == [1 / 3, 1 / 2, 0.0]  # Paris: LOC, PER, O once each
+    assert tokens_gold["correct"].tolist() == [False, False, True]
+    assert tokens_pred["tCon"].tolist() == [1 / 3, 0.0] and tokens_pred["correct"].tolist() == [False, True]
+
+
+def test_lowercase_option_matches_case_insensitively():
+    tokens = [["paris", "HILTON", "visits", "Rome"]]
+    exact = attribute_values(STATS, Batch(tokens, GOLD, PRED))["gold"]["span"]
+    folded = attribute_values(STATS, Batch(tokens, GOLD, PRED), lowercase=True)["gold"]["span"]
+    assert exact["eCon"].tolist() == [0.0, 0.0] and exact["oDen"].tolist() == [1.0, 1.0]
+    assert folded["eCon"].tolist() == [0.5, 0.0] and folded["oDen"].tolist() == [0.5, 0.5]
+
+
+def test_occurrences_stay_inside_sentences_and_skip_unseen_tokens():
+    counts = STATS.occurrences([["Paris", "Hilton"], ["France", "Paris"], ["is"], ["Rome"], ["Paris", "Rome"], []])
+    assert counts.tolist() == [2, 0, 2, 0, 0, 0]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.sampled_from("abcd"), max_size=7), min_size=1, max_size=6),
+       st.lists(st.lists(st.sampled_from("abcde"), min_size=1, max_size=4), min_size=1, max_size=8))
+def test_occurrences_equal_brute_force_counts(sentences, queries):
+    stats = TrainStats.from_lists(sentences, [["O"] * len(s) for s in sentences])
+    expected = [sum(s[i:i + len(q)] == q for s in sentences for i in range(len(s) - len(q) + 1)) for q in queries]
+    assert stats.occurrences(queries).tolist() == expected
+
+
+def test_lowercased_stats_equal_stats_of_lowercased_data():
+    tokens = [["Paris", "PARIS", "is"], ["paris", "Is", "New", "York"]]
+    tags = [["B-LOC", "B-ORG", "O"], ["B-LOC", "O", "B-LOC", "I-LOC"]]
+    lowered = TrainStats.from_lists([[t.lower() for t in s] for s in tokens], tags)
+    assert TrainStats.from_lists(tokens, tags).lowercased() == lowered
+
+
+def test_equal_count_cuts_never_split_a_value():
+    # 8 values, 4 buckets: cuts where the cumulative count first reaches 2, 4, 6.
+    assert equal_count_cuts(np.array([1, 1, 1, 2, 3, 3, 4, 5.0]), 4).tolist() == [1, 2, 3]
+    # One value holds most items: coinciding cuts leave empty buckets, indices stay stable.
+    assert equal_count_cuts(np.array([7, 7, 7, 7, 7, 7, 8, 9.0]), 4).tolist() == [7, 7, 7]
+    assert equal_count_cuts(np.array([]), 3).tolist() == [math.inf, math.inf]
+
+
+def test_special_buckets_always_exist_and_bounds_cover_the_line():
+    bucketing = make_bucketing("eCon", np.array([0.0, 0.2, 0.4, 0.6, 1.0]))
+    assert len(bucketing) == 4
+    assert bucketing.intervals() == [[0, 0], [0, 0.4], [0.4, 1], [1, 1]]
+    assert bucketing.assign(np.array([0.0, 1e-9, 0.4, 0.41, 0.999, 1.0])).tolist() == [0, 1, 1, 2, 2, 3]
+    empty_special = make_bucketing("eFre", np.array([0.1, 0.2, 0.3]))
+    assert len(empty_special) == 4 and empty_special.assign(np.array([0.0, 5.0])).tolist() == [0, 3]
+    plain = make_bucketing("sLen", np.array([3.0, 5, 8, 13]))
+    assert plain.intervals() == [[-math.inf, 3], [3, 5], [5, 8], [8, math.inf]]
+    assert plain.assign(np.array([-1.0, 100])).tolist() == [0, 3]
+    assert make_bucketing("eLen", np.array([1.0]), 3).intervals() == [[1, 1], [2, 2], [3, math.inf]]
+    user = make_bucketing("oDen", np.array([0.5]), edges=[0.1, 0.3])
+    assert user.intervals() == [[0, 0], [0, 0.1], [0.1, 0.3], [0.3, math.inf]]
+    with pytest.raises(ValueError, match="increasing"):
+        make_bucketing("oDen", np.array([0.5]), edges=[0.3, 0.1])
+    with pytest.raises(ValueError, match="n_buckets >= 3"):
+        make_bucketing("tCon", np.array([0.5]), 2)
+
+
+def random_tags(rng, length, types=("PER", "LOC", "ORG")):
+    spans, i = [], 0
+    while i < length:
+        if rng.random() < 0.35:
+            end = min(length, i + rng.randint(1, 3))
+            spans.append((i, end, rng.choice(types)))
+            i = end
+        i += 1
+    return spans_to_tags(spans, length, "bio")
+
+
+def random_batch(seed, n_sentences=8):
+    rng = random.Random(seed)
+    words = ["Paris", "Hilton", "is", "Rome", "New", "York", "x", "France"]
+    tokens = [[rng.choice(words) for _ in range(rng.randint(0, 9))] for _ in range(n_sentences)]
+    gold = [random_tags(rng, len(s)) for s in tokens]
+    pred = [g if rng.random() < 0.4 else random_tags(rng, len(g), ("PER", "LOC", "MISC")) for g in gold]
+    return tokens, gold, pred
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 100_000), st.integers(1, 6))
+def test_every_item_in_exactly_one_bucket_and_tag_f1_is_seqeval(seed, n_buckets):
+    tokens, gold, pred = random_batch(seed)
+    batch = Batch(tokens, gold, pred)
+    result = bucket_f1(STATS, batch, n_buckets={"eLen": n_buckets, "sLen": n_buckets, "eDen": n_buckets},
+                       detailed=True, bootstrap=0)
+    n_gold_spans, n_pred_spans = len(batch.span_arrays("gold")[0]), len(batch.span_arrays("pred")[0])
+    n_gold_tokens = int((batch.token_types("gold") >= 0).sum())
+    n_pred_tokens = int((batch.token_types("pred") >= 0).sum())
+    sides = attribute_values(STATS, batch)
+    for attribute, rows in result["buckets"].items():
+        token_level = attribute in ("tFre", "tCon")
+        assert sum(r["n_gold"] for r in rows) == (n_gold_tokens if token_level else n_gold_spans)
+        assert sum(r["n_pred"] for r in rows) == (n_pred_tokens if token_level else n_pred_spans)
+        level = "token" if token_level else "span"
+        assert sum(r["n_correct"] for r in rows) == int(sides["gold"][level]["correct"].sum())
+    if n_gold_spans and n_pred_spans:
+        report = classification_report(gold, pred, output_dict=True, zero_division=0)
+        for i, row in enumerate(result["buckets"]["tag"]):
+            assert result[f"tag_{i}_f1"] == pytest.approx(report[row["interval"]]["f1-score"])
+    perfect = bucket_f1(STATS, Batch(tokens, gold, gold))
+    assert all(v == 1.0 or math.isnan(v) for v in perfect.values())
+
+
+def test_conll_figures(conll_stats, conll_test):
+    gold = conll_test.tags
+    perfect = bucket_f1(conll_stats, Batch(conll_test.tokens, gold, gold), detailed=True, bootstrap=0)
+    buckets = perfect["buckets"]
+    assert [r["n_gold"] for r in buckets["eLen"]] == [3574, 1776, 236, 62]
+    assert buckets["oDen"][0]["n_gold"] == 1091 and buckets["oDen"][0]["interval"] == [0, 0]
+    assert buckets["eFre"][0]["n_gold"] == 2600
+    assert tmr(conll_stats, Batch(conll_test.tokens, gold, gold))["n_unseen_tokens"] == 2600
+    assert {r["interval"]: r["n_gold"] for r in buckets["tag"]} == {"LOC": 1668, "MISC": 702, "ORG": 1661, "PER": 1617}
+    assert all(v == 1.0 for v in perfect.values() if isinstance(v, float))
+    rng = random.Random(3)
+    pred = [[t if rng.random() < 0.85 else rng.choice(["O", "B-PER", "I-ORG"]) for t in s] for s in gold]
+    result = bucket_f1(conll_stats, Batch(conll_test.tokens, gold, pred), detailed=True, bootstrap=0)
+    report = classification_report(gold, pred, output_dict=True)
+    assert [result[f"tag_{i}_f1"] for i in range(4)] == pytest.approx(
+        [report[t]["f1-score"] for t in ("LOC", "MISC", "ORG", "PER")], abs=1e-12)
+    # Buckets are cut on gold: the same for every system.
+    assert all(r["interval"] == p["interval"] for a in ATTRIBUTES for r, p in zip(result["buckets"][a], buckets[a]))
+
+
+def test_bootstrap_is_seeded_and_brackets_the_estimate():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    batch = Batch(test.tokens, test.tags, test.predictions[1])
+    one = bucket_f1(stats, batch, detailed=True, bootstrap=300, seed=1)["diagnostics"]["bootstrap"]
+    again = bucket_f1(stats, batch, detailed=True, bootstrap=300, seed=1)["diagnostics"]["bootstrap"]
+    other = bucket_f1(stats, batch, detailed=True, bootstrap=300, seed=2)["diagnostics"]["bootstrap"]
+    assert json.dumps(one) == json.dumps(again) and json.dumps(one) != json.dumps(other)
+    point = bucket_f1(stats, batch)
+    low, high = one["f1"]
+    assert low < point["f1"] < high
+    for attribute in ATTRIBUTES:
+        for i, (lo, hi) in enumerate(one[attribute]):
+            value = point[f"{attribute}_{i}_f1"]
+            assert math.isnan(value) == math.isnan(lo) or value in (0.0, 1.0)
+            assert math.isnan(lo) or lo <= hi
+    perfect = bucket_f1(stats, Batch(test.tokens, test.tags, test.tags), detailed=True, bootstrap=50)
+    assert perfect["diagnostics"]["bootstrap"]["f1"] == [1.0, 1.0]
+
+
+def test_bootstrap_equals_a_plain_loop_over_resamples():
+    tokens, gold, pred = random_batch(11, n_sentences=12)
+    batch = Batch(tokens, gold, pred)
+    result = bucket_f1(STATS, batch, detailed=True, bootstrap=200, seed=5)
+    rng = np.random.default_rng(5)
+    draws = rng.integers(0, len(tokens), size=(200, len(tokens)), dtype=np.int32)
+    f1s = []
+    for draw in draws:
+        resampled = Batch([tokens[i] for i in draw], [gold[i] for i in draw], [pred[i] for i in draw])
+        f1s.append(bucket_f1(STATS, resampled, bootstrap=0)["f1"])
+    assert result["diagnostics"]["bootstrap"]["f1"] == pytest.approx(np.nanquantile(f1s, [0.025, 0.975]).tolist())
+
+
+def test_diagnostics():
+    tokens, gold, pred = random_batch(7, n_sentences=30)
+    a = bucket_f1(STATS, Batch(tokens, gold, pred), detailed=True, bootstrap=0)
+    b = bucket_f1(STATS, Batch(tokens, gold, gold), detailed=True, bootstrap=0)
+    for attribute, diagnosis in a["diagnostics"]["self"].items():
+        f1s = [r["f1"] for r in a["buckets"][attribute]]
+        assert diagnosis["worst_f1"] == np.nanmin(f1s) and diagnosis["best_f1"] == np.nanmax(f1s)
+        assert diagnosis["gap"] == diagnosis["best_f1"] - diagnosis["worst_f1"]
+    comparison = compare(a, b)
+    differences = comparison["eLen"]["difference"]
+    assert differences[comparison["eLen"]["smallest"]] == np.nanmin(differences)
+    assert all(d <= 0 or math.isnan(d) for d in comparison["tCon"]["difference"])  # b is perfect
+    table = attribute_wise([a, b])
+    assert math.isnan(table["eLen"]["rho"]) or 0 <= table["eLen"]["rho"] <= 1
+    sides = attribute_values(STATS, Batch(tokens, gold, pred))
+    assert table["sLen"]["zeta"] == pytest.approx(sides["gold"]["span"]["sLen"].mean())
+    model = a["diagnostics"]["model_wise"]
+    for attribute in ATTRIBUTES[:-1]:
+        f1s = np.array([r["f1"] for r in a["buckets"][attribute]])
+        keep = ~np.isnan(f1s)
+        if keep.sum() >= 2 and np.ptp(f1s[keep]) > 0:
+            assert model[attribute]["spearman"] == pytest.approx(
+                scipy.stats.spearmanr(np.arange(len(f1s))[keep], f1s[keep]).statistic)
+        assert model[attribute]["std"] == pytest.approx(np.std(f1s[keep]))
+    assert math.isnan(model["tag"]["spearman"])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=2, max_size=12))
+def test_spearman_equals_scipy(pairs):
+    x, y = zip(*pairs)
+    expected = scipy.stats.spearmanr(x, y).statistic if len(set(x)) > 1 and len(set(y)) > 1 else math.nan
+    assert spearman(x, y) == pytest.approx(expected, nan_ok=True)
+
+
+def test_friedman_and_wilcoxon_over_runs():
+    tokens, gold, _ = random_batch(5, n_sentences=40)
+    runs_a, runs_b = [], []
+    for seed in range(4):
+        rng = random.Random(seed)
+        noisy = [[t if rng.random() < 0.8 else "O" for t in s] for s in gold]
+        noisier = [[t if rng.random() < 0.5 else "O" for t in s] for s in gold]
+        runs_a.append(bucket_f1(STATS, Batch(tokens, gold, noisy)))
+        runs_b.append(bucket_f1(STATS, Batch(tokens, gold, noisier)))
+    result = friedman(runs_a)
+    matrix = np.array([[run[f"sLen_{i}_f1"] for i in range(4)] for run in runs_a])
+    expected = scipy.stats.friedmanchisquare(*matrix.T)
+    assert result["sLen"]["statistic"] == pytest.approx(expected.statistic)
+    assert result["sLen"]["p_value"] == pytest.approx(expected.pvalue)
+    paired = wilcoxon(runs_a, runs_b)
+    a = [run[f"eLen_{i}_f1"] for run in runs_a for i in range(4)]
+    b = [run[f"eLen_{i}_f1"] for run in runs_b for i in range(4)]
+    keep = [not (math.isnan(x) or math.isnan(y)) for x, y in zip(a, b)]
+    expected = scipy.stats.wilcoxon([x for x, k in zip(a, keep) if k], [y for y, k in zip(b, keep) if k])
+    assert paired["eLen"]["p_value"] == pytest.approx(expected.pvalue) and paired["eLen"]["n_pairs"] == sum(keep)
+    with pytest.raises(ValueError, match="at least 2 runs"):
+        friedman(runs_a[:1])
+    with pytest.raises(ValueError, match="equal"):
+        wilcoxon(runs_a, runs_b[:2])
+
+
+def test_empty_and_entity_free_input_give_nan_with_zero_counts():
+    result = bucket_f1(STATS, Batch([["a", "b"]], [["O", "O"]], [["O", "O"]]), detailed=True)
+    assert all(math.isnan(v) for v in result.values() if isinstance(v, float))
+    assert all(r["n_gold"] == r["n_pred"] == 0 for rows in result["buckets"].values() for r in rows)
+    assert result["buckets"]["tag"] == [] and len(result["buckets"]["eCon"]) == 4
+    empty = bucket_f1(STATS, Batch([], [], []), detailed=True)
+    assert math.isnan(empty["f1"]) and empty["diagnostics"]["bootstrap"]["f1"][0] != 0.0
+
+
+def test_bad_options_and_input():
+    batch = Batch(TOKENS, GOLD, PRED)
+    for bad in ({"n_buckets": 0}, {"n_buckets": {"size": 3}}, {"edges": [1, 2]}, {"bootstrap": -1},
+                {"confidence": 1.0}, {"n_buckets": 2.5}):
+        with pytest.raises(ValueError):
+            bucket_f1(STATS, batch, **bad)
+    with pytest.raises(ValueError, match="sentence 0"):
+        bucket_f1(STATS, Batch(TOKENS, GOLD, [["B-LOC"]]))
+    with pytest.raises(ValueError, match="needs predictions"):
+        bucket_f1(STATS, Batch(TOKENS, GOLD))
+
+
+def test_evaluate_metric_equals_core_and_takes_options():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    metric = evaluate.load(str(ROOT / "metrics" / "bucket_f1"), train=stats, n_buckets=5, keep_in_memory=True)
+    inputs = {"predictions": test.predictions[0], "references": test.tags, "tokens": test.tokens}
+    result = metric.compute(**inputs)
+    expected = bucket_f1(stats, Batch(test.tokens, test.tags, test.predictions[0]), n_buckets=5)
+    assert result.keys() == expected.keys() and "sLen_4_f1" in result
+    assert all(result[k] == expected[k] or (math.isnan(result[k]) and math.isnan(expected[k])) for k in result)
+    detailed = metric.compute(**inputs, detailed=True, bootstrap=20, edges={"sLen": [10]})
+    assert len(detailed["buckets"]["sLen"]) == 2 and len(detailed["diagnostics"]["bootstrap"]["eLen"]) == 5
+    json.dumps(detailed)  # plain Python values throughout
+    with pytest.raises(TypeError, match="n_bucket"):
+        evaluate.load(str(ROOT / "metrics" / "bucket_f1"), train=stats, n_bucket=3)
+    with pytest.raises(ValueError, match="n_buckets"):
+        evaluate.load(str(ROOT / "metrics" / "bucket_f1"), train=stats, n_buckets=1)
+
+
+def test_cli_buckets(tmp_path, capsys):
+    train, test = load_demo()
+    write(tmp_path / "train.txt", "\n\n".join("\n".join(f"{t} {g}" for t, g in zip(s, tags))
+                                            for s, tags in zip(train.tokens, train.tags)) + "\n")
+    for i in range(2):
+        rows = zip(test.tokens, test.tags, test.predictions[i])
+        write(tmp_path / f"sys{i}.txt", "\n\n".join("\n".join(f"{t} {g} {p}" for t, g, p in zip(*row))
+                                                  for row in rows) + "\n")
+    assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt")]) == 0
+    out = capsys.readouterr().out
+    assert "eLen" in out and "tCon" in out and "n_gold" in out
+    assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt"),
+                 "--test", str(tmp_path / "sys1.txt"), "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    stats = TrainStats.from_corpus(train)
+    a = bucket_f1(stats, Batch(test.tokens, test.tags, test.predictions[0]), detailed=True, bootstrap=0)
+    assert table["systems"][str(tmp_path / "sys0.txt")]["eLen_0_f1"] == a["eLen_0_f1"]
+    assert "comparison" in table and set(table["comparison"]) == set(ATTRIBUTES)
+    assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt"),
+                 "--n-buckets", "1"]) == 2
+    assert "n_buckets" in capsys.readouterr().err
+
+
+def test_demo_buckets_are_empty_only_between_coinciding_cuts():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    result = bucket_f1(stats, Batch(test.tokens, test.tags, test.predictions[0]), detailed=True, bootstrap=0)
+    empty = [(a, r["interval"]) for a, rows in result["buckets"].items() for r in rows if not r["n_gold"]]
+    # 35 of the 110 demo sentences have 11 tokens: two sLen cuts fall on 11.
+    assert empty == [("sLen", [11.0, 11.0])]

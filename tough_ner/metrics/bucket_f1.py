@@ -1,0 +1,55 @@
+"""The ``bucket_f1`` evaluate metric."""
+from __future__ import annotations
+
+from ..batch import Batch
+from ..buckets import bucket_f1, check_options
+from .base import ToughMetric, plain
+
+_DESCRIPTION = """Interpretable evaluation (Fu, Liu & Neubig, 2020): entity F1 per bucket of an entity
+attribute: entity length (eLen), sentence length (sLen), entity density (eDen), OOV density
+(oDen), entity and token frequency in training (eFre, tFre), entity and token label
+consistency (eCon, tCon) and type (tag), with the paper's diagnostics."""
+
+_CITATION = """@inproceedings{fu-etal-2020-interpretable,
+  title = {Interpretable Multi-dataset Evaluation for Named Entity Recognition},
+  author = {Fu, Jinlan and Liu, Pengfei and Neubig, Graham},
+  booktitle = {Proceedings of the 2020 Conference on Empirical Methods in Natural Language Processing (EMNLP)},
+  year = {2020},
+  pages = {6058--6069},
+  doi = {10.18653/v1/2020.emnlp-main.489}
+}"""
+
+_INPUTS = """
+Args:
+    predictions: predicted tags, one list of strings per sentence (any tag scheme).
+    references: gold tags, same shape.
+    tokens: the test tokens, same shape.
+    n_buckets: buckets per attribute, special ones included (default 4); an int or {attribute: int}.
+    edges: {attribute: [cuts]} user-given cuts of the regular buckets (special buckets stay).
+    lowercase: match tokens and mention texts lowercased (default False: exact).
+    detailed: add the "buckets" tables and "diagnostics" (default False).
+    bootstrap: resamples of sentences for the confidence intervals (default 1000; 0: none).
+    confidence: level of the bootstrap intervals (default 0.95).
+    seed: seed of the bootstrap (default 0).
+Returns:
+    f1 (overall micro span F1) and {attr}_{i}_f1 for every attribute and bucket index i
+    (0-based, in value order; for tag, in type-name order), e.g. eLen_0_f1; NaN for an
+    empty bucket.
+"""
+
+
+class BucketF1(ToughMetric):
+    """F1 per attribute bucket; ``train=`` gives the training statistics."""
+
+    options = {"n_buckets": 4, "edges": None, "lowercase": False, "detailed": False, "bootstrap": 1000,
+               "confidence": 0.95, "seed": 0}
+    description = _DESCRIPTION
+    citation_text = _CITATION
+    inputs_text = _INPUTS
+    reference_urls = ["https://aclanthology.org/2020.emnlp-main.489", "https://github.com/neulab/InterpretEval"]
+
+    def check_options(self, options):
+        check_options(options["n_buckets"], options["edges"], options["bootstrap"], options["confidence"])
+
+    def score(self, batch: Batch, **options) -> dict:
+        return plain(bucket_f1(self.train_stats, batch, **options))
