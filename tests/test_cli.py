@@ -3,7 +3,8 @@ import subprocess
 
 import pytest
 
-from tough_ner import Batch, TrainStats, hardeval, read_conll
+from tough_ner import Batch, TrainStats, bucket_f1, hardeval, read_conll
+from tough_ner.buckets import compare
 from tough_ner.cli import main
 from tough_ner.demo import SYSTEMS, TEST, TRAIN, load_demo
 from tough_ner.hardeval import SUBSETS
@@ -51,6 +52,11 @@ def test_report_on_demo_runs_as_console_script():
     stats = TrainStats.from_corpus(train)
     score = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1]))["hardeval"]
     assert f"{score:.4f}" in done.stdout
+    # Two systems: the bucket comparative diagnosis, A - B per attribute.
+    a, b = (bucket_f1(stats, Batch(test.tokens, test.tags, p), detailed=True, bootstrap=0) for p in test.predictions)
+    comparison = compare(a, b)["eFre"]
+    assert "bucket F1, memorizer - contextual" in done.stdout
+    assert f"{comparison['difference'][comparison['smallest']]:+.4f}" in done.stdout.split("bucket F1,")[1]
 
 
 def test_report_with_files(tmp_path, capsys):
@@ -62,6 +68,7 @@ def test_report_with_files(tmp_path, capsys):
     assert main(["report", "--train", str(TRAIN), "--test", str(gold), "--pred", str(sys_a), "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
     assert result["systems"][str(sys_a)]["hardeval"]["n_all"] == sum(map(len, test.tokens))
+    assert "eCon_3_f1" in result["systems"][str(sys_a)]["bucket_f1"] and "comparison" not in result
 
 
 def test_demo_corpus_makes_every_subset_non_empty():
