@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 
 from tough_ner import Batch, TrainStats
-from tough_ner.demo import load_demo
+from tough_ner.demo import load_demo, load_demo_nrb
+from tough_ner.nrb import nrb
 from tough_ner.register import METRICS
 from tough_ner.report import METHODS
 
@@ -20,7 +21,15 @@ def test_card_has_yaml_sections_and_every_output_key(name):
     for section in ("## How to Use", "### Inputs", "### Output Values", "### Examples", "## Limitations", "## Citation"):
         assert section in card
     train, test = load_demo()
-    result = METHODS[name](TrainStats.from_corpus(train), Batch(test.tokens, test.tags, test.predictions[0]))
+    stats = TrainStats.from_corpus(train)
+    if name == "nrb":  # its own sentences; the card lists single-set and NRB + WTS keys
+        nrb_set, wts_set = load_demo_nrb()
+        batch = Batch(nrb_set.tokens + wts_set.tokens, nrb_set.tags + wts_set.tags,
+                      nrb_set.predictions[0] + wts_set.predictions[0])
+        portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
+        result = {**nrb(batch, "conll", stats=stats), **nrb(batch, "conll", portion, stats)}
+    else:
+        result = METHODS[name](stats, Batch(test.tokens, test.tags, test.predictions[0]))
     missing = [key for key in result if f"`{key}`" not in card]
     assert not missing
     assert (ROOT / "metrics" / name / "requirements.txt").read_text().startswith("tough-ner")

@@ -6,8 +6,9 @@ import pytest
 from tough_ner import Batch, TrainStats, bucket_f1, hardeval, read_conll
 from tough_ner.buckets import compare
 from tough_ner.cli import main
-from tough_ner.demo import SYSTEMS, TEST, TRAIN, load_demo
+from tough_ner.demo import SYSTEMS, TEST, TRAIN, load_demo, load_demo_nrb
 from tough_ner.hardeval import SUBSETS
+from tough_ner.nrb import nrb
 
 from conftest import write
 
@@ -56,6 +57,13 @@ def test_report_on_demo_runs_as_console_script():
     a, b = (bucket_f1(stats, Batch(test.tokens, test.tags, p), detailed=True, bootstrap=0) for p in test.predictions)
     comparison = compare(a, b)["eFre"]
     assert "bucket F1, memorizer - contextual" in done.stdout
+    nrb_set, wts_set = load_demo_nrb()
+    portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
+    errors = [str(nrb(Batch(nrb_set.tokens + wts_set.tokens, nrb_set.tags + wts_set.tags,
+                            nrb_set.predictions[i] + wts_set.predictions[i]), "conll", portion, stats)
+                  ["nrb_n_type_errors"]) for i in range(2)]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("nrb_n_type_errors "))
+    assert line.split()[1:] == errors and int(errors[0]) > int(errors[1])  # the memorizer types names by habit
     assert f"{comparison['difference'][comparison['smallest']]:+.4f}" in done.stdout.split("bucket F1,")[1]
 
 

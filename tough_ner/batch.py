@@ -86,6 +86,9 @@ class Batch:
         return (self.token_labels(which, "io") - 1) // 4
 
 
+_STR = {str}
+
+
 def _check(tokens, references, predictions) -> None:
     if len(tokens) != len(references):
         raise ValueError(f"{len(tokens)} token sentences but {len(references)} reference sentences")
@@ -96,7 +99,7 @@ def _check(tokens, references, predictions) -> None:
             raise ValueError(f"sentence {s}: {len(sentence)} tokens but {len(gold)} reference tags")
         if predictions is not None and len(predictions[s]) != len(gold):
             raise ValueError(f"sentence {s}: {len(predictions[s])} predicted tags but {len(gold)} reference tags")
-        if isinstance(sentence, str) or not all(type(token) is str for token in sentence):
+        if isinstance(sentence, str) or not set(map(type, sentence)) <= _STR:
             if isinstance(sentence, str):
                 raise ValueError(f"sentence {s}: tokens must be a list of strings, not one string")
             i = next(i for i, token in enumerate(sentence) if type(token) is not str)

@@ -29,9 +29,10 @@ def _json(value) -> str:
 
 
 def _print_flat(result: dict) -> None:
-    for key, value in result.items():
-        if not isinstance(value, (dict, list)):
-            print(f"{key:<14} {format_value(value)}")
+    flat = {key: value for key, value in result.items() if not isinstance(value, (dict, list))}
+    width = max(map(len, flat), default=0)
+    for key, value in flat.items():
+        print(f"{key:<{width}}  {format_value(value)}")
 
 
 def cmd_hardeval(args) -> None:
@@ -118,6 +119,33 @@ def cmd_buckets(args) -> None:
             print(f"  A-B largest in bucket {cell['largest']}, smallest in bucket {cell['smallest']}")
 
 
+def cmd_nrb(args) -> None:
+    from .nrb import nrb, read_nrb, read_nrb_predictions, spacy_tagger
+
+    sets = [(name, read_nrb(path)) for name, path in (("nrb", args.nrb), ("wts", args.wts)) if path]
+    if bool(args.pred) == bool(args.spacy):
+        raise ValueError("give --pred files (one per set, NRB first) or --spacy MODEL")
+    if args.pred and len(args.pred) != len(sets):
+        raise ValueError(f"{len(sets)} benchmark file(s) but {len(args.pred)} --pred file(s)")
+    type_map = args.type_map
+    if type_map and type_map.endswith(".json"):
+        with open(type_map, encoding="utf-8") as handle:
+            type_map = json.load(handle)
+    if args.spacy:
+        tag = spacy_tagger(args.spacy)
+        type_map = type_map or "ontonotes"
+        predictions = [tag(dataset["tokens"]) for _, dataset in sets]
+    else:
+        predictions = [read_nrb_predictions(path, dataset["tokens"]) for path, (_, dataset) in zip(args.pred, sets)]
+    tokens = [t for _, dataset in sets for t in dataset["tokens"]]
+    gold = [t for _, dataset in sets for t in dataset["ner_tags"]]
+    portion = [name for name, dataset in sets for _ in range(len(dataset))]
+    stats = TrainStats.coerce(args.train) if args.train else None
+    batch = Batch(tokens, gold, [t for tags in predictions for t in tags])
+    result = nrb(batch, type_map, portion if len(sets) > 1 else None, stats, detailed=args.detailed)
+    print(_json(result)) if args.json else _print_flat(result)
+
+
 def cmd_describe(args) -> None:
     stats = TrainStats.coerce(args.train)
     result = {"train": stats.describe()}
@@ -141,12 +169,14 @@ def cmd_register(args) -> None:
 
 
 def cmd_report(args) -> None:
-    from .demo import SYSTEMS, load_demo
+    from .demo import NRB_TYPE_MAP, SYSTEMS, load_demo, load_demo_nrb
     from .report import format_text, run
 
+    nrb_sets = type_map = None
     if args.train is None and args.test is None:
         train, test = load_demo()
         stats, systems = TrainStats.from_corpus(train), list(SYSTEMS)
+        nrb_sets, type_map = load_demo_nrb(), NRB_TYPE_MAP
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
@@ -158,7 +188,7 @@ def cmd_report(args) -> None:
                 raise SystemExit(f"tough-ner report: {path} does not have the tokens of {args.test}")
             test.predictions.append(predicted.tags)
         systems = list(args.pred)
-    results = run(stats, test, systems)
+    results = run(stats, test, systems, nrb_sets, type_map)
     print(_json(results) if args.json else format_text(results))
 
 
@@ -194,6 +224,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--json", action="store_true", help="print every table as JSON")
     p.set_defaults(run=cmd_buckets)
+
+    p = commands.add_parser("nrb", help="Name Regularity Bias: accuracy on NRB and its WTS control set")
+    p.add_argument("--nrb", required=True, help="NRB file ({lang}.nrb.conll or .txt)")
+    p.add_argument("--wts", help="WTS file ({lang}.wts.conll or .txt)")
+    p.add_argument("--pred", action="append",
+                   help="predictions as 'token TAG' lines, one file per set (NRB first, then WTS)")
+    p.add_argument("--spacy", help="tag the sentences with this spaCy pipeline (name or path) instead")
+    p.add_argument("--type-map", help="nrb, conll, ontonotes (default with --spacy) or a JSON file {type: NRB type}")
+    p.add_argument("--train", help="training CoNLL file or stats: count targets seen with another type")
+    p.add_argument("--detailed", action="store_true", help="confusion counts (with --json)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_nrb)
 
     p = commands.add_parser("describe", help="mention statistics of training and test sets")
     p.add_argument("--train", required=True)

@@ -7,7 +7,7 @@ import os
 from typing import Dict, List, Optional
 
 # metric name -> class name in tough_ner.metrics.<name>
-METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "BucketF1"}
+METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "BucketF1", "nrb": "Nrb"}
 NAMESPACES = ("evaluate-metric", "tough-ner")
 
 

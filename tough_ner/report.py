@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from .batch import Batch
 from .buckets import bucket_f1, compare, interval_text
 from .corpus import Corpus
 from .hardeval import hardeval
+from .nrb import TypeMap, nrb
 from .stats import TrainStats
 from .tmr import tmr
 
@@ -19,9 +20,12 @@ METHODS: Dict[str, Callable[[TrainStats, Batch], dict]] = {
 }
 
 
-def run(stats: TrainStats, test: Corpus, systems: Sequence[str]) -> dict:
+def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optional[Tuple[Corpus, Corpus]] = None,
+        type_map: TypeMap = None) -> dict:
     """``{"describe": {...}, "systems": {system: {method: flat result}}}``, and with two or
-    more systems ``"comparison"``: the bucket comparative diagnosis of the first two."""
+    more systems ``"comparison"``: the bucket comparative diagnosis of the first two.
+    ``nrb_sets``: NRB and WTS corpora with one prediction list per system (types mapped by
+    ``type_map``) add each system's ``"nrb"`` result."""
     if len(systems) != len(test.predictions):
         raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
     results = {"describe": {"train": stats.describe(), "test": stats.describe_test(test.tokens, test.tags)},
@@ -32,6 +36,13 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str]) -> dict:
         results["systems"][name] = {method: score(stats, batch) for method, score in METHODS.items()}
         if len(systems) > 1 and len(detailed) < 2:
             detailed.append(bucket_f1(stats, batch, detailed=True, bootstrap=0))
+    if nrb_sets is not None:
+        nrb_set, wts_set = nrb_sets
+        portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
+        for i, name in enumerate(systems):
+            batch = Batch(nrb_set.tokens + wts_set.tokens, nrb_set.tags + wts_set.tags,
+                          nrb_set.predictions[i] + wts_set.predictions[i])
+            results["systems"][name]["nrb"] = nrb(batch, type_map, portion, stats)
     if len(detailed) == 2:
         results["comparison"] = {"systems": list(systems[:2]), "bucket_f1": compare(*detailed)}
     return results
@@ -53,8 +64,8 @@ def format_text(results: dict) -> str:
     lines.append("Test mentions: {mentions} ({unseen_mentions} unseen), {unique_mentions} unique "
                  "({unseen_unique_mentions} unseen)".format(**test))
     systems = list(results["systems"])
-    for method in METHODS:
-        keys = list(next(iter(results["systems"].values()))[method]) if systems else []
+    for method in (list(results["systems"][systems[0]]) if systems else []):
+        keys = list(results["systems"][systems[0]][method])
         width = max([len(k) for k in keys] + [len(method)])
         lines.append("")
         lines.append(method.ljust(width) + "".join(f"  {s:>12}" for s in systems))

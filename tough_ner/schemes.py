@@ -35,11 +35,18 @@ def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:
     spans: List[Span] = []
     open_type = None
     start = 0
-    for i, label in enumerate(tags):
+    last = -2
+    # Only entity tags need work; a gap between them is an O, which closes any open span.
+    for i in [i for i, label in enumerate(tags) if label != "O"]:
+        label = tags[i]
         try:
             prefix, entity_type = _PARSED[label]
         except (KeyError, TypeError):
             prefix, entity_type = parse_label(label, sentence, i)
+        if open_type is not None and i != last + 1:
+            spans.append((start, last + 1, open_type))
+            open_type = None
+        last = i
         if prefix == "I" and open_type == entity_type:
             continue
         if open_type is not None and not (prefix == "E" and open_type == entity_type):
@@ -50,10 +57,10 @@ def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:
             open_type = None
         elif prefix in ("E", "S"):
             spans.append((i, i + 1, entity_type))
-        elif prefix != "O":  # B, or an I that opens a span
+        else:  # B, or an I that opens a span
             open_type, start = entity_type, i
     if open_type is not None:
-        spans.append((start, len(tags), open_type))
+        spans.append((start, last + 1, open_type))
     return spans
 
 

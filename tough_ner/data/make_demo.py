@@ -69,6 +69,23 @@ TEST_TEMPLATES = TRAIN_TEMPLATES[:14] + [
 ]
 DAYS = ["Monday", "Tuesday", "Friday"]
 
+# NRB-style sentences: one single-word target typed only by its context.  NRB uses names whose
+# usual training type is another one; WTS ("witness") puts the same names in easy contexts.
+NRB_CONTEXTS = {
+    "PERSON": ["{X} said she would retire at the end of the season .", "Coach {X} praised her players .",
+               "{X} , 34 , signed a two-year contract on {DAY} ."],
+    "LOCATION": ["Heavy snow closed every school in {X} on {DAY} .", "The new bridge links {X} to the coast .",
+                 "Tourists flocked to the old harbour of {X} ."],
+    "ORGANIZATION": ["{X} shares fell 5 percent after the profit warning .",
+                     "{X} hired two hundred engineers last year .", "The board of {X} approved the merger ."],
+}
+NRB_NAMES = {"PERSON": ["Eastport", "Kessling", "Valmora", "Norhaven", "Valdoria"],
+             "LOCATION": ["Varga", "Okafor", "Petrov", "Novak", "Tanaka"],
+             "ORGANIZATION": ["Brennan", "Moreau", "Redmoor", "Saltcombe", "Haddad"]}
+WTS_NAMES = {"PERSON": ["Varga", "Okafor", "Petrov", "Brennan", "Moreau", "Haddad"],
+             "LOCATION": ["Eastport", "Kessling", "Valmora", "Norhaven", "Redmoor", "Saltcombe"],
+             "ORGANIZATION": ["Eastport"]}
+
 
 def _entity(rng: random.Random, slot: str, unseen: bool):
     """(tokens, type) for a template slot; ``unseen`` draws test-only names where they exist."""
@@ -166,6 +183,35 @@ def _contextual(rng: random.Random, tokens, gold, seen_texts):
     return spans_to_tags(sorted(spans), len(tokens), "bio")
 
 
+def _nrb_sentences(rng: random.Random, names, count: int):
+    sentences = []
+    for i in range(count):
+        target = ("PERSON", "LOCATION", "ORGANIZATION")[i % 3]
+        template = NRB_CONTEXTS[target][(i // 3) % len(NRB_CONTEXTS[target])]
+        tokens = template.replace("{DAY}", rng.choice(DAYS)).split()
+        where = tokens.index("{X}")
+        tokens[where] = rng.choice(names[target])
+        tags = ["O"] * len(tokens)
+        tags[where] = "B-" + target
+        sentences.append((tokens, tags))
+    return sentences
+
+
+def _nrb_contextual(rng: random.Random, tokens, gold, error_rate: float):
+    """A context-aware CoNLL-type system: right most of the time, sometimes misled by the name."""
+    conll = {"PERSON": "PER", "LOCATION": "LOC", "ORGANIZATION": "ORG"}
+    where = next(i for i, tag in enumerate(gold) if tag != "O")
+    tags = ["O"] * len(tokens)
+    roll = rng.random()
+    if roll < error_rate * 0.7:
+        tags[where] = "B-" + rng.choice([t for t in ("PER", "LOC", "ORG", "MISC") if t != conll[gold[where][2:]]])
+    elif roll < error_rate * 0.85 and where + 1 < len(tokens):
+        tags[where], tags[where + 1] = "B-" + conll[gold[where][2:]], "I-" + conll[gold[where][2:]]
+    elif roll >= error_rate:
+        tags[where] = "B-" + conll[gold[where][2:]]
+    return tags
+
+
 def make(folder: Path, seed: int = 13) -> None:
     from tough_ner.baselines import memorization
     from tough_ner.stats import TrainStats
@@ -185,6 +231,15 @@ def make(folder: Path, seed: int = 13) -> None:
         for (tokens, gold), mem, ctx in zip(test, memorizer, contextual):
             out.writelines(f"{t} {g} {m} {c}\n" for t, g, m, c in zip(tokens, gold, mem, ctx))
             out.write("\n")
+    nrb_rng = random.Random(seed + 1)
+    for portion, names, error_rate in (("nrb", NRB_NAMES, 0.35), ("wts", WTS_NAMES, 0.1)):
+        sentences = _nrb_sentences(nrb_rng, names, 60)
+        memorizer = memorization(stats, [tokens for tokens, _ in sentences])
+        with open(folder / f"demo_{portion}.conll", "w", encoding="utf-8") as out:
+            for (tokens, gold), mem in zip(sentences, memorizer):
+                ctx = _nrb_contextual(nrb_rng, tokens, gold, error_rate)
+                out.writelines(f"{t} {g} {m} {c}\n" for t, g, m, c in zip(tokens, gold, mem, ctx))
+                out.write("\n")
 
 
 if __name__ == "__main__":

