@@ -13,7 +13,7 @@ from tough_ner import Batch, TrainStats, bucket_f1, read_conll
 from tough_ner.baselines import memorization
 from tough_ner.metrics.bucket_f1 import BucketF1
 
-from common import DATA, best, peak_mb
+from common import DATA, best, peak_mb, print_table
 
 
 def fresh_stats(train):
@@ -41,8 +41,7 @@ def main():
     t_metric, _ = best(lambda: metric.compute(**inputs), 5)
     t_seqeval, _ = best(lambda: classification_report(test.tags, predictions, digits=4), 5)
     peak = peak_mb(lambda: bucket_f1(stats, batch(), detailed=True, bootstrap=1000))
-    print(f"{'measure':<58} {'seconds':>9}  goal")
-    for name, seconds, goal in [
+    print_table([
         ("stats from the CoNLL train file (read + build + caches)", t_read_stats, "<= 1 s (authors' tool ~470 s)"),
         ("stats from lists (build + caches)", t_stats, ""),
         ("bucket_f1, all 9 attributes, flat keys", t_flat, "<= 0.2 s (authors ~4 s, successor ~0.3 s)"),
@@ -51,8 +50,7 @@ def main():
         ("  of which: occurrence counts of the gold test spans", t_occurrences, ""),
         ("evaluate BucketF1.compute (keep_in_memory)", t_metric, ""),
         ("seqeval classification_report (peer)", t_seqeval, ""),
-    ]:
-        print(f"{name:<58} {seconds:>9.4f}  {goal}")
+    ])
     print(f"{'ratio seqeval / bucket_f1 flat':<58} {t_seqeval / t_flat:>9.1f}x")
     print(f"{'peak memory, detailed + bootstrap (MB)':<58} {peak:>9.1f}")
 

@@ -17,7 +17,7 @@ from tough_ner import Batch
 from tough_ner.metrics.nrb import Nrb
 from tough_ner.nrb import nrb, read_nrb
 
-from common import best, peak_mb
+from common import best, peak_mb, print_table
 
 TYPES = ("PERSON", "LOCATION", "ORGANIZATION")
 CONLL_TYPES = ("PER", "LOC", "ORG", "MISC")
@@ -62,16 +62,15 @@ def main():
         t_load, data = best(lambda: read_nrb(path), 5)
         assert len(data) == 5_000
     peak = peak_mb(lambda: nrb(Batch(tokens, gold, predicted), "conll", portion))
-    print(f"{'measure (10,000 sentences, ~25 tokens each)':<58} {'seconds':>9}  goal")
-    for name, seconds, goal in [
+    print("10,000 synthetic sentences of about 25 tokens")
+    print_table([
         ("nrb, NRB + WTS, from tag lists (validate + decode + score)", t_total, "<= 0.05 s"),
         ("  of which: Batch (validate + decode)", t_batch, ""),
         ("  of which: scoring a decoded batch", t_scoring, ""),
         ("evaluate Nrb.compute (keep_in_memory)", t_metric, ""),
         ("seqeval classification_report on the same tags (peer)", t_seqeval, ""),
         ("read_nrb of a 5,000-sentence .conll into a Dataset", t_load, "<= 0.2 s"),
-    ]:
-        print(f"{name:<58} {seconds:>9.4f}  {goal}")
+    ])
     print(f"{'peak memory, nrb from tag lists (MB)':<58} {peak:>9.1f}")
 
 

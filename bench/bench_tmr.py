@@ -11,7 +11,7 @@ from tough_ner.baselines import memorization
 from tough_ner.metrics.tmr import Tmr
 from tough_ner.tmr import tmr
 
-from common import DATA, best, peak_mb
+from common import DATA, best, peak_mb, print_table
 
 
 def main():
@@ -26,14 +26,12 @@ def main():
     t_metric, _ = best(lambda: metric.compute(**inputs), 10)
     t_seqeval, _ = best(lambda: classification_report(test.tags, predictions, digits=4), 5)
     peak = peak_mb(lambda: tmr(stats, Batch(test.tokens, test.tags, predictions)))
-    print(f"{'measure':<50} {'seconds':>9}  goal")
-    for name, seconds, goal in [
+    print_table([
         ("tmr compute on CoNLL test (decode + subsets + scores)", t_core, "<= 0.05 s (reference 3-6 s)"),
         ("tmr on an already decoded batch", t_scoring, ""),
         ("evaluate Tmr.compute (keep_in_memory)", t_metric, ""),
         ("seqeval classification_report (peer)", t_seqeval, ""),
-    ]:
-        print(f"{name:<50} {seconds:>9.4f}  {goal}")
+    ], 50)
     print(f"{'ratio seqeval / tmr':<50} {t_seqeval / t_core:>9.1f}x")
     print(f"{'peak memory, tmr on test (MB)':<50} {peak:>9.1f}")
 

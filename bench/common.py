@@ -33,6 +33,13 @@ def peak_mb(function):
     return peak / 2**20
 
 
+def print_table(rows, width=58):
+    """Rows of (measure, seconds, goal) under a header."""
+    print(f"{'measure':<{width}} {'seconds':>9}  goal")
+    for name, seconds, goal in rows:
+        print(f"{name:<{width}} {seconds:>9.4f}  {goal}")
+
+
 class DoNothing(evaluate.Metric):
     """evaluate's own overhead on the same three string features."""
 

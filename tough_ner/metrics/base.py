@@ -14,6 +14,12 @@ EVALUATE_KEYWORDS = ("config_name", "keep_in_memory", "cache_dir", "num_process"
                      "experiment_id", "hash", "max_concurrent_cache_files", "timeout")
 
 
+# The three inputs every metric documents the same way.
+TAG_ARGS = """    predictions: predicted tags, one list of strings per sentence (any tag scheme).
+    references: gold tags, same shape.
+    tokens: the test tokens, same shape."""
+
+
 def input_features(extra: Sequence[str] = ()) -> datasets.Features:
     """predictions, references and tokens: one list of strings per sentence; each ``extra``
     input is one string per sentence."""

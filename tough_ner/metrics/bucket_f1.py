@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..buckets import bucket_f1, check_options
-from .base import ToughMetric, plain
+from .base import TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Interpretable evaluation (Fu, Liu & Neubig, 2020): entity F1 per bucket of an entity
 attribute: entity length (eLen), sentence length (sLen), entity density (eDen), OOV density
@@ -19,11 +19,7 @@ _CITATION = """@inproceedings{fu-etal-2020-interpretable,
   doi = {10.18653/v1/2020.emnlp-main.489}
 }"""
 
-_INPUTS = """
-Args:
-    predictions: predicted tags, one list of strings per sentence (any tag scheme).
-    references: gold tags, same shape.
-    tokens: the test tokens, same shape.
+_INPUTS = "\nArgs:\n" + TAG_ARGS + """
     n_buckets: buckets per attribute, special ones included (default 4); an int or {attribute: int}.
     edges: {attribute: [cuts]} user-given cuts of the regular buckets (special buckets stay).
     lowercase: match tokens and mention texts lowercased (default False: exact).

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..tmr import tmr
-from .base import ToughMetric, plain
+from .base import TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Tough Mentions Recall: recall on gold test mentions that are unseen in training (by
 text, or by text and type) and on type-confusable mentions (text with 2+ types in the test
@@ -17,11 +17,7 @@ _CITATION = """@inproceedings{tu-lignos-2021-tmr,
   note = {arXiv:2103.12312}
 }"""
 
-_INPUTS = """
-Args:
-    predictions: predicted tags, one list of strings per sentence (any tag scheme).
-    references: gold tags, same shape.
-    tokens: the test tokens, same shape.
+_INPUTS = "\nArgs:\n" + TAG_ARGS + """
     detailed: add "per_type" and "share" tables (default False).
 Returns:
     precision, recall, f1 (overall micro), recall_seen, recall_unseen_any, recall_unseen_tokens,
