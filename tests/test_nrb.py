@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from tough_ner import Batch, TrainStats
 from tough_ner.cli import main
 from tough_ner.nrb import (PRESETS, nrb, outcomes, portion_of, read_nrb, read_nrb_predictions, resolve_type_map,
-                           tokenize)
+                           score_sets, tokenize)
 
 from conftest import need, write
 from test_metric import ROOT
@@ -107,6 +107,13 @@ def test_two_sets_and_gap():
     assert result["nrb_n"] == 5 and result["wts_n"] == 2 and result["wts_n_missed"] == 0
     only_nrb = nrb(Batch(TOKENS, GOLD, PRED), "ontonotes", ["nrb"] * 5)
     assert only_nrb["wts_n"] == 0 and math.isnan(only_nrb["wts_accuracy"]) and math.isnan(only_nrb["gap"])
+    wts_pred = [GOLD[0], ["O", "O", "O", "B-GPE"]]
+    both = score_sets({"nrb": (TOKENS, GOLD, PRED), "wts": (TOKENS[:2], GOLD[:2], wts_pred)}, "ontonotes")
+    assert both == nrb(Batch(TOKENS + TOKENS[:2], GOLD + GOLD[:2], PRED + wts_pred), "ontonotes",
+                       ["nrb"] * 5 + ["wts"] * 2)
+    assert score_sets({"wts": (TOKENS, GOLD, PRED)}, "ontonotes") == nrb(Batch(TOKENS, GOLD, PRED), "ontonotes")
+    with pytest.raises(ValueError, match="'nrb' and/or 'wts'"):
+        score_sets({"test": (TOKENS, GOLD, PRED)})
     with pytest.raises(ValueError, match="sentence 1: portion 'test'"):
         nrb(Batch(TOKENS, GOLD, PRED), None, ["nrb", "test", "nrb", "nrb", "nrb"])
 

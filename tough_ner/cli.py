@@ -120,7 +120,7 @@ def cmd_buckets(args) -> None:
 
 
 def cmd_nrb(args) -> None:
-    from .nrb import nrb, read_nrb, read_nrb_predictions, spacy_tagger
+    from .nrb import read_nrb, read_nrb_predictions, score_sets, spacy_tagger
 
     sets = [(name, read_nrb(path)) for name, path in (("nrb", args.nrb), ("wts", args.wts)) if path]
     if bool(args.pred) == bool(args.spacy):
@@ -137,12 +137,9 @@ def cmd_nrb(args) -> None:
         predictions = [tag(dataset["tokens"]) for _, dataset in sets]
     else:
         predictions = [read_nrb_predictions(path, dataset["tokens"]) for path, (_, dataset) in zip(args.pred, sets)]
-    tokens = [t for _, dataset in sets for t in dataset["tokens"]]
-    gold = [t for _, dataset in sets for t in dataset["ner_tags"]]
-    portion = [name for name, dataset in sets for _ in range(len(dataset))]
     stats = TrainStats.coerce(args.train) if args.train else None
-    batch = Batch(tokens, gold, [t for tags in predictions for t in tags])
-    result = nrb(batch, type_map, portion if len(sets) > 1 else None, stats, detailed=args.detailed)
+    result = score_sets({name: (dataset["tokens"], dataset["ner_tags"], tags)
+                         for (name, dataset), tags in zip(sets, predictions)}, type_map, stats, args.detailed)
     print(_json(result)) if args.json else _print_flat(result)
 
 

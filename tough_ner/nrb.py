@@ -283,6 +283,22 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
     return result
 
 
+def score_sets(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]], type_map: TypeMap = None,
+               stats: Optional[TrainStats] = None, detailed: bool = False) -> dict:
+    """Score ``{"nrb": (tokens, gold, predictions), "wts": (...)}``: with both sets, the
+    NRB + WTS keys and the gap; with one, that set's own keys."""
+    wrong = sorted(set(sets) - set(PORTIONS))
+    if wrong or not sets:
+        raise ValueError(f"sets are named 'nrb' and/or 'wts', got {sorted(sets)}")
+    tokens, gold, predictions, portion = [], [], [], []
+    for name, (set_tokens, set_gold, set_predictions) in sets.items():
+        tokens += list(set_tokens)
+        gold += list(set_gold)
+        predictions += list(set_predictions)
+        portion += [name] * len(set_tokens)
+    return nrb(Batch(tokens, gold, predictions), type_map, portion if len(sets) > 1 else None, stats, detailed)
+
+
 # ---- taggers -----------------------------------------------------------------------------
 Tagger = Callable[[Sequence[Sequence[str]]], List[List[str]]]
 

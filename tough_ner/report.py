@@ -8,7 +8,7 @@ from .batch import Batch
 from .buckets import bucket_f1, compare, interval_text
 from .corpus import Corpus
 from .hardeval import hardeval
-from .nrb import TypeMap, nrb
+from .nrb import TypeMap, score_sets
 from .stats import TrainStats
 from .tmr import tmr
 
@@ -30,19 +30,22 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
         raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
     results = {"describe": {"train": stats.describe(), "test": stats.describe_test(test.tokens, test.tags)},
                "systems": {}}
-    detailed = []
+    detailed = []  # bucket tables of the first two systems, for the comparison
     for name, predictions in zip(systems, test.predictions):
         batch = Batch(test.tokens, test.tags, predictions)
-        results["systems"][name] = {method: score(stats, batch) for method, score in METHODS.items()}
+        scores = {method: score(stats, batch) for method, score in METHODS.items() if method != "bucket_f1"}
         if len(systems) > 1 and len(detailed) < 2:
             detailed.append(bucket_f1(stats, batch, detailed=True, bootstrap=0))
+            scores["bucket_f1"] = {k: v for k, v in detailed[-1].items() if k not in ("buckets", "diagnostics")}
+        else:
+            scores["bucket_f1"] = bucket_f1(stats, batch)
+        results["systems"][name] = {method: scores[method] for method in METHODS}
     if nrb_sets is not None:
         nrb_set, wts_set = nrb_sets
-        portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
         for i, name in enumerate(systems):
-            batch = Batch(nrb_set.tokens + wts_set.tokens, nrb_set.tags + wts_set.tags,
-                          nrb_set.predictions[i] + wts_set.predictions[i])
-            results["systems"][name]["nrb"] = nrb(batch, type_map, portion, stats)
+            results["systems"][name]["nrb"] = score_sets(
+                {"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
+                 "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, type_map, stats)
     if len(detailed) == 2:
         results["comparison"] = {"systems": list(systems[:2]), "bucket_f1": compare(*detailed)}
     return results

@@ -188,10 +188,7 @@ class TrainStats:
     @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
         """``{text: count}`` of training mentions, any type."""
-        counts: Counter = Counter()
-        for (text, _), count in self.mentions.items():
-            counts[text] += count
-        return dict(counts)
+        return {text: sum(types.values()) for text, types in self.mention_types().items()}
 
     def occurrences(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
         """Training occurrences (annotated or not, within one sentence) of each token sequence.
