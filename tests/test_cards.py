@@ -28,6 +28,14 @@ def test_card_has_yaml_sections_and_every_output_key(name):
                       nrb_set.predictions[0] + wts_set.predictions[0])
         portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
         result = {**nrb(batch, "conll", stats=stats), **nrb(batch, "conll", portion, stats)}
+    elif name == "rockner":  # the original demo test set against its attacked version
+        from tough_ner.demo import demo_attacks
+        from tough_ner.rockner import rockner
+        attacked = demo_attacks(stats, test)["memorizer"][-1][1]
+        result = rockner(Batch(test.tokens, test.tags, test.predictions[0]),
+                         Batch(attacked.tokens, attacked.tags, attacked.predictions[0]), detailed=True)
+        assert (result["f1_original"], result["f1_attacked"]) == (0.4807692307692307, 0.0)  # the card's example
+        result = {k: v for k, v in result.items() if k not in ("errors", "confusion")}
     else:
         result = METHODS[name](stats, Batch(test.tokens, test.tags, test.predictions[0]))
     missing = [key for key in result if f"`{key}`" not in card]

