@@ -301,6 +301,14 @@ def test_context_attack_with_a_tiny_random_masked_lm_from_a_local_folder(tmp_pat
     check_context(tokens, tags, pos, attacked, fill)
     assert sum(map(len, attacked["replacements"])) >= 2
     assert context_attack(tokens, tags, str(folder), nlp, seed=2)["tokens"] == attacked["tokens"]
+    # the command line, with the POS tags of the file's second column
+    write_conll(tmp_path / "test.conll", tokens, pos, tags)
+    assert main(["attack", "--test", str(tmp_path / "test.conll"), "--level", "context", "--mlm", str(folder),
+                 "--pos", "column", "--seed", "2", "--out", str(tmp_path / "ctx.conll")]) == 0
+    written = read_conll(tmp_path / "ctx.conll")
+    assert written.tokens == attacked["tokens"] and written.tags == tags
+    assert main(["attack", "--test", str(tmp_path / "test.conll"), "--level", "both", "--mlm", str(folder),
+                 "--pos", "column", "--out", str(tmp_path / "both.conll")]) == 2
     with pytest.raises(ValueError, match="not a local model directory"):
         context_attack(tokens, tags, str(tmp_path / "missing"), nlp)
 
