@@ -139,10 +139,12 @@ def test_register_makes_bare_and_namespaced_names_load_offline(demo, tmp_path):
         assert same(json.loads(out.strip().splitlines()[-1]), expected[name.split("/")[-1]])
 
 
-def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path):
+@pytest.mark.parametrize("name", ["hardeval", "tmr", "bucket_f1"])
+def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path, name):
     stats, test = demo
     stats.save(tmp_path / "demo.npz")
-    processes = [run_script([METRIC_DIR, str(tmp_path / "demo.npz"),
+    method = {"hardeval": hardeval, "tmr": tmr, "bucket_f1": bucket_f1}[name]
+    processes = [run_script([str(ROOT / "metrics" / name), str(tmp_path / "demo.npz"),
                              json.dumps({"num_process": 2, "process_id": rank, "cache_dir": str(tmp_path / "cache"),
                                          "experiment_id": "two"})], dict(os.environ))
                  for rank in (0, 1)]
@@ -150,7 +152,7 @@ def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path):
     assert [p.returncode for p in processes] == [0, 0], [err for _, err in outputs]
     assert outputs[1][0].strip().splitlines()[-1] == "null"
     assert same(json.loads(outputs[0][0].strip().splitlines()[-1]),
-                hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1])))
+                method(stats, Batch(test.tokens, test.tags, test.predictions[1])))
 
 
 @pytest.mark.parametrize("name", sorted(METRICS))

@@ -1,8 +1,10 @@
 """tough-ner: where NER models fail, not just their F1.
 
 Training statistics once (``TrainStats``), then hard-case metrics: HardEval token error
-rates, Tough Mentions Recall and bucketed F1 today, more methods as they land.
-``evaluate`` modules live in ``tough_ner.metrics``.
+rates, Tough Mentions Recall, bucketed F1, Name Regularity Bias (``tough_ner.nrb``) and
+RockNER attacks (``tough_ner.attacks``, ``tough_ner.rockner``).  ``evaluate`` modules live in
+``tough_ner.metrics``; ``tough_ner.combine`` joins them; ``tough_ner.trainer`` plugs them
+into ``transformers.Trainer``.
 """
 from .batch import Batch
 from .buckets import bucket_f1
@@ -14,5 +16,13 @@ from .tmr import tmr
 
 __version__ = "0.1.0"
 
-__all__ = ["Batch", "bucket_f1", "Corpus", "TrainStats", "decode", "from_dataset", "hardeval", "kfold_hard_tokens",
-           "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io", "__version__"]
+
+def __getattr__(name):
+    if name == "combine":  # imports evaluate: only when asked for
+        from .metrics.combine import combine
+        return combine
+    raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
+
+
+__all__ = ["Batch", "bucket_f1", "combine", "Corpus", "TrainStats", "decode", "from_dataset", "hardeval",
+           "kfold_hard_tokens", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io", "__version__"]
