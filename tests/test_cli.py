@@ -46,8 +46,10 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
     assert "sentence 0, position 0: unknown tag 'X-ORG'" in capsys.readouterr().err
 
 
-def test_report_on_demo_runs_as_console_script():
-    done = subprocess.run(["tough-ner", "report"], capture_output=True, text=True, check=True)
+def test_report_on_demo_runs_as_console_script(tmp_path):
+    done = subprocess.run(["tough-ner", "report", "--full", "--out-dir", str(tmp_path)], capture_output=True,
+                          text=True, check=True)
+    assert done.stderr == ""  # no progress bar off a terminal
     assert "hardeval" in done.stdout and all(system in done.stdout for system in SYSTEMS)
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
@@ -73,8 +75,9 @@ def test_report_with_files(tmp_path, capsys):
                                                       for s in zip(test.tokens, test.tags)) + "\n")
     sys_a = write(tmp_path / "a.conll", "\n\n".join("\n".join(f"{t} {p}" for t, p in zip(*s))
                                                     for s in zip(test.tokens, test.predictions[0])) + "\n")
-    assert main(["report", "--train", str(TRAIN), "--test", str(gold), "--pred", str(sys_a), "--json"]) == 0
-    result = json.loads(capsys.readouterr().out)
+    assert main(["report", "--train", str(TRAIN), "--test", str(gold), "--pred", str(sys_a), "--json",
+                 str(tmp_path / "r.json"), "--bootstrap", "0"]) == 0
+    result = json.loads((tmp_path / "r.json").read_text())["results"]
     assert result["systems"][str(sys_a)]["hardeval"]["n_all"] == sum(map(len, test.tokens))
     assert "eCon_3_f1" in result["systems"][str(sys_a)]["bucket_f1"] and "comparison" not in result
 

@@ -9,7 +9,7 @@ import sys
 from typing import List, Optional
 
 from .batch import Batch
-from .corpus import read_conll, read_predictions
+from .corpus import Corpus, read_conll, read_predictions
 from .report import format_value
 from .stats import TrainStats
 
@@ -245,16 +245,44 @@ def cmd_register(args) -> None:
         print(path)
 
 
+def _file_input(path) -> dict:
+    """A report input: its path and the SHA-256 of its content."""
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return {"path": os.fspath(path), "sha256": hashlib.sha256(handle.read()).hexdigest()}
+
+
+def _progress(quiet: bool):
+    """A progress bar on stderr over the report's steps; silent off a terminal or with --quiet."""
+    def wrap(steps):
+        from tqdm import tqdm
+
+        steps = list(steps)
+        bar = tqdm(steps, file=sys.stderr, unit="step", disable=quiet or not sys.stderr.isatty(), leave=False)
+        for label, step in bar:
+            bar.set_description(label)
+            yield label, step
+    return wrap
+
+
 def cmd_report(args) -> None:
-    from .demo import NRB_TYPE_MAP, SYSTEMS, demo_attacks, load_demo, load_demo_nrb
+    from . import __version__
+    from .demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
     from .report import format_text, run
 
     nrb_sets = type_map = attacked = None
-    if args.train is None and args.test is None:
+    demo = args.train is None and args.test is None
+    if demo:
         train, test = load_demo()
         stats, systems = TrainStats.from_corpus(train), list(SYSTEMS)
         nrb_sets, type_map = load_demo_nrb(), NRB_TYPE_MAP
         attacked = demo_attacks(stats, test)
+        inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
+                  "nrb": _file_input(NRB), "wts": _file_input(WTS), "attacked": "the demo test set under the "
+                  "entity attack (built-in dictionary, seed 0), predicted by the memorization baseline"}
+        args.html = args.html or os.path.join(args.out_dir, "report.html")
+        args.json = args.json or os.path.join(args.out_dir, "report.json")
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
@@ -263,11 +291,44 @@ def cmd_report(args) -> None:
         for path in args.pred:
             predicted = read_conll(path)
             if predicted.tokens != test.tokens:
-                raise SystemExit(f"tough-ner report: {path} does not have the tokens of {args.test}")
+                raise ValueError(f"{path} does not have the tokens of {args.test}")
             test.predictions.append(predicted.tags)
         systems = list(args.pred)
-    results = run(stats, test, systems, nrb_sets, type_map, attacked)
-    print(_json(results) if args.json else format_text(results))
+        inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
+                  "pred": [_file_input(p) for p in args.pred]}
+        if bool(args.nrb) != bool(args.wts):
+            raise ValueError("give --nrb and --wts together")
+        if args.nrb:  # token gold, then one prediction column per --pred system
+            nrb_sets = tuple(read_conll(path, n_predictions=len(systems)) for path in (args.nrb, args.wts))
+            type_map = args.type_map
+            inputs.update(nrb=_file_input(args.nrb), wts=_file_input(args.wts))
+        if args.attacked:
+            versions = [(os.path.basename(path), read_conll(path, n_predictions=len(systems)))
+                        for path in args.attacked]
+            attacked = {name: [(label, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
+                               for label, corpus in versions] for i, name in enumerate(systems)}
+            inputs["attacked"] = [_file_input(path) for path in args.attacked]
+    options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map, "n_buckets": 4,
+               "systems": systems}
+    results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
+                  progress=_progress(args.quiet))
+    report = {"tough_ner_version": __version__, "inputs": inputs, "options": options, "results": results}
+    print(format_text(results, full=args.full))
+    written = []
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w", encoding="utf-8") as out:
+            out.write(_json(report) + "\n")
+        written.append(args.json)
+    if args.html:
+        from .html import render
+
+        os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
+        with open(args.html, "w", encoding="utf-8") as out:
+            out.write(render(report))
+        written.append(args.html)
+    if written:
+        print("\nwrote " + ", ".join(written))
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -356,11 +417,23 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--modules-cache", help="evaluate modules cache (default: $HF_HOME/modules)")
     p.set_defaults(run=cmd_register)
 
-    p = commands.add_parser("report", help="every method, every system; no arguments: the demo corpus")
-    p.add_argument("--train")
+    p = commands.add_parser("report", help="every method, every system (text, JSON, HTML); no arguments: the demo")
+    p.add_argument("--train", help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", help="gold CoNLL file (gold tag last)")
     p.add_argument("--pred", action="append", help="a system's CoNLL file (prediction last); repeatable")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--nrb", help="NRB sentences: token gold, then one prediction column per --pred system")
+    p.add_argument("--wts", help="WTS sentences, same columns as --nrb")
+    p.add_argument("--type-map", default="nrb", help="system types to NRB types: nrb, conll or ontonotes")
+    p.add_argument("--attacked", action="append",
+                   help="an attacked test set: token gold, then one prediction column per --pred system; "
+                        "repeat, mildest first, for an attack curve")
+    p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--json", help="write the JSON report here")
+    p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
+    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the bucket F1 intervals")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=cmd_report)
 
     args = parser.parse_args(argv)

@@ -1,0 +1,69 @@
+"""Report benchmark: CoNLL-2003 train -> test with two systems, plots included.
+
+    python bench/bench_report.py [CONLL_DIR]
+
+Systems: the memorization baseline, and the gold tags with seeded errors (a tenth of the
+entities dropped, another tenth retyped).  Timed: every method with 1,000 bootstrap resamples,
+the JSON text and the HTML page with its plots; the statistics are built before.
+"""
+from __future__ import annotations
+
+import json
+import random
+
+from tough_ner import TrainStats, read_conll
+from tough_ner.baselines import memorization
+from tough_ner.cli import _json
+from tough_ner.html import render
+from tough_ner.report import format_text, run
+from tough_ner.schemes import decode, spans_to_tags
+
+from common import DATA, best, peak_mb, print_table
+
+
+def noisy_gold(tags, seed=0):
+    rng = random.Random(seed)
+    types = ["PER", "LOC", "ORG", "MISC"]
+    result = []
+    for s, sentence in enumerate(tags):
+        spans = []
+        for start, end, entity_type in decode(sentence, s):
+            draw = rng.random()
+            if draw < 0.1:
+                continue
+            if draw < 0.2:
+                entity_type = rng.choice([t for t in types if t != entity_type])
+            spans.append((start, end, entity_type))
+        result.append(spans_to_tags(spans, len(sentence), "bio"))
+    return result
+
+
+def main():
+    stats = TrainStats.from_conll(DATA / "train.txt")
+    test = read_conll(DATA / "test.txt")
+    test.predictions = [memorization(stats, test.tokens), noisy_gold(test.tags)]
+    systems = ["memorizer", "noisy-gold"]
+
+    def whole():
+        results = run(stats, test, systems, bootstrap=1000)
+        report = {"tough_ner_version": "bench", "inputs": {}, "options": {}, "results": results}
+        return format_text(results), _json(report), render(report)
+
+    whole()  # imports (matplotlib) once
+    t_whole, (text, json_text, page) = best(whole, 3)
+    t_run, results = best(lambda: run(stats, test, systems, bootstrap=1000), 3)
+    report = {"tough_ner_version": "bench", "inputs": {}, "options": {}, "results": results}
+    t_html, _ = best(lambda: render(report), 3)
+    peak = peak_mb(whole)
+    assert json.loads(json_text)["results"]["summary"]["systems"] == ["noisy-gold", "memorizer"]
+    print(f"CoNLL-2003 test, 2 systems; HTML {len(page) / 1e6:.1f} MB, JSON {len(json_text) / 1e6:.1f} MB")
+    print_table([
+        ("report: every method + text + JSON + HTML with plots", t_whole, "<= 5 s"),
+        ("  of which: every method, 2 systems, 1000 bootstrap", t_run, ""),
+        ("  of which: HTML page with its plots", t_html, ""),
+    ])
+    print(f"{'peak memory, whole report (MB)':<58} {peak:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,198 @@
+import hashlib
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tough_ner
+from tough_ner import Batch, TrainStats, hardeval, tmr
+from tough_ner.buckets import ATTRIBUTES, bucket_f1
+from tough_ner.cli import main
+from tough_ner.corpus import Corpus, write_conll
+from tough_ner.demo import NRB, SYSTEMS, TEST, TRAIN, WTS, load_demo, load_demo_nrb
+from tough_ner.html import render
+from tough_ner.nrb import score_sets
+from tough_ner.report import SUMMARY_ROWS, format_text, run
+
+from conftest import need
+
+BROWSER = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def null_nan(value):
+    """As the JSON report writes numbers: NaN becomes null, infinities strings."""
+    return json.loads(json.dumps(value).replace("NaN", "null").replace("-Infinity", '"-inf"')
+                      .replace("Infinity", '"inf"'))
+
+
+@pytest.fixture(scope="module")
+def demo_report(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("report")
+    assert main(["report", "--out-dir", str(folder), "--quiet"]) == 0
+    return folder, json.loads((folder / "report.json").read_text())
+
+
+def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
+    folder, report = demo_report
+    assert report["tough_ner_version"] == tough_ner.__version__
+    for name, path in (("train", TRAIN), ("test", TEST), ("nrb", NRB), ("wts", WTS)):
+        assert report["inputs"][name] == {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+    assert report["options"] == {"bootstrap": 1000, "seed": 0, "type_map": "conll", "n_buckets": 4,
+                                 "systems": list(SYSTEMS)}
+    results = report["results"]
+    assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve"}
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    nrb_set, wts_set = load_demo_nrb()
+    for i, name in enumerate(SYSTEMS):
+        batch = Batch(test.tokens, test.tags, test.predictions[i])
+        scores = results["systems"][name]
+        assert set(scores) == {"hardeval", "tmr", "bucket_f1", "nrb"} | ({"rockner"} if name == "memorizer" else set())
+        detailed_hardeval = hardeval(stats, batch, detailed=True)
+        assert scores["hardeval"] == null_nan({k: v for k, v in detailed_hardeval.items() if not isinstance(v, dict)})
+        assert results["details"][name]["hardeval"]["hard_tokens"] == null_nan(detailed_hardeval["hard_tokens"])
+        assert scores["tmr"] == null_nan(tmr(stats, batch))
+        buckets = bucket_f1(stats, batch, detailed=True, bootstrap=1000, seed=0)
+        assert scores["bucket_f1"] == null_nan(bucket_f1(stats, batch))
+        assert results["details"][name]["bucket_f1"]["diagnostics"] == null_nan(buckets["diagnostics"])
+        nrb = score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
+                          "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats, True)
+        assert scores["nrb"] == null_nan({k: v for k, v in nrb.items() if not isinstance(v, dict)})
+    assert [p["set"] for p in results["attack_curve"]["memorizer"]] == ["entity 0.2", "entity 0.4", "entity 0.6",
+                                                                         "entity 0.8", "entity 1"]
+    rows = {row["label"] for row in results["summary"]["rows"]}
+    assert {label for label, *_ in SUMMARY_ROWS} | {"NRB accuracy", "F1 drop"} | \
+        {f"worst {a} bucket" for a in ATTRIBUTES} <= rows
+    assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_two_systems_are_ordered_by_f1_and_the_best_is_marked():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    # the weaker system first: the summary puts the stronger one first and marks it
+    results = run(stats, test, ["weak", "strong"], bootstrap=0)
+    assert results["summary"]["systems"] == ["strong", "weak"]
+    rows = {row["label"]: row for row in results["summary"]["rows"]}
+    assert rows["F1"]["best"] == ["strong"] and rows["F1"]["values"]["strong"] > rows["F1"]["values"]["weak"]
+    assert rows["TER unseen"]["best"] == ["strong"]  # lower is better
+    for row in results["summary"]["rows"]:
+        known = {s: v for s, v in row["values"].items() if not math.isnan(v)}
+        if len(known) == 2 and len(set(known.values())) == 2:
+            pick = max if row["better"] == "high" else min
+            assert row["best"] == [pick(known, key=known.get)]
+    text = format_text(results)
+    header, f1_line = next((lines[i - 3], line) for lines in [text.splitlines()]
+                           for i, line in enumerate(lines) if line.startswith("F1 "))
+    assert header.split() == ["strong", "weak"]
+    assert f1_line.split()[2].endswith("*") and not f1_line.split()[3].endswith("*")
+    same = run(stats, Corpus(test.tokens, test.tags, [test.predictions[0], test.predictions[0]]), ["a", "b"],
+               bootstrap=0)
+    assert all(row["best"] == [] for row in same["summary"]["rows"])  # a tie marks nobody
+
+
+def test_report_from_files_with_nrb_and_attacked_sets(tmp_path):
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    write_conll(tmp_path / "gold.conll", test.tokens, test.tags)
+    for i, name in enumerate(SYSTEMS):
+        write_conll(tmp_path / f"{name}.conll", test.tokens, test.predictions[i])
+    nrb_set, wts_set = load_demo_nrb()
+    write_conll(tmp_path / "nrb.conll", nrb_set.tokens, nrb_set.tags, *nrb_set.predictions)
+    write_conll(tmp_path / "wts.conll", wts_set.tokens, wts_set.tags, *wts_set.predictions)
+    from tough_ner.demo import demo_attacks
+    attacked = demo_attacks(stats, test)["memorizer"][-1][1]
+    write_conll(tmp_path / "att.conll", attacked.tokens, attacked.tags, attacked.predictions[0],
+                attacked.predictions[0])
+    out = tmp_path / "out"
+    assert main(["report", "--train", str(TRAIN), "--test", str(tmp_path / "gold.conll"),
+                 "--pred", str(tmp_path / "memorizer.conll"), "--pred", str(tmp_path / "contextual.conll"),
+                 "--nrb", str(tmp_path / "nrb.conll"), "--wts", str(tmp_path / "wts.conll"), "--type-map", "conll",
+                 "--attacked", str(tmp_path / "att.conll"), "--json", str(out / "r.json"), "--html",
+                 str(out / "r.html"), "--bootstrap", "0", "--quiet"]) == 0
+    report = json.loads((out / "r.json").read_text())
+    systems = [str(tmp_path / f"{name}.conll") for name in SYSTEMS]
+    assert [entry["path"] for entry in report["inputs"]["pred"]] == systems
+    assert report["results"]["systems"][systems[0]]["rockner"]["f1_attacked"] == 0.0
+    assert report["results"]["systems"][systems[1]]["nrb"]["nrb_accuracy"] == \
+        score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[1]),
+                    "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[1])}, "conll")["nrb_accuracy"]
+    assert "<svg" in (out / "r.html").read_text()
+    assert main(["report", "--train", str(TRAIN), "--test", str(tmp_path / "gold.conll"), "--pred",
+                 str(tmp_path / "memorizer.conll"), "--nrb", str(tmp_path / "nrb.conll")]) == 2
+
+
+def test_html_without_matplotlib_says_plots_need_the_extra(demo_report, monkeypatch):
+    import tough_ner.html as page
+
+    folder, _ = demo_report
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    report = {"tough_ner_version": "x", "inputs": {}, "options": {}, "results": run(stats, test, list(SYSTEMS),
+                                                                                     bootstrap=0)}
+    monkeypatch.setattr(page, "_plotting", lambda: None)
+    text = render(report)
+    assert "pip install 'tough-ner[plots]'" in text and "<svg" not in text and "<table>" in text
+
+
+def test_progress_bar_only_on_a_terminal(tmp_path):
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    for quiet, expected in ((False, True), (True, False)):
+        leader, follower = pty.openpty()
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # a terminal has a width
+        process = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", "report", "--out-dir", str(tmp_path),
+                                    "--bootstrap", "0"] + (["--quiet"] if quiet else []),
+                                   stdout=subprocess.DEVNULL, stderr=follower)
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        assert process.wait(60) == 0
+        os.close(leader)
+        assert (b"step" in seen and b"scoring memorizer" in seen) == expected, seen[-300:]
+
+
+def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_path):
+    playwright = need("playwright.sync_api")
+    if not Path(BROWSER).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs Debian's chromium at {BROWSER}")
+        pytest.skip(f"no browser at {BROWSER}")
+    from PIL import Image, ImageStat
+
+    folder, report = demo_report
+    page_file = folder / "report.html"
+    requests = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=BROWSER, args=FLAGS)  # a fresh profile each launch
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(page_file.as_uri())
+        page.wait_for_load_state("load")
+        assert page.title() == "tough-ner report"
+        assert page.locator("svg").count() >= 6  # TER, TMR x2, buckets, heatmap, NRB, attack curve
+        headline = page.locator("table").first.inner_text()
+        f1 = next(row for row in report["results"]["summary"]["rows"] if row["label"] == "F1")
+        assert f"{f1['values']['contextual']:.4f}" in headline
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    print(f"screenshot: {shot}")
+    assert requests == [page_file.as_uri()]  # nothing else was fetched: the page is self-contained
+    image = Image.open(shot).convert("L")
+    assert image.size[1] > 3000 and ImageStat.Stat(image).stddev[0] > 20  # a long page, not blank

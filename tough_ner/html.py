@@ -1,0 +1,249 @@
+"""The report as one self-contained HTML page: tables, and plots as inline SVG (matplotlib,
+the ``plots`` extra).  Nothing external is referenced: no script, style sheet or font."""
+from __future__ import annotations
+
+import html
+import io
+import math
+from typing import Callable, Dict, List, Optional, Sequence
+
+from .buckets import ATTRIBUTES, interval_text
+from .report import format_value
+
+STYLE = """
+body { font-family: sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }
+th:first-child, td:first-child { text-align: left; }
+td.best { font-weight: bold; background: #e3f2e1; }
+.note { color: #666; font-size: 0.9em; }
+figure { margin: 0.6em 0; } svg { max-width: 100%; height: auto; }
+"""
+COLORS = ["#3b75af", "#ef8636", "#519e3e", "#c53a32", "#8d6ab8", "#84584e"]
+NO_PLOTS = ("Plots need matplotlib: <code>pip install 'tough-ner[plots]'</code>. "
+            "Every number is in the tables and in the JSON report.")
+
+
+def _plotting():
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _svg(figure) -> str:
+    import matplotlib.pyplot as plt
+
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    plt.close(figure)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):]  # drop the XML prologue and DOCTYPE: the SVG sits inside HTML
+
+
+def _number(value) -> float:
+    return math.nan if value is None else float(value)
+
+
+def grouped_bars(plt, ax, groups: Sequence[str], series: Dict[str, Sequence[float]],
+                 labels: Optional[Dict[str, Sequence[str]]] = None,
+                 errors: Optional[Dict[str, Sequence[Sequence[float]]]] = None) -> None:
+    """Bars per group, one colour per series; optional text on each bar and error intervals."""
+    width = 0.8 / max(len(series), 1)
+    for k, (name, values) in enumerate(series.items()):
+        xs = [i + (k - (len(series) - 1) / 2) * width for i in range(len(groups))]
+        heights = [0.0 if math.isnan(_number(v)) else _number(v) for v in values]
+        bars = ax.bar(xs, heights, width, label=name, color=COLORS[k % len(COLORS)])
+        if errors and name in errors:
+            low = [h - (lo if not math.isnan(_number(lo)) else h) for h, (lo, _) in zip(heights, errors[name])]
+            high = [(hi if not math.isnan(_number(hi)) else h) - h for h, (_, hi) in zip(heights, errors[name])]
+            ax.errorbar(xs, heights, yerr=[[max(v, 0) for v in low], [max(v, 0) for v in high]], fmt="none",
+                        ecolor="#333", elinewidth=0.8, capsize=2)
+        if labels and name in labels:
+            for bar, text in zip(bars, labels[name]):
+                ax.text(bar.get_x() + bar.get_width() / 2, 0.02, text, ha="center", va="bottom", fontsize=6,
+                        rotation=90, color="#111", bbox={"boxstyle": "square,pad=0.1", "facecolor": "white",
+                                                          "edgecolor": "none", "alpha": 0.7})
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels(groups, fontsize=7, rotation=20)
+    ax.set_ylim(0, 1.05)
+    ax.tick_params(axis="y", labelsize=7)
+
+
+def _figure(plt, draw: Callable, size=(7, 2.6)) -> str:
+    figure, ax = plt.subplots(figsize=size)
+    draw(ax)
+    return _svg(figure)
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence], best: Optional[List[List[bool]]] = None) -> str:
+    cells = ["<table><tr>" + "".join(f"<th>{html.escape(str(h))}</th>" for h in header) + "</tr>"]
+    for r, row in enumerate(rows):
+        tds = []
+        for c, value in enumerate(row):
+            text = html.escape(format_value(value) if isinstance(value, float) else str(value))
+            mark = best is not None and c > 0 and best[r][c - 1]
+            tds.append(f'<td class="best">{text}</td>' if mark else f"<td>{text}</td>")
+        cells.append("<tr>" + "".join(tds) + "</tr>")
+    return "\n".join(cells) + "</table>"
+
+
+def render(report: dict) -> str:
+    """The page for a report (``{"tough_ner_version", "inputs", "options", "results"}``)."""
+    results = report["results"]
+    plt = _plotting()
+    systems = list(results["systems"])
+    parts = [f"<h1>tough-ner report</h1><p class='note'>tough-ner {html.escape(report['tough_ner_version'])}; "
+             f"test set {html.escape(str(report['inputs'].get('test', {}).get('path', '')))}; systems: "
+             f"{html.escape(', '.join(systems))}</p>"]
+    if plt is None:
+        parts.append(f"<p class='note' id='no-plots'>{NO_PLOTS}</p>")
+
+    table = results["summary"]
+    order = table["systems"]
+    rows = [[row["label"] + (" ↑" if row["better"] == "high" else " ↓")]
+            + [(f"{row['buckets'][s]}: " if row.get("buckets", {}).get(s) else "") + format_value(row["values"][s])
+               for s in order] for row in table["rows"]]
+    best = [[s in row["best"] for s in order] for row in table["rows"]]
+    parts += ["<h2>Headline</h2><p class='note'>Systems ordered by F1; the best value of each row is "
+              "highlighted (↑ higher is better, ↓ lower).</p>", _table(["measure"] + order, rows, best)]
+
+    subsets = ["unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
+    parts.append("<h2>HardEval: token error rate per subset</h2>")
+    if plt:
+        parts.append(_figure(plt, lambda ax: (grouped_bars(
+            plt, ax, subsets, {s: [results["systems"][s]["hardeval"][f"ter_{x}"] for x in subsets] for s in systems}),
+            ax.set_ylabel("TER", fontsize=8), ax.legend(fontsize=7))))
+    parts.append(_table(["subset", "n"] + systems, [[x, results["systems"][systems[0]]["hardeval"][f"n_{x}"]]
+                                                     + [results["systems"][s]["hardeval"][f"ter_{x}"] for s in systems]
+                                                     for x in subsets]))
+
+    tmr_subsets = ["seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen"]
+    types = sorted({t for s in systems for t in results["details"][s]["tmr"]["per_type"]})
+    parts.append("<h2>TMR: recall per subset and per type</h2>")
+    if plt:
+        parts.append(_figure(plt, lambda ax: (grouped_bars(
+            plt, ax, tmr_subsets, {s: [results["systems"][s]["tmr"][f"recall_{x}"] for x in tmr_subsets]
+                                   for s in systems}), ax.set_ylabel("recall", fontsize=8), ax.legend(fontsize=7))))
+        parts.append(_figure(plt, lambda ax: (grouped_bars(
+            plt, ax, [f"{t} unseen" for t in types] + [f"{t} all" for t in types],
+            {s: [results["details"][s]["tmr"]["per_type"].get(t, {}).get("recall_unseen_tokens", math.nan)
+                 for t in types] + [results["details"][s]["tmr"]["per_type"].get(t, {}).get("recall", math.nan)
+                                    for t in types] for s in systems}),
+            ax.set_ylabel("recall", fontsize=8), ax.legend(fontsize=7))))
+    parts.append(_table(["subset", "n"] + systems, [[x, results["systems"][systems[0]]["tmr"][f"n_{x}"]]
+                                                     + [results["systems"][s]["tmr"][f"recall_{x}"] for s in systems]
+                                                     for x in tmr_subsets]))
+
+    parts.append("<h2>Bucket F1 per attribute</h2><p class='note'>Bars: F1 per bucket with its number of gold "
+                 "entities; whiskers: bootstrap confidence intervals.</p>")
+    if plt:
+        figure, axes = plt.subplots(3, 3, figsize=(10, 7.5))
+        for ax, attribute in zip(axes.flat, ATTRIBUTES):
+            first = results["details"][systems[0]]["bucket_f1"]["buckets"][attribute]
+            intervals = [_key(r["interval"]) for r in first]
+            series, labels, errors = {}, {}, {}
+            for s in systems:
+                by_interval = {_key(r["interval"]): r for r in results["details"][s]["bucket_f1"]["buckets"][attribute]}
+                series[s] = [by_interval.get(i, {}).get("f1", math.nan) for i in intervals]
+                labels[s] = [str(by_interval.get(i, {}).get("n_gold", "")) for i in intervals]
+                boot = results["details"][s]["bucket_f1"]["diagnostics"].get("bootstrap", {}).get(attribute)
+                if boot and attribute != "tag":
+                    errors[s] = boot
+            grouped_bars(plt, ax, [interval_text(attribute, i) for i in intervals], series, labels, errors or None)
+            ax.set_title(attribute, fontsize=9)
+        axes.flat[0].legend(fontsize=7)
+        figure.tight_layout()
+        parts.append(_svg(figure))
+    if "comparison" in results:
+        a, b = results["comparison"]["systems"]
+        comparison = results["comparison"]["bucket_f1"]
+        parts.append(f"<h3>{html.escape(a)} − {html.escape(b)}, per attribute bucket</h3>")
+        if plt:
+            parts.append(_heatmap(plt, comparison))
+        parts.append(_table(["attribute"] + [f"bucket {i}" for i in range(max(len(c["difference"])
+                                                                          for c in comparison.values()))],
+                            [[attribute] + [f"{interval_text(attribute, i)}: {d:+.4f}" if not math.isnan(d) else "nan"
+                                            for i, d in zip(cell["intervals"], cell["difference"])]
+                             for attribute, cell in comparison.items()]))
+
+    if any("nrb" in results["systems"][s] for s in systems):
+        with_nrb = [s for s in systems if "nrb" in results["systems"][s]]
+        parts.append("<h2>Name Regularity Bias: NRB vs WTS</h2>")
+        if plt:
+            parts.append(_figure(plt, lambda ax: (grouped_bars(
+                plt, ax, with_nrb, {"NRB": [results["systems"][s]["nrb"]["nrb_accuracy"] for s in with_nrb],
+                                    "WTS": [results["systems"][s]["nrb"]["wts_accuracy"] for s in with_nrb]}),
+                ax.set_ylabel("accuracy", fontsize=8), ax.legend(fontsize=7)), size=(5, 2.4)))
+        for s in with_nrb:
+            confusion = results["details"][s]["nrb"].get("nrb_confusion", {})
+            columns = sorted({c for cells in confusion.values() for c in cells})
+            parts.append(f"<h3>{html.escape(s)}: NRB targets by predicted label</h3>")
+            parts.append(_table(["target type"] + columns, [[t] + [cells.get(c, 0) for c in columns]
+                                                              for t, cells in confusion.items()]))
+
+    if "attack_curve" in results:
+        parts.append("<h2>RockNER: F1 under attack</h2>")
+        if plt:
+            def draw(ax):
+                for k, (name, curve) in enumerate(results["attack_curve"].items()):
+                    original = results["systems"][name]["rockner"]["f1_original"]
+                    ax.plot(["original"] + [p["set"] for p in curve], [original] + [p["f1_attacked"] for p in curve],
+                            marker="o", label=name, color=COLORS[k % len(COLORS)])
+                ax.set_ylim(0, 1.05)
+                ax.set_ylabel("F1", fontsize=8)
+                ax.tick_params(labelsize=7)
+                ax.legend(fontsize=7)
+            parts.append(_figure(plt, draw, size=(6, 2.6)))
+        for name, curve in results["attack_curve"].items():
+            parts.append(_table([f"{name}: attacked set", "F1", "drop", "relative drop"],
+                                [[p["set"], p["f1_attacked"], p["f1_drop"], p["f1_drop_relative"]] for p in curve]))
+
+    parts.append("<h2>Hardest tokens and mentions</h2>")
+    for s in systems:
+        tokens = [row for rows in results["details"][s]["hardeval"]["hard_tokens"].values() for row in rows]
+        tokens = sorted(tokens, key=lambda r: (-r["errors"], r["token"]))[:10]
+        parts.append(f"<h3>{html.escape(s)}</h3>")
+        parts.append(_table(["token", "gold", "test count", "errors", "training labels"],
+                            [[r["token"], r["gold"], r["n"], r["errors"], _counts(r["train"])] for r in tokens]))
+        parts.append(_table(["mention", "type", "test count", "missed", "training mentions"],
+                            [[r["text"], r["type"], r["n"], r["misses"], _counts(r["train"])]
+                             for r in results["details"][s]["hard_mentions"]]))
+    body = "\n".join(parts)
+    return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>tough-ner report</title>"
+            f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
+
+
+def _key(interval):
+    """A bucket interval as a dictionary key (a type name, or a (low, high) pair)."""
+    return interval if isinstance(interval, str) else tuple(interval)
+
+
+def _counts(counts: Dict[str, int]) -> str:
+    return ", ".join(f"{label} {n}" for label, n in counts.items()) or "never seen"
+
+
+def _heatmap(plt, comparison: dict) -> str:
+    import numpy as np
+
+    width = max(len(c["difference"]) for c in comparison.values())
+    grid = np.full((len(comparison), width), np.nan)
+    for r, cell in enumerate(comparison.values()):
+        grid[r, :len(cell["difference"])] = cell["difference"]
+    figure, ax = plt.subplots(figsize=(5, 3.6))
+    limit = max(np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0, 1e-9)
+    image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
+    for r in range(grid.shape[0]):
+        for c in range(grid.shape[1]):
+            if np.isfinite(grid[r, c]):
+                ax.text(c, r, f"{grid[r, c]:+.2f}", ha="center", va="center", fontsize=7)
+    ax.set_yticks(range(len(comparison)))
+    ax.set_yticklabels(list(comparison), fontsize=8)
+    ax.set_xticks(range(width))
+    ax.set_xticklabels([f"bucket {i}" for i in range(width)], fontsize=7)
+    figure.colorbar(image, ax=ax, shrink=0.8).ax.tick_params(labelsize=7)
+    return _svg(figure)
