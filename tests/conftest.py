@@ -1,3 +1,4 @@
+import importlib
 import os
 from pathlib import Path
 
@@ -51,5 +52,5 @@ def write(path: Path, text: str) -> Path:
 def need(module: str):
     """Import an optional extra's module: skipped locally without it, a failure in CI (which installs every extra)."""
     if os.environ.get("CI"):
-        return __import__(module)
+        return importlib.import_module(module)
     return pytest.importorskip(module, reason=f"needs {module} (an optional extra)")

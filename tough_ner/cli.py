@@ -331,6 +331,13 @@ def cmd_report(args) -> None:
         print("\nwrote " + ", ".join(written))
 
 
+def cmd_space(args) -> None:
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from .spaces import launch
+
+    launch(args.name, port=args.port)
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -435,6 +442,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=cmd_report)
+
+    p = commands.add_parser("space", help="serve a metric's Gradio app on 127.0.0.1 (the spaces extra)")
+    p.add_argument("name", nargs="?", default="all", choices=["hardeval", "tmr", "bucket_f1", "nrb", "rockner", "all"])
+    p.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
+    p.set_defaults(run=cmd_space)
 
     args = parser.parse_args(argv)
     try:

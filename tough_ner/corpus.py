@@ -31,13 +31,17 @@ def read_columns(path: str | os.PathLike, columns: Optional[Sequence[int]] = Non
     document boundaries, never tokens.  Every token line must have the same number of
     columns (the error names the line).
     """
+    text = _read_text(path)
+    with no_gc():  # the temporaries die inside _split_columns, before collection resumes
+        return _split_columns(os.fspath(path), text, columns)
+
+
+def _read_text(path: str | os.PathLike) -> str:
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such CoNLL file: {path}")
     with open(path, encoding="utf-8") as handle:
-        text = handle.read()
-    with no_gc():  # the temporaries die inside _split_columns, before collection resumes
-        return _split_columns(path, text, columns)
+        return handle.read()
 
 
 def _split_columns(path: str, text: str, columns: Optional[Sequence[int]]) -> List[Sentences]:
@@ -82,17 +86,23 @@ def _raise_ragged(path: str, rows: List[List[str]]) -> None:
                              f"{' '.join(fields)!r}")
 
 
-def read_conll(path: str | os.PathLike, n_predictions: int = 0) -> Corpus:
-    """Read a CoNLL file: token first; the gold tag is the last column, or, with
-    ``n_predictions`` systems, the column before their ``n_predictions`` last ones."""
+def parse_conll(text: str, n_predictions: int = 0, name: str = "<text>") -> Corpus:
+    """``read_conll`` of CoNLL text already in memory (errors name ``name`` and the line)."""
     try:
-        tokens, gold, *predictions = read_columns(path, [0] + list(range(-1 - n_predictions, 0)))
+        with no_gc():
+            tokens, gold, *predictions = _split_columns(name, text, [0] + list(range(-1 - n_predictions, 0)))
     except ValueError as error:
         if "cannot provide" not in str(error):
             raise
-        raise ValueError(f"{os.fspath(path)}: too few columns for a token, a gold tag and "
-                         f"{n_predictions} prediction column(s)") from None
-    return Corpus(tokens, gold, predictions, os.fspath(path))
+        raise ValueError(f"{name}: too few columns for a token, a gold tag and {n_predictions} prediction "
+                         f"column(s)") from None
+    return Corpus(tokens, gold, predictions, name)
+
+
+def read_conll(path: str | os.PathLike, n_predictions: int = 0) -> Corpus:
+    """Read a CoNLL file: token first; the gold tag is the last column, or, with
+    ``n_predictions`` systems, the column before their ``n_predictions`` last ones."""
+    return parse_conll(_read_text(path), n_predictions, os.fspath(path))
 
 
 def read_predictions(path: str | os.PathLike) -> Corpus:

@@ -1,0 +1,7 @@
+"""Hugging Face Space: RockNER.  The app lives in tough_ner.spaces; run `python app.py`."""
+from tough_ner.spaces import build, launch
+
+demo = build("rockner")
+
+if __name__ == "__main__":
+    launch("rockner")

@@ -1,0 +1,7 @@
+"""Hugging Face Space: tough-ner.  The app lives in tough_ner.spaces; run `python app.py`."""
+from tough_ner.spaces import build, launch
+
+demo = build("all")
+
+if __name__ == "__main__":
+    launch("all")

@@ -1,0 +1,217 @@
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tough_ner import Batch, TrainStats, hardeval, tmr
+from tough_ner.attacks import entity_attack
+from tough_ner.baselines import memorization
+from tough_ner.buckets import bucket_f1
+from tough_ner.demo import load_demo, load_demo_nrb
+from tough_ner.nrb import score_sets
+from tough_ner.rockner import rockner
+
+from conftest import need
+
+ROOT = Path(__file__).resolve().parents[1]
+BROWSER = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SPACES = ["hardeval", "tmr", "bucket_f1", "nrb", "rockner"]
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    need("gradio")
+    playwright = need("playwright.sync_api")
+    if not Path(BROWSER).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs Debian's chromium at {BROWSER}")
+        pytest.skip(f"no browser at {BROWSER}")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=BROWSER, args=FLAGS)  # a fresh profile each launch
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def served():
+    """Each app, launched once on its own free localhost port."""
+    from tough_ner.spaces import launch
+
+    apps, urls = [], {}
+    for name in SPACES + ["all"]:
+        port = free_port()
+        apps.append(launch(name, port=port, block=False))
+        urls[name] = f"http://127.0.0.1:{port}/"
+    yield urls
+    for app in apps:
+        app.close()
+
+
+def open_page(browser, url):
+    """A page that refuses, and records, every request leaving 127.0.0.1."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    outside = []
+
+    def guard(route):
+        if route.request.url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+    page.route("**/*", guard)
+    page.goto(url)
+    return page, outside
+
+
+def shown_table(page, name):
+    """The headline table as {measure: [value per system]}."""
+    page.wait_for_selector(f"#{name}-headline table", timeout=60_000)
+    rows = page.locator(f"#{name}-headline table tr").all_inner_texts()
+    return {cells[0]: cells[1:] for cells in (re.split(r"\t", row.strip()) for row in rows[1:])}
+
+
+def fmt(value):
+    if isinstance(value, float):
+        return "nan" if value != value else f"{value:.4f}"
+    return str(value)
+
+
+def expected(name):
+    """The Python API's numbers for the demo input of each app, per system column."""
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    batches = [Batch(test.tokens, test.tags, p) for p in test.predictions]
+    if name == "hardeval":
+        return [hardeval(stats, b) for b in batches]
+    if name == "tmr":
+        return [tmr(stats, b) for b in batches]
+    if name == "bucket_f1":
+        return [bucket_f1(stats, b) for b in batches]
+    if name == "nrb":
+        nrb_set, wts_set = load_demo_nrb()
+        return [score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
+                            "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats)
+                for i in range(2)]
+    attacked = entity_attack(test, ratio=1.0, seed=0, train=stats).to_dict()
+    predicted = memorization(stats, attacked["tokens"])
+    return [rockner(batches[0], Batch(attacked["tokens"], attacked["ner_tags"], predicted))]
+
+
+@pytest.mark.parametrize("name", SPACES)
+def test_demo_button_shows_the_python_api_numbers(browser, served, name, tmp_path):
+    page, outside = open_page(browser, served[name])
+    page.click(f"#{name}-demo")
+    table = shown_table(page, name)
+    api = expected(name)
+    assert len(table) == len(api[0]) and all(len(values) == len(api) for values in table.values())
+    for key, values in table.items():
+        assert values == [fmt(result[key]) for result in api], key
+    page.wait_for_selector(f"#{name}-plot img, #{name}-plot svg, #{name}-plot canvas", timeout=30_000)
+    assert page.locator(f"#{name}-table").inner_text().strip()
+    shot = tmp_path / f"space-{name}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    print(f"screenshot: {shot}")
+    page.close()
+    assert outside == []
+
+
+def test_bad_input_shows_a_readable_message(browser, served, tmp_path):
+    page, outside = open_page(browser, served["hardeval"])
+    page.fill("#hardeval-train textarea", "Ann B-PER\nsaw O\n")
+    cases = [("", "test data is empty"),
+             ("Ann B-PER B-PER\nsaw O\n", "line 2: 2 columns where earlier lines have 3"),
+             ("Ann B-PER X-PER\nsaw O O\n", "sentence 0, position 0: unknown tag 'X-PER'")]
+    for text, message in cases:
+        page.fill("#hardeval-test textarea", text)
+        page.click("#hardeval-run")
+        page.wait_for_function(f"document.querySelector('#hardeval-error').innerText.includes({message!r})",
+                               timeout=30_000)
+        error = page.inner_text("#hardeval-error")
+        assert error.startswith("Error:") and "Traceback" not in error
+    page.screenshot(path=str(tmp_path / "space-error.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'space-error.png'}")
+    page.close()
+    assert outside == []
+
+
+def test_combined_app_has_every_metric_in_tabs(browser, served, tmp_path):
+    page, outside = open_page(browser, served["all"])
+    from tough_ner.spaces import NAMES, TITLES
+
+    for name in NAMES:  # the app renders after the page loads: wait for each tab
+        page.get_by_role("tab", name=TITLES[name]).wait_for(timeout=30_000)
+    page.get_by_role("tab", name=TITLES["tmr"]).click()
+    page.click("#tmr-demo")
+    table = shown_table(page, "tmr")
+    assert table["recall_unseen_tokens"] == [fmt(r["recall_unseen_tokens"]) for r in expected("tmr")]
+    page.screenshot(path=str(tmp_path / "space-all.png"), full_page=True)
+    print(f"screenshot: {tmp_path / 'space-all.png'}")
+    page.close()
+    assert outside == []
+
+
+def test_rockner_space_attacks_the_original_set(browser, served):
+    page, outside = open_page(browser, served["rockner"])
+    page.click("#rockner-demo")
+    shown_table(page, "rockner")
+    page.click("#rockner-attack")
+    page.wait_for_function("document.querySelector('#rockner-attacked-out textarea').value.length > 0",
+                           timeout=30_000)
+    text = page.input_value("#rockner-attacked-out textarea")
+    train, test = load_demo()
+    attacked = entity_attack(test, ratio=1.0, seed=0, train=TrainStats.from_corpus(train)).to_dict()
+    assert text.split("\n\n")[0].split("\n") == [f"{t} {g}" for t, g in zip(attacked["tokens"][0],
+                                                                              attacked["ner_tags"][0])]
+    page.close()
+    assert outside == []
+
+
+def test_space_command_serves_on_localhost_only():
+    need("gradio")
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", "space", "tmr", "--port", str(port)],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                               env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+    try:
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:
+                    assert response.status == 200 and b"tough-ner" in response.read()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            pytest.fail("the space did not start")
+        out = subprocess.run(["ss", "-ltn"], capture_output=True, text=True).stdout
+        listening = [line.split()[3] for line in out.splitlines()[1:] if line.split()[3].endswith(f":{port}")]
+        assert listening == [f"127.0.0.1:{port}"]
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def test_space_folders_are_shims_with_space_cards():
+    for name in SPACES + ["tough_ner"]:
+        folder = ROOT / "spaces" / name
+        header = (folder / "README.md").read_text().split("---")[1]
+        for key in ("title", "emoji", "colorFrom", "colorTo", "sdk", "app_file", "tags"):
+            assert re.search(rf"^{key}:", header, re.M), (name, key)
+        assert "sdk: gradio" in header and "app_file: app.py" in header
+        app = (folder / "app.py").read_text()
+        assert f'build("{"all" if name == "tough_ner" else name}")' in app
+        assert (folder / "requirements.txt").read_text().startswith("tough-ner[spaces]")

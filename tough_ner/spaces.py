@@ -1,0 +1,400 @@
+"""Gradio apps (Hugging Face Spaces) for every tough-ner metric, and one with all of them in tabs.
+
+``build(name)`` returns a ``gr.Blocks`` app; ``spaces/<name>/app.py`` is a two-line shim over
+it.  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
+file has ``token gold prediction [second system's prediction]`` columns.  Bad input shows a
+message in the page, never a stack trace.  Needs the ``spaces`` extra (gradio, matplotlib).
+"""
+from __future__ import annotations
+
+import math
+import os
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import demo as demo_data
+from .batch import Batch
+from .corpus import Corpus, parse_conll
+from .stats import TrainStats
+
+NAMES = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
+TITLES = {"hardeval": "HardEval", "tmr": "Tough Mentions Recall", "bucket_f1": "Bucket F1",
+          "nrb": "Name Regularity Bias", "rockner": "RockNER"}
+
+
+# ---- reading the inputs -------------------------------------------------------------------
+def _text(text: Optional[str], upload: Optional[str]) -> str:
+    """An uploaded file's content, else the pasted text."""
+    if upload:
+        with open(upload, encoding="utf-8") as handle:
+            return handle.read()
+    return text or ""
+
+
+def _empty(what: str) -> ValueError:
+    return ValueError(f"{what} is empty: paste CoNLL text, upload a file, or load the demo")
+
+
+def _systems(text: str, what: str) -> Corpus:
+    """Token, gold and 1 or 2 prediction columns (the last ones)."""
+    widths = {len(line.split()) for line in text.splitlines() if line.strip() and not line.startswith("-DOCSTART-")}
+    width = max(widths, default=0)
+    if width == 0:
+        raise _empty(what)
+    if width < 3:
+        raise ValueError(f"{what}: each line needs a token, the gold tag and a prediction (found {width} columns)")
+    corpus = parse_conll(text, n_predictions=min(width - 2, 2), name=what)
+    if not corpus.tokens:
+        raise ValueError(f"{what} holds no sentence")
+    return corpus
+
+
+def _stats(text: str) -> TrainStats:
+    corpus = parse_conll(text, name="training data")
+    if not corpus.tokens:
+        raise _empty("training data")
+    return TrainStats.from_corpus(corpus)
+
+
+def _conll_text(*columns) -> str:
+    return "".join("".join(" ".join(fields) + "\n" for fields in zip(*sentence)) + "\n" for sentence in zip(*columns))
+
+
+def _names(corpus: Corpus) -> List[str]:
+    return ["system A", "system B"][:len(corpus.predictions)]
+
+
+def _format(value) -> str:
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def headline(results: Dict[str, dict], keys: Optional[Sequence[str]] = None) -> str:
+    """A markdown table of each system's flat keys (4 decimals, as the API's numbers rounded)."""
+    systems = list(results)
+    first = results[systems[0]]
+    keys = [k for k in (keys or first) if not isinstance(first.get(k), (dict, list))]
+    lines = ["| measure | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
+    lines += [f"| {k} | " + " | ".join(_format(results[s].get(k, math.nan)) for s in systems) + " |" for k in keys]
+    return "\n".join(lines)
+
+
+def _frame(rows: List[list], header: List[str]):
+    import pandas as pd
+
+    return pd.DataFrame([[_format(v) if isinstance(v, float) else v for v in row] for row in rows], columns=header)
+
+
+def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
+    from .html import _plotting, grouped_bars
+
+    plt = _plotting()
+    figure, ax = plt.subplots(figsize=(7, 2.8))
+    grouped_bars(plt, ax, groups, series, labels, errors)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+# ---- one scorer per metric: (inputs...) -> (headline, table, plot, details) ---------------------
+def score_hardeval(train_text, test_text, strict=False, error="bilou"):
+    from .hardeval import hardeval
+
+    stats, test = _stats(train_text), _systems(test_text, "test data")
+    names = _names(test)
+    results = {n: hardeval(stats, Batch(test.tokens, test.tags, p), strict=strict, error=error, detailed=True)
+               for n, p in zip(names, test.predictions)}
+    subsets = ["all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
+    table = _frame([[x, results[names[0]][f"n_{x}"]] + [results[n][f"ter_{x}"] for n in names] for x in subsets],
+                   ["subset", "n"] + [f"TER {n}" for n in names])
+    plot = _bars(subsets, {n: [results[n][f"ter_{x}"] for x in subsets] for n in names}, "token error rate")
+    hard = sorted((row for rows in results[names[0]]["hard_tokens"].values() for row in rows),
+                  key=lambda r: (-r["errors"], r["token"]))[:15]
+    details = _frame([[r["token"], r["gold"], r["n"], r["errors"], _counts(r["train"])] for r in hard],
+                     ["token", "gold", "test count", f"errors ({names[0]})", "training labels"])
+    return headline(results), table, plot, details
+
+
+def score_tmr(train_text, test_text):
+    from .report import hard_mentions
+    from .tmr import SUBSETS, tmr
+
+    stats, test = _stats(train_text), _systems(test_text, "test data")
+    names = _names(test)
+    batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
+    results = {n: tmr(stats, b) for n, b in batches.items()}
+    table = _frame([[x, results[names[0]][f"n_{x}"]] + [results[n][f"recall_{x}"] for n in names] for x in SUBSETS],
+                   ["subset", "n"] + [f"recall {n}" for n in names])
+    plot = _bars(list(SUBSETS), {n: [results[n][f"recall_{x}"] for x in SUBSETS] for n in names}, "recall")
+    hard = hard_mentions(stats, batches[names[0]], top=15)
+    details = _frame([[r["text"], r["type"], r["n"], r["misses"], _counts(r["train"])] for r in hard],
+                     ["mention", "type", "test count", f"missed ({names[0]})", "training mentions"])
+    return headline(results), table, plot, details
+
+
+def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
+    from .buckets import ATTRIBUTES, bucket_f1, interval_text
+    from .html import _plotting, grouped_bars
+
+    stats, test = _stats(train_text), _systems(test_text, "test data")
+    names = _names(test)
+    results = {n: bucket_f1(stats, Batch(test.tokens, test.tags, p), n_buckets=int(n_buckets), detailed=True,
+                            bootstrap=int(bootstrap)) for n, p in zip(names, test.predictions)}
+    rows = []
+    plt = _plotting()
+    figure, axes = plt.subplots(3, 3, figsize=(10, 7.5))
+    for ax, attribute in zip(axes.flat, ATTRIBUTES):
+        cells = {n: {_key(r["interval"]): r for r in results[n]["buckets"][attribute]} for n in names}
+        intervals = list(dict.fromkeys(i for n in names for i in cells[n]))
+        for i in intervals:
+            rows.append([attribute, interval_text(attribute, i), cells[names[0]].get(i, {}).get("n_gold", 0)]
+                        + [cells[n].get(i, {}).get("f1", math.nan) for n in names])
+        errors = {n: results[n]["diagnostics"]["bootstrap"][attribute] for n in names
+                  if attribute != "tag" and results[n]["diagnostics"].get("bootstrap")}
+        grouped_bars(plt, ax, [interval_text(attribute, i) for i in intervals],
+                     {n: [cells[n].get(i, {}).get("f1", math.nan) for i in intervals] for n in names},
+                     {n: [str(cells[n].get(i, {}).get("n_gold", "")) for i in intervals] for n in names},
+                     errors or None)
+        ax.set_title(attribute, fontsize=9)
+    axes.flat[0].legend(fontsize=7)
+    figure.tight_layout()
+    table = _frame(rows, ["attribute", "bucket", "n gold"] + [f"F1 {n}" for n in names])
+    worst = _frame([[a] + [f"{d['worst']} ({_format(d['worst_f1'])})" if d["worst"] is not None else "-"
+                           for d in (results[n]["diagnostics"]["self"][a] for n in names)] for a in ATTRIBUTES],
+                   ["attribute"] + [f"worst bucket {n}" for n in names])
+    return headline(results), table, figure, worst
+
+
+def score_nrb(nrb_text, wts_text, train_text="", type_map="conll"):
+    from .nrb import score_sets
+
+    stats = _stats(train_text) if (train_text or "").strip() else None
+    sets = {"nrb": _systems(nrb_text, "NRB data")}
+    if (wts_text or "").strip():
+        sets["wts"] = _systems(wts_text, "WTS data")
+    names = _names(sets["nrb"])
+    results = {n: score_sets({k: (c.tokens, c.tags, c.predictions[i]) for k, c in sets.items()}, type_map, stats,
+                             detailed=True) for i, n in enumerate(names)}
+    prefix = "nrb_" if len(sets) > 1 else ""
+    types = ["PERSON", "LOCATION", "ORGANIZATION"]
+    table = _frame([[f"{name} {t}"] + [results[n].get(f"{name}_accuracy_{t}" if len(sets) > 1 else f"accuracy_{t}",
+                                                     math.nan) for n in names] for name in sets for t in types],
+                   ["set and type"] + [f"accuracy {n}" for n in names])
+    plot = _bars([s.upper() for s in sets], {n: [results[n][f"{s}_accuracy" if len(sets) > 1 else "accuracy"]
+                                                 for s in sets] for n in names}, "accuracy")
+    confusion = results[names[0]].get(f"{prefix}confusion", {})
+    columns = sorted({c for cells in confusion.values() for c in cells})
+    details = _frame([[t] + [cells.get(c, 0) for c in columns] for t, cells in confusion.items()],
+                     ["target type"] + [f"{names[0]}: {c}" for c in columns])
+    return headline(results), table, plot, details
+
+
+def score_rockner(original_text, attacked_text):
+    from .rockner import CATEGORIES, rockner
+
+    original, attacked = _systems(original_text, "original data"), _systems(attacked_text, "attacked data")
+    if len(original.predictions) != len(attacked.predictions):
+        raise ValueError("the original and attacked data need the same number of prediction columns")
+    names = _names(original)
+    results = {n: rockner(Batch(original.tokens, original.tags, original.predictions[i]),
+                          Batch(attacked.tokens, attacked.tags, attacked.predictions[i]), detailed=True)
+               for i, n in enumerate(names)}
+    table = _frame([[c] + [results[n][f"{v}_{c}"] for n in names for v in ("original", "attacked")]
+                    for c in CATEGORIES], ["error category"] + [f"{v} {n}" for n in names
+                                                                for v in ("original", "attacked")])
+    first = results[names[0]]
+    plot = _bars(list(CATEGORIES), {v: [first[f"{v}_{c}"] for c in CATEGORIES] for v in ("original", "attacked")},
+                 f"share of gold entities ({names[0]})")
+    difference = first["confusion"]["difference"]
+    columns = sorted({c for cells in difference.values() for c in cells})
+    details = _frame([[row] + [cells.get(c, 0) for c in columns] for row, cells in difference.items()],
+                     ["gold type"] + [f"{c} (attacked - original)" for c in columns])
+    return headline(results), table, plot, details
+
+
+def attack_text(train_text, original_text, ratio, seed) -> str:
+    """The original test set (gold columns) under the entity attack, as CoNLL ``token tag``."""
+    from .attacks import entity_attack
+
+    original = _systems(original_text, "original data")
+    stats = _stats(train_text) if (train_text or "").strip() else None
+    attacked = entity_attack(original, ratio=float(ratio), seed=int(seed), train=stats).to_dict()
+    return _conll_text(attacked["tokens"], attacked["ner_tags"])
+
+
+def _key(interval):
+    return interval if isinstance(interval, str) else tuple(interval)
+
+
+def _counts(counts: Dict[str, int]) -> str:
+    return ", ".join(f"{label} {n}" for label, n in counts.items()) or "never seen"
+
+
+# ---- the demo inputs ------------------------------------------------------------------------
+def demo_inputs(name: str, ratio: float = 1.0, seed: int = 0) -> Tuple[str, ...]:
+    """The embedded demo corpus as each app's text inputs."""
+    def read(path) -> str:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read()
+    if name == "nrb":
+        return read(demo_data.NRB), read(demo_data.WTS), read(demo_data.TRAIN)
+    if name == "rockner":
+        from .attacks import entity_attack
+        from .baselines import memorization
+
+        train, test = demo_data.load_demo()
+        stats = TrainStats.from_corpus(train)
+        attacked = entity_attack(test, ratio=float(ratio), seed=int(seed), train=stats).to_dict()
+        original = _conll_text(test.tokens, test.tags, test.predictions[0])
+        return (read(demo_data.TRAIN), original,
+                _conll_text(attacked["tokens"], attacked["ner_tags"], memorization(stats, attacked["tokens"])))
+    return read(demo_data.TRAIN), read(demo_data.TEST)
+
+
+# ---- the apps -----------------------------------------------------------------------------
+def _card(name: str) -> str:
+    """The metric's own documentation: description, inputs and outputs, citation."""
+    import importlib
+
+    from .register import METRICS
+
+    cls = getattr(importlib.import_module(f"tough_ner.metrics.{name}"), METRICS[name])
+    return (f"{cls.description}\n\n```\n{cls.inputs_text.strip()}\n```\n\nReferences: "
+            + ", ".join(cls.reference_urls) + f"\n\n```bibtex\n{cls.citation_text}\n```")
+
+
+def _safe(function: Callable, n_outputs: int) -> Callable:
+    """Run a scorer; any error becomes a message in the page (first output), never a trace."""
+    def run(*args):
+        try:
+            return ("", *function(*args))
+        except Exception as error:  # noqa: BLE001 -- every failure is shown to the person, readably
+            kind = "" if isinstance(error, (ValueError, FileNotFoundError)) else f"{type(error).__name__}: "
+            return (f"**Error:** {kind}{error}", *([None] * n_outputs))
+    return run
+
+
+def _reader(function: Callable, n_texts: int) -> Callable:
+    """Turn (text, upload) pairs into texts before calling ``function``."""
+    def run(*args):
+        texts = [_text(args[2 * i], args[2 * i + 1]) for i in range(n_texts)]
+        return function(*texts, *args[2 * n_texts:])
+    return run
+
+
+def _text_input(label: str, elem_id: str):
+    import gradio as gr
+
+    with gr.Row():
+        text = gr.Textbox(label=label, lines=6, max_lines=12, elem_id=elem_id, scale=3)
+        upload = gr.File(label="or upload a file", type="filepath", scale=1)
+    return text, upload
+
+
+def ui(name: str) -> None:
+    """The components of one metric's app, inside the current ``gr.Blocks`` (or tab)."""
+    import gradio as gr
+
+    gr.Markdown(f"## {TITLES[name]}\nPaste or upload CoNLL text (a blank line between sentences), or load "
+                "the embedded demo corpus. Test files: `token gold prediction [second prediction]`.")
+    if name == "nrb":
+        inputs = [*_text_input("NRB sentences: token gold prediction [second prediction]", f"{name}-nrb"),
+                  *_text_input("WTS sentences (optional)", f"{name}-wts"),
+                  *_text_input("Training data (optional): token ... tag", f"{name}-train")]
+        options = [gr.Dropdown(["nrb", "conll", "ontonotes"], value="conll", label="system types (type map)")]
+        scorer, texts = score_nrb, 3
+    elif name == "rockner":
+        inputs = [*_text_input("Training data: token ... tag", f"{name}-train"),
+                  *_text_input("Original test set: token gold prediction [second prediction]", f"{name}-original"),
+                  *_text_input("Attacked test set: token gold prediction [second prediction]", f"{name}-attacked")]
+        with gr.Row():
+            ratio = gr.Slider(0.0, 1.0, value=1.0, step=0.2, label="attack ratio (share of entities replaced)")
+            seed = gr.Number(value=0, precision=0, label="seed")
+        options = []
+        scorer, texts = (lambda train, original, attacked: score_rockner(original, attacked)), 3
+    else:
+        inputs = [*_text_input("Training data: token ... tag", f"{name}-train"),
+                  *_text_input("Test data: token gold prediction [second prediction]", f"{name}-test")]
+        if name == "hardeval":
+            options = [gr.Checkbox(label="strict diff subsets"),
+                       gr.Radio(["bilou", "bio", "io"], value="bilou", label="label comparison")]
+        elif name == "bucket_f1":
+            options = [gr.Slider(3, 8, value=4, step=1, label="buckets per attribute"),
+                       gr.Slider(0, 1000, value=200, step=100, label="bootstrap resamples")]
+        else:
+            options = []
+        scorer, texts = {"hardeval": score_hardeval, "tmr": score_tmr, "bucket_f1": score_bucket_f1}[name], 2
+    with gr.Row():
+        run = gr.Button("Evaluate", variant="primary", elem_id=f"{name}-run")
+        demo = gr.Button("Load the demo corpus and evaluate", elem_id=f"{name}-demo")
+        if name == "rockner":
+            attack = gr.Button("Attack the original (entity level)", elem_id=f"{name}-attack")
+    error = gr.Markdown(elem_id=f"{name}-error")
+    scores = gr.Markdown(elem_id=f"{name}-headline")
+    table = gr.Dataframe(label="subsets", elem_id=f"{name}-table", wrap=True)
+    plot = gr.Plot(label="chart", elem_id=f"{name}-plot")
+    details = gr.Dataframe(label="hardest cases" if name in ("hardeval", "tmr") else "details",
+                           elem_id=f"{name}-details", wrap=True)
+    if name == "rockner":
+        attacked_out = gr.Textbox(label="attacked test set (token tag): tag it with your model, paste it above",
+                                  lines=6, max_lines=12, elem_id=f"{name}-attacked-out")
+    with gr.Accordion("About this metric", open=False):
+        gr.Markdown(_card(name))
+    outputs = [error, scores, table, plot, details]
+    evaluate = _safe(_reader(scorer, texts), len(outputs) - 1)
+    run.click(evaluate, inputs=inputs + options, outputs=outputs)
+    text_boxes = inputs[0::2]
+
+    def load_demo(*values):
+        try:
+            demo_texts = demo_inputs(name, *(values[:2] if name == "rockner" else ()))
+        except Exception as error:  # noqa: BLE001 -- e.g. a bad seed: shown in the page
+            return (*[""] * len(text_boxes), f"**Error:** {error}", *[None] * (len(outputs) - 1))
+        pairs = [v for text in demo_texts for v in (text, None)]
+        return (*demo_texts, *evaluate(*pairs, *values[2 if name == "rockner" else 0:]))
+    demo_options = ([ratio, seed] if name == "rockner" else []) + options
+    demo.click(load_demo, inputs=demo_options, outputs=text_boxes + outputs)
+    if name == "rockner":
+        def attack_handler(train_text, train_file, original_text, original_file, r, s):
+            try:
+                return "", attack_text(_text(train_text, train_file), _text(original_text, original_file), r, s)
+            except Exception as error:  # noqa: BLE001
+                return f"**Error:** {error}", ""
+        attack.click(attack_handler, inputs=inputs[:4] + [ratio, seed], outputs=[error, attacked_out])
+
+
+def theme():
+    """Gradio's default look with system fonts: the default theme loads Google Fonts."""
+    import gradio as gr
+
+    return gr.themes.Default(font=["ui-sans-serif", "system-ui", "sans-serif"],
+                             font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
+
+
+def build(name: str = "all"):
+    """The app of one metric (``NAMES``), or ``"all"`` for every metric in tabs."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    try:
+        import gradio as gr
+    except ImportError:
+        raise ImportError("the Spaces need gradio: pip install 'tough-ner[spaces]'") from None
+    if name not in NAMES and name != "all":
+        raise ValueError(f"unknown space {name!r}: use {', '.join(NAMES)} or all")
+    with gr.Blocks(title=f"tough-ner: {TITLES.get(name, 'every metric')}", analytics_enabled=False) as app:
+        if name == "all":
+            gr.Markdown("# tough-ner\nWhere NER models fail, not just their F1.")
+            for each in NAMES:
+                with gr.Tab(TITLES[each], elem_id=f"tab-{each}"):
+                    ui(each)
+        else:
+            ui(name)
+    return app
+
+
+def launch(name: str = "all", port: Optional[int] = None, block: bool = True):
+    """Serve an app on 127.0.0.1 (analytics off, no share link, no server-side rendering)."""
+    app = build(name)
+    app.launch(server_name="127.0.0.1", server_port=port, share=False, prevent_thread_lock=not block,
+               theme=theme(), ssr_mode=False, quiet=not block, footer_links=[])
+    return app
