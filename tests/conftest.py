@@ -54,3 +54,17 @@ def need(module: str):
     if os.environ.get("CI"):
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=f"needs {module} (an optional extra)")
+
+
+def wordpiece_tokenizer(vocab):
+    """A lowercasing BERT-style fast tokenizer over a fixed WordPiece vocabulary (built with
+    ``tokenizers``: transformers' own BERT tokenizer class ignores a vocab file here)."""
+    transformers, tokenizers = need("transformers"), need("tokenizers")
+    pieces = tokenizers.models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]")
+    wordpiece = tokenizers.Tokenizer(pieces)
+    wordpiece.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
+    wordpiece.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    wordpiece.post_processor = tokenizers.processors.BertProcessing(
+        ("[SEP]", vocab.index("[SEP]")), ("[CLS]", vocab.index("[CLS]")))
+    return transformers.PreTrainedTokenizerFast(tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]",
+                                                cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")

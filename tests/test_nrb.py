@@ -12,7 +12,7 @@ from tough_ner.cli import main
 from tough_ner.nrb import (PRESETS, nrb, outcomes, portion_of, read_nrb, read_nrb_predictions, resolve_type_map,
                            score_sets, tokenize)
 
-from conftest import need, write
+from conftest import need, wordpiece_tokenizer, write
 from test_metric import ROOT
 
 # Traps: a token that is a space, a multi-token target, CRLF line ends, several blank lines.
@@ -239,15 +239,8 @@ def test_transformers_tagger_labels_each_word_by_its_first_sub_token():
     torch, transformers = need("torch"), need("transformers")
     from tough_ner.taggers import transformers_tagger
 
-    tokenizers = need("tokenizers")
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "he", "met", "jo", "##rdan", "cou", "##tts", "."]
-    pieces = tokenizers.models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]")
-    wordpiece = tokenizers.Tokenizer(pieces)
-    wordpiece.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
-    wordpiece.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
-    wordpiece.post_processor = tokenizers.processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]",
-                                                     cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    tokenizer = wordpiece_tokenizer(vocab)
     labels = {0: "O", 1: "B-PER", 2: "B-ORG"}
     config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1,
                                      num_attention_heads=2, intermediate_size=32, id2label=labels,

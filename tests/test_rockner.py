@@ -24,7 +24,7 @@ from tough_ner.rockner import CATEGORIES, confusion_difference, error_analysis, 
 from tough_ner.schemes import decode
 from tough_ner.scoring import span_scores
 
-from conftest import need, write
+from conftest import need, wordpiece_tokenizer, write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -266,17 +266,11 @@ def test_context_attack_keeps_the_candidate_the_victim_misses_most():
 
 
 def tiny_masked_lm(folder):
-    torch, transformers, tokenizers = need("torch"), need("transformers"), need("tokenizers")
+    torch, transformers = need("torch"), need("transformers")
     words = ["the", "a", "bank", "sold", "shares", "on", "monday", "in", "city", "said", "it", "would", "cut", "jobs",
              "."] + [f"word{i}" for i in range(140)]
     vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + words + ["##s", "##ed"]
-    pieces = tokenizers.models.WordPiece({w: i for i, w in enumerate(vocab)}, unk_token="[UNK]")
-    wordpiece = tokenizers.Tokenizer(pieces)
-    wordpiece.normalizer = tokenizers.normalizers.BertNormalizer(lowercase=True)
-    wordpiece.pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
-    wordpiece.post_processor = tokenizers.processors.BertProcessing(("[SEP]", 3), ("[CLS]", 2))
-    tokenizer = transformers.PreTrainedTokenizerFast(tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]",
-                                                     cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+    tokenizer = wordpiece_tokenizer(vocab)
     config = transformers.BertConfig(vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
                                      intermediate_size=32)
     torch.manual_seed(0)

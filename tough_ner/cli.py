@@ -266,6 +266,14 @@ def _progress(quiet: bool):
     return wrap
 
 
+def _with_progress(label: str, work, quiet: bool):
+    """``work()`` shown as one step of a progress bar (on a terminal)."""
+    result = None
+    for _, step in _progress(quiet)([(label, work)]):
+        result = step()
+    return result
+
+
 def cmd_report(args) -> None:
     from . import __version__
     from .demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
@@ -275,9 +283,9 @@ def cmd_report(args) -> None:
     demo = args.train is None and args.test is None
     if demo:
         train, test = load_demo()
-        stats, systems = TrainStats.from_corpus(train), list(SYSTEMS)
-        nrb_sets, type_map = load_demo_nrb(), NRB_TYPE_MAP
-        attacked = demo_attacks(stats, test)
+        stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
+        systems, nrb_sets, type_map = list(SYSTEMS), load_demo_nrb(), NRB_TYPE_MAP
+        attacked = _with_progress("entity attacks", lambda: demo_attacks(stats, test), args.quiet)
         inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
                   "nrb": _file_input(NRB), "wts": _file_input(WTS), "attacked": "the demo test set under the "
                   "entity attack (built-in dictionary, seed 0), predicted by the memorization baseline"}
@@ -286,7 +294,7 @@ def cmd_report(args) -> None:
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
-        stats = TrainStats.coerce(args.train)
+        stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
         test = read_conll(args.test)
         for path in args.pred:
             predicted = read_conll(path)

@@ -8,10 +8,9 @@ from typing import Callable, List, Optional, Sequence
 Tagger = Callable[[Sequence[Sequence[str]]], List[List[str]]]
 
 
-def spacy_tagger(nlp, batch_size: int = 256) -> Tagger:
-    """Predictions of a spaCy pipeline (object or name of an installed package) for
-    pre-tokenised sentences: the tokens are kept exactly as given; IOB2 tags with the
-    pipeline's labels.  Needs the ``spacy`` extra."""
+def _spacy_docs(nlp, batch_size: int):
+    """``sentences -> Docs`` of a spaCy pipeline (object or installed package name) run on
+    pre-tokenised sentences: the tokens are kept exactly as given."""
     try:
         import spacy
         from spacy.tokens import Doc
@@ -20,10 +19,20 @@ def spacy_tagger(nlp, batch_size: int = 256) -> Tagger:
     if isinstance(nlp, str):
         nlp = spacy.load(nlp)
 
+    def docs(sentences: Sequence[Sequence[str]]):
+        return nlp.pipe((Doc(nlp.vocab, words=list(words)) for words in sentences), batch_size=batch_size)
+    return docs
+
+
+def spacy_tagger(nlp, batch_size: int = 256) -> Tagger:
+    """Predictions of a spaCy pipeline (object or name of an installed package) for
+    pre-tokenised sentences, tokens kept as given: IOB2 tags with the pipeline's labels.
+    Needs the ``spacy`` extra."""
+    docs = _spacy_docs(nlp, batch_size)
+
     def tag(sentences: Sequence[Sequence[str]]) -> List[List[str]]:
-        docs = (Doc(nlp.vocab, words=list(words)) for words in sentences)
         return [[f"{t.ent_iob_}-{t.ent_type_}" if t.ent_iob_ in ("B", "I") else "O" for t in doc]
-                for doc in nlp.pipe(docs, batch_size=batch_size)]
+                for doc in docs(sentences)]
     return tag
 
 
@@ -69,17 +78,10 @@ def transformers_tagger(model, tokenizer=None, batch_size: int = 32, device: Opt
 def spacy_pos(nlp, batch_size: int = 256) -> Tagger:
     """Penn Treebank POS tags (``token.tag_``, else the universal ``token.pos_``) of a spaCy
     pipeline for pre-tokenised sentences, tokens kept as given.  Needs the ``spacy`` extra."""
-    try:
-        import spacy
-        from spacy.tokens import Doc
-    except ImportError:
-        raise ImportError("the spaCy adapter needs spaCy: pip install 'tough-ner[spacy]'") from None
-    if isinstance(nlp, str):
-        nlp = spacy.load(nlp)
+    docs = _spacy_docs(nlp, batch_size)
 
     def tag(sentences: Sequence[Sequence[str]]) -> List[List[str]]:
-        docs = (Doc(nlp.vocab, words=list(words)) for words in sentences)
-        return [[t.tag_ or t.pos_ for t in doc] for doc in nlp.pipe(docs, batch_size=batch_size)]
+        return [[t.tag_ or t.pos_ for t in doc] for doc in docs(sentences)]
     return tag
 
 
