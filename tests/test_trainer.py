@@ -169,6 +169,8 @@ def test_words_from_a_sentence_index_column_and_the_errors(setting):
         robust_compute_metrics(label_list, eval_set.remove_columns(["tokens"]), train=stats)
     with pytest.raises(ValueError, match="needs training statistics"):
         robust_compute_metrics(label_list, eval_set, metrics=["tmr"])
+    with pytest.raises(ValueError, match="'rockner' scores its own test sets"):
+        robust_compute_metrics(label_list, eval_set, train=stats, metrics=["rockner"])
     with pytest.raises(ValueError, match="unknown metric 'f2'"):
         robust_compute_metrics(label_list, eval_set, train=stats, metrics=["f2"])
     # truncated sentences: word_ids align them; without word_ids, a clear error

@@ -61,6 +61,9 @@ def _scorers(metrics: Sequence[MetricSpec], stats: Optional[TrainStats], options
         elif isinstance(spec, str) and spec in METRICS:
             import importlib
             cls = getattr(importlib.import_module(f"tough_ner.metrics.{spec}"), METRICS[spec])
+            if cls.extra_inputs:  # nrb, rockner: their own sentences (NRB/WTS, an attacked set), not eval_dataset
+                raise ValueError(f"metric {spec!r} scores its own test sets ({', '.join(cls.extra_inputs)} input), "
+                                 f"not a Trainer's evaluation set; run it after training")
             if cls.needs_train and stats is None:
                 raise ValueError(f"metric {spec!r} needs training statistics: pass train=")
             module = cls(train=stats, keep_in_memory=True, **options.get(spec, {}))
