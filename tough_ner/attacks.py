@@ -21,15 +21,14 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from ._util import no_gc
 from .batch import Batch
-from .corpus import Corpus, from_dataset
+from .corpus import Corpus, Sentences, from_dataset
 from .dictionaries import Dictionary, DictionaryLike, builtin, normalize, scheme_for
 from .schemes import Span, decode, spans_to_tags
 from .stats import TrainStats
+from .taggers import Tagger
 
-Sentences = List[List[str]]
 Record = Dict[str, Union[str, int]]
 FillMask = Callable[[str], Sequence]
-Tagger = Callable[[Sequence[Sequence[str]]], List[List[str]]]
 
 # Nouns (common and proper), verbs, adjectives and adverbs, as Penn Treebank or Universal POS tags.
 CONTENT_TAGS = frozenset({"NN", "NNS", "NNP", "NNPS", "VB", "VBD", "VBG", "VBN", "VBP", "VBZ", "JJ", "JJR", "JJS",
