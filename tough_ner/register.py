@@ -12,6 +12,15 @@ METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "B
 NAMESPACES = ("evaluate-metric", "tough-ner")
 
 
+def metric_class(name: str):
+    """The evaluate class of a tough-ner metric, by name (imported on demand: evaluate is heavy)."""
+    import importlib
+
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(METRICS)}")
+    return getattr(importlib.import_module(f"tough_ner.metrics.{name}"), METRICS[name])
+
+
 def shim_source(name: str) -> str:
     """The one-line module evaluate imports; only the concrete class is imported because
     evaluate takes the first EvaluationModule subclass it finds in the file."""

@@ -255,11 +255,9 @@ def demo_inputs(name: str, ratio: float = 1.0, seed: int = 0) -> Tuple[str, ...]
 # ---- the apps -----------------------------------------------------------------------------
 def _card(name: str) -> str:
     """The metric's own documentation: description, inputs and outputs, citation."""
-    import importlib
+    from .register import metric_class
 
-    from .register import METRICS
-
-    cls = getattr(importlib.import_module(f"tough_ner.metrics.{name}"), METRICS[name])
+    cls = metric_class(name)
     return (f"{cls.description}\n\n```\n{cls.inputs_text.strip()}\n```\n\nReferences: "
             + ", ".join(cls.reference_urls) + f"\n\n```bibtex\n{cls.citation_text}\n```")
 

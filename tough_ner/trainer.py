@@ -48,7 +48,7 @@ def _scorers(metrics: Sequence[MetricSpec], stats: Optional[TrainStats], options
              ) -> List[Tuple[str, Callable[[Batch], dict]]]:
     """(prefix, batch -> flat result) for each requested metric, built once."""
     from .metrics.base import ToughMetric
-    from .register import METRICS
+    from .register import METRICS, metric_class
 
     scorers = []
     for spec in metrics:
@@ -59,8 +59,7 @@ def _scorers(metrics: Sequence[MetricSpec], stats: Optional[TrainStats], options
         if isinstance(spec, ToughMetric):
             module = spec
         elif isinstance(spec, str) and spec in METRICS:
-            import importlib
-            cls = getattr(importlib.import_module(f"tough_ner.metrics.{spec}"), METRICS[spec])
+            cls = metric_class(spec)
             if cls.extra_inputs:  # nrb, rockner: their own sentences (NRB/WTS, an attacked set), not eval_dataset
                 raise ValueError(f"metric {spec!r} scores its own test sets ({', '.join(cls.extra_inputs)} input), "
                                  f"not a Trainer's evaluation set; run it after training")

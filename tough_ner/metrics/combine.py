@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
-from ..register import METRICS
+from ..register import METRICS, metric_class
 
 
 class Combination:
@@ -51,15 +51,12 @@ class Combination:
 def combine(modules: Sequence, train=None, **load_options) -> Combination:
     """Combine evaluate modules; tough-ner metric names (``"hardeval"``, ...) are loaded from
     this package with ``train=`` and ``load_options`` (e.g. ``keep_in_memory=True``)."""
-    import importlib
-
     loaded: List = []
     for module in modules:
         if isinstance(module, str):
             if module not in METRICS:
                 raise ValueError(f"unknown tough-ner metric {module!r}; load other modules with evaluate.load "
                                  f"and pass them in")
-            cls = getattr(importlib.import_module(f"tough_ner.metrics.{module}"), METRICS[module])
-            module = cls(train=train, **load_options)
+            module = metric_class(module)(train=train, **load_options)
         loaded.append(module)
     return Combination(loaded)
