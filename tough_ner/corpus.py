@@ -110,13 +110,16 @@ def read_predictions(path: str | os.PathLike) -> Corpus:
     return read_conll(path, n_predictions=1)
 
 
+def conll_text(*columns: Sentences) -> str:
+    """Sentences as CoNLL lines: one space-separated column per argument (token first), a
+    blank line after each sentence."""
+    return "".join("".join(" ".join(fields) + "\n" for fields in zip(*sentence)) + "\n" for sentence in zip(*columns))
+
+
 def write_conll(path: str | os.PathLike, *columns: Sentences) -> None:
-    """Write sentences as CoNLL lines: one space-separated column per argument (token first),
-    a blank line after each sentence."""
+    """Write ``conll_text(*columns)`` to a file."""
     with open(path, "w", encoding="utf-8") as out:
-        for sentence in zip(*columns):
-            out.writelines(" ".join(fields) + "\n" for fields in zip(*sentence))
-            out.write("\n")
+        out.write(conll_text(*columns))
 
 
 def tag_names(dataset, column: str) -> Optional[List[str]]:

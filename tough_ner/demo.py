@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 from .attacks import entity_attack
 from .baselines import memorization
@@ -29,12 +29,13 @@ def load_demo_nrb() -> Tuple[Corpus, Corpus]:
     return read_conll(NRB, n_predictions=len(SYSTEMS)), read_conll(WTS, n_predictions=len(SYSTEMS))
 
 
-def demo_attacks(stats: TrainStats, test: Corpus, seed: int = 0) -> Dict[str, List[Tuple[str, Corpus]]]:
-    """The demo test set under RockNER's entity attack at each of ``ATTACK_RATIOS`` (built-in
-    dictionary, training mentions excluded), predicted by the memorization baseline, the
-    one demo system that can tag new text: ``{"memorizer": [(label, corpus), ...]}``."""
+def demo_attacks(stats: TrainStats, test: Corpus, ratios: Sequence[float] = ATTACK_RATIOS, seed: int = 0
+                 ) -> Dict[str, List[Tuple[str, Corpus]]]:
+    """The demo test set under RockNER's entity attack at each ratio (built-in dictionary,
+    training mentions excluded), predicted by the memorization baseline, the one demo
+    system that can tag new text: ``{"memorizer": [(label, corpus), ...]}``."""
     versions = []
-    for ratio in ATTACK_RATIOS:
+    for ratio in ratios:
         attacked = entity_attack(test, ratio=ratio, seed=seed, train=stats).to_dict()
         tokens, tags = attacked["tokens"], attacked["ner_tags"]
         versions.append((f"entity {ratio:g}", Corpus(tokens, tags, [memorization(stats, tokens)])))

@@ -142,23 +142,7 @@ def render(report: dict) -> str:
     parts.append("<h2>Bucket F1 per attribute</h2><p class='note'>Bars: F1 per bucket with its number of gold "
                  "entities; whiskers: bootstrap confidence intervals.</p>")
     if plt:
-        figure, axes = plt.subplots(3, 3, figsize=(10, 7.5))
-        for ax, attribute in zip(axes.flat, ATTRIBUTES):
-            first = results["details"][systems[0]]["bucket_f1"]["buckets"][attribute]
-            intervals = [_key(r["interval"]) for r in first]
-            series, labels, errors = {}, {}, {}
-            for s in systems:
-                by_interval = {_key(r["interval"]): r for r in results["details"][s]["bucket_f1"]["buckets"][attribute]}
-                series[s] = [by_interval.get(i, {}).get("f1", math.nan) for i in intervals]
-                labels[s] = [str(by_interval.get(i, {}).get("n_gold", "")) for i in intervals]
-                boot = results["details"][s]["bucket_f1"]["diagnostics"].get("bootstrap", {}).get(attribute)
-                if boot and attribute != "tag":
-                    errors[s] = boot
-            grouped_bars(plt, ax, [interval_text(attribute, i) for i in intervals], series, labels, errors or None)
-            ax.set_title(attribute, fontsize=9)
-        axes.flat[0].legend(fontsize=7)
-        figure.tight_layout()
-        parts.append(_svg(figure))
+        parts.append(_svg(bucket_figure(plt, {s: results["details"][s]["bucket_f1"] for s in systems})))
     if "comparison" in results:
         a, b = results["comparison"]["systems"]
         comparison = results["comparison"]["bucket_f1"]
@@ -209,21 +193,47 @@ def render(report: dict) -> str:
         tokens = sorted(tokens, key=lambda r: (-r["errors"], r["token"]))[:10]
         parts.append(f"<h3>{html.escape(s)}</h3>")
         parts.append(_table(["token", "gold", "test count", "errors", "training labels"],
-                            [[r["token"], r["gold"], r["n"], r["errors"], _counts(r["train"])] for r in tokens]))
+                            [[r["token"], r["gold"], r["n"], r["errors"], label_counts(r["train"])] for r in tokens]))
         parts.append(_table(["mention", "type", "test count", "missed", "training mentions"],
-                            [[r["text"], r["type"], r["n"], r["misses"], _counts(r["train"])]
+                            [[r["text"], r["type"], r["n"], r["misses"], label_counts(r["train"])]
                              for r in results["details"][s]["hard_mentions"]]))
     body = "\n".join(parts)
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>tough-ner report</title>"
             f"<style>{STYLE}</style></head><body>\n{body}\n</body></html>\n")
 
 
-def _key(interval):
+def interval_key(interval):
     """A bucket interval as a dictionary key (a type name, or a (low, high) pair)."""
     return interval if isinstance(interval, str) else tuple(interval)
 
 
-def _counts(counts: Dict[str, int]) -> str:
+def bucket_cells(tables: Dict[str, dict], attribute: str):
+    """(intervals in order, {system: {interval: bucket row}}) of one attribute over systems'
+    detailed bucket tables; tag buckets are the union of the systems' types."""
+    cells = {s: {interval_key(r["interval"]): r for r in table["buckets"][attribute]} for s, table in tables.items()}
+    return list(dict.fromkeys(i for rows in cells.values() for i in rows)), cells
+
+
+def bucket_figure(plt, tables: Dict[str, dict]):
+    """Bucket F1 bars of every attribute (3 x 3), systems side by side, n_gold on each bar and
+    bootstrap whiskers when the tables have them; ``tables``: {system: detailed bucket_f1}."""
+    figure, axes = plt.subplots(3, 3, figsize=(10, 7.5))
+    for ax, attribute in zip(axes.flat, ATTRIBUTES):
+        intervals, cells = bucket_cells(tables, attribute)
+        errors = {s: table["diagnostics"]["bootstrap"][attribute] for s, table in tables.items()
+                  if attribute != "tag" and table["diagnostics"].get("bootstrap")}
+        grouped_bars(plt, ax, [interval_text(attribute, i) for i in intervals],
+                     {s: [cells[s].get(i, {}).get("f1", math.nan) for i in intervals] for s in tables},
+                     {s: [str(cells[s].get(i, {}).get("n_gold", "")) for i in intervals] for s in tables},
+                     errors or None)
+        ax.set_title(attribute, fontsize=9)
+    axes.flat[0].legend(fontsize=7)
+    figure.tight_layout()
+    return figure
+
+
+def label_counts(counts: Dict[str, int]) -> str:
+    """Training counts by label as text, or "never seen"."""
     return ", ".join(f"{label} {n}" for label, n in counts.items()) or "never seen"
 
 

@@ -13,7 +13,9 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import demo as demo_data
 from .batch import Batch
-from .corpus import Corpus, parse_conll
+from .corpus import Corpus, conll_text, parse_conll
+from .html import label_counts
+from .report import format_value
 from .stats import TrainStats
 
 NAMES = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
@@ -55,18 +57,8 @@ def _stats(text: str) -> TrainStats:
     return TrainStats.from_corpus(corpus)
 
 
-def _conll_text(*columns) -> str:
-    return "".join("".join(" ".join(fields) + "\n" for fields in zip(*sentence)) + "\n" for sentence in zip(*columns))
-
-
 def _names(corpus: Corpus) -> List[str]:
     return ["system A", "system B"][:len(corpus.predictions)]
-
-
-def _format(value) -> str:
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
-    return str(value)
 
 
 def headline(results: Dict[str, dict], keys: Optional[Sequence[str]] = None) -> str:
@@ -75,14 +67,14 @@ def headline(results: Dict[str, dict], keys: Optional[Sequence[str]] = None) -> 
     first = results[systems[0]]
     keys = [k for k in (keys or first) if not isinstance(first.get(k), (dict, list))]
     lines = ["| measure | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
-    lines += [f"| {k} | " + " | ".join(_format(results[s].get(k, math.nan)) for s in systems) + " |" for k in keys]
+    lines += [f"| {k} | " + " | ".join(format_value(results[s].get(k, math.nan)) for s in systems) + " |" for k in keys]
     return "\n".join(lines)
 
 
 def _frame(rows: List[list], header: List[str]):
     import pandas as pd
 
-    return pd.DataFrame([[_format(v) if isinstance(v, float) else v for v in row] for row in rows], columns=header)
+    return pd.DataFrame([[format_value(v) if isinstance(v, float) else v for v in row] for row in rows], columns=header)
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
@@ -111,7 +103,7 @@ def score_hardeval(train_text, test_text, strict=False, error="bilou"):
     plot = _bars(subsets, {n: [results[n][f"ter_{x}"] for x in subsets] for n in names}, "token error rate")
     hard = sorted((row for rows in results[names[0]]["hard_tokens"].values() for row in rows),
                   key=lambda r: (-r["errors"], r["token"]))[:15]
-    details = _frame([[r["token"], r["gold"], r["n"], r["errors"], _counts(r["train"])] for r in hard],
+    details = _frame([[r["token"], r["gold"], r["n"], r["errors"], label_counts(r["train"])] for r in hard],
                      ["token", "gold", "test count", f"errors ({names[0]})", "training labels"])
     return headline(results), table, plot, details
 
@@ -128,42 +120,29 @@ def score_tmr(train_text, test_text):
                    ["subset", "n"] + [f"recall {n}" for n in names])
     plot = _bars(list(SUBSETS), {n: [results[n][f"recall_{x}"] for x in SUBSETS] for n in names}, "recall")
     hard = hard_mentions(stats, batches[names[0]], top=15)
-    details = _frame([[r["text"], r["type"], r["n"], r["misses"], _counts(r["train"])] for r in hard],
+    details = _frame([[r["text"], r["type"], r["n"], r["misses"], label_counts(r["train"])] for r in hard],
                      ["mention", "type", "test count", f"missed ({names[0]})", "training mentions"])
     return headline(results), table, plot, details
 
 
 def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
     from .buckets import ATTRIBUTES, bucket_f1, interval_text
-    from .html import _plotting, grouped_bars
+    from .html import _plotting, bucket_cells, bucket_figure
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test)
     results = {n: bucket_f1(stats, Batch(test.tokens, test.tags, p), n_buckets=int(n_buckets), detailed=True,
                             bootstrap=int(bootstrap)) for n, p in zip(names, test.predictions)}
     rows = []
-    plt = _plotting()
-    figure, axes = plt.subplots(3, 3, figsize=(10, 7.5))
-    for ax, attribute in zip(axes.flat, ATTRIBUTES):
-        cells = {n: {_key(r["interval"]): r for r in results[n]["buckets"][attribute]} for n in names}
-        intervals = list(dict.fromkeys(i for n in names for i in cells[n]))
-        for i in intervals:
-            rows.append([attribute, interval_text(attribute, i), cells[names[0]].get(i, {}).get("n_gold", 0)]
-                        + [cells[n].get(i, {}).get("f1", math.nan) for n in names])
-        errors = {n: results[n]["diagnostics"]["bootstrap"][attribute] for n in names
-                  if attribute != "tag" and results[n]["diagnostics"].get("bootstrap")}
-        grouped_bars(plt, ax, [interval_text(attribute, i) for i in intervals],
-                     {n: [cells[n].get(i, {}).get("f1", math.nan) for i in intervals] for n in names},
-                     {n: [str(cells[n].get(i, {}).get("n_gold", "")) for i in intervals] for n in names},
-                     errors or None)
-        ax.set_title(attribute, fontsize=9)
-    axes.flat[0].legend(fontsize=7)
-    figure.tight_layout()
+    for attribute in ATTRIBUTES:
+        intervals, cells = bucket_cells(results, attribute)
+        rows += [[attribute, interval_text(attribute, i), cells[names[0]].get(i, {}).get("n_gold", 0)]
+                 + [cells[n].get(i, {}).get("f1", math.nan) for n in names] for i in intervals]
     table = _frame(rows, ["attribute", "bucket", "n gold"] + [f"F1 {n}" for n in names])
-    worst = _frame([[a] + [f"{d['worst']} ({_format(d['worst_f1'])})" if d["worst"] is not None else "-"
+    worst = _frame([[a] + [f"{d['worst']} ({format_value(d['worst_f1'])})" if d["worst"] is not None else "-"
                            for d in (results[n]["diagnostics"]["self"][a] for n in names)] for a in ATTRIBUTES],
                    ["attribute"] + [f"worst bucket {n}" for n in names])
-    return headline(results), table, figure, worst
+    return headline(results), table, bucket_figure(_plotting(), results), worst
 
 
 def score_nrb(nrb_text, wts_text, train_text="", type_map="conll"):
@@ -220,15 +199,7 @@ def attack_text(train_text, original_text, ratio, seed) -> str:
     original = _systems(original_text, "original data")
     stats = _stats(train_text) if (train_text or "").strip() else None
     attacked = entity_attack(original, ratio=float(ratio), seed=int(seed), train=stats).to_dict()
-    return _conll_text(attacked["tokens"], attacked["ner_tags"])
-
-
-def _key(interval):
-    return interval if isinstance(interval, str) else tuple(interval)
-
-
-def _counts(counts: Dict[str, int]) -> str:
-    return ", ".join(f"{label} {n}" for label, n in counts.items()) or "never seen"
+    return conll_text(attacked["tokens"], attacked["ner_tags"])
 
 
 # ---- the demo inputs ------------------------------------------------------------------------
@@ -240,15 +211,11 @@ def demo_inputs(name: str, ratio: float = 1.0, seed: int = 0) -> Tuple[str, ...]
     if name == "nrb":
         return read(demo_data.NRB), read(demo_data.WTS), read(demo_data.TRAIN)
     if name == "rockner":
-        from .attacks import entity_attack
-        from .baselines import memorization
-
         train, test = demo_data.load_demo()
-        stats = TrainStats.from_corpus(train)
-        attacked = entity_attack(test, ratio=float(ratio), seed=int(seed), train=stats).to_dict()
-        original = _conll_text(test.tokens, test.tags, test.predictions[0])
-        return (read(demo_data.TRAIN), original,
-                _conll_text(attacked["tokens"], attacked["ner_tags"], memorization(stats, attacked["tokens"])))
+        attacked = demo_data.demo_attacks(TrainStats.from_corpus(train), test, (float(ratio),), int(seed))
+        _, corpus = attacked["memorizer"][0]
+        return (read(demo_data.TRAIN), conll_text(test.tokens, test.tags, test.predictions[0]),
+                conll_text(corpus.tokens, corpus.tags, corpus.predictions[0]))
     return read(demo_data.TRAIN), read(demo_data.TEST)
 
 
