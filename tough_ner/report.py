@@ -19,7 +19,7 @@ from .nrb import TypeMap, score_sets
 from .rockner import rockner
 from .scoring import matched
 from .stats import TrainStats
-from .tmr import tmr
+from .tmr import mention_texts, tmr
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).
 METHODS: Dict[str, Callable[..., dict]] = {
@@ -52,7 +52,7 @@ def _split(result: Mapping) -> Tuple[dict, dict]:
 
 def hard_mentions(stats: TrainStats, batch: Batch, top: int = 10) -> List[dict]:
     """The gold mentions missed most often (text, type, test count, misses, training counts by type)."""
-    texts = [(" ".join(batch.tokens[s][a:b]), t) for s, spans in enumerate(batch.gold_spans) for a, b, t in spans]
+    texts = list(zip(mention_texts(batch), (batch.types[t] for t in batch.span_arrays("gold")[3].tolist())))
     hit = matched(batch).tolist()
     seen, missed = Counter(texts), Counter(key for key, found in zip(texts, hit) if not found)
     training = stats.mention_types()
@@ -77,6 +77,7 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
         raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
     if len(set(systems)) != len(systems):
         raise ValueError(f"system names must differ: {list(systems)}")
+    options = {"bucket_f1": {"bootstrap": bootstrap, "seed": seed}}
     results: dict = {"describe": {"train": stats.describe(), "test": stats.describe_test(test.tokens, test.tags)},
                      "systems": {name: {} for name in systems}, "details": {name: {} for name in systems}}
 
@@ -88,9 +89,8 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
     def score_system(name: str, predictions) -> Callable[[], None]:
         def step():
             batch = Batch(test.tokens, test.tags, predictions)
-            record(name, "hardeval", hardeval(stats, batch, detailed=True))
-            record(name, "tmr", tmr(stats, batch, detailed=True))
-            record(name, "bucket_f1", bucket_f1(stats, batch, detailed=True, bootstrap=bootstrap, seed=seed))
+            for method, score in METHODS.items():
+                record(name, method, score(stats, batch, detailed=True, **options.get(method, {})))
             results["details"][name]["hard_mentions"] = hard_mentions(stats, batch)
         return step
 
