@@ -66,7 +66,13 @@ def test_report_on_demo_runs_as_console_script(tmp_path):
                   ["nrb_n_type_errors"]) for i in range(2)]
     line = next(line for line in done.stdout.splitlines() if line.startswith("nrb_n_type_errors "))
     assert line.split()[1:] == errors and int(errors[0]) > int(errors[1])  # the memorizer types names by habit
-    assert f"{comparison['difference'][comparison['smallest']]:+.4f}" in done.stdout.split("bucket F1,")[1]
+    # Only significant bucket differences are listed, each with its n, interval and adjusted p.
+    listed = done.stdout.split("bucket F1,")[1].split("\n\n")[0].splitlines()[1:]
+    report = json.loads((tmp_path / "report.json").read_text())["results"]["comparison"]["bucket_f1"]
+    significant = [(a, d) for a, entry in report.items() for d, flag in zip(entry["difference"], entry["significant"])
+                   if flag]
+    assert len(listed) == len(significant) > 0
+    assert all(f"{d:+.4f}" in done.stdout for _, d in significant)
 
 
 def test_report_with_files(tmp_path, capsys):

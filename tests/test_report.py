@@ -46,7 +46,7 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     assert report["options"] == {"bootstrap": 1000, "seed": 0, "type_map": "conll", "n_buckets": 4,
                                  "systems": list(SYSTEMS)}
     results = report["results"]
-    assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve"}
+    assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve", "statistics"}
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     nrb_set, wts_set = load_demo_nrb()
@@ -72,28 +72,61 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
-def test_two_systems_are_ordered_by_f1_and_the_best_is_marked():
+def test_two_systems_are_ordered_by_f1_and_only_significant_winners_are_marked():
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
-    # the weaker system first: the summary puts the stronger one first and marks it
-    results = run(stats, test, ["weak", "strong"], bootstrap=0)
+    # the weaker system first: the summary puts the stronger one first
+    results = run(stats, test, ["weak", "strong"], bootstrap=1000)
     assert results["summary"]["systems"] == ["strong", "weak"]
     rows = {row["label"]: row for row in results["summary"]["rows"]}
     assert rows["F1"]["best"] == ["strong"] and rows["F1"]["values"]["strong"] > rows["F1"]["values"]["weak"]
     assert rows["TER unseen"]["best"] == ["strong"]  # lower is better
     for row in results["summary"]["rows"]:
-        known = {s: v for s, v in row["values"].items() if not math.isnan(v)}
-        if len(known) == 2 and len(set(known.values())) == 2:
-            pick = max if row["better"] == "high" else min
-            assert row["best"] == [pick(known, key=known.get)]
+        assert set(row["ci"]) == set(row["n"]) == {"strong", "weak"}
+        for system, (low, high) in row["ci"].items():
+            value = row["values"][system]
+            assert math.isnan(value) or low - 1e-12 <= value <= high + 1e-12
+            assert row["small"][system] == (row["n"][system] < 30)
+        [test_] = row["tests"]
+        assert (test_["a"], test_["b"]) == ("strong", "weak")  # oriented in display order
+        assert test_["difference"] == pytest.approx(row["values"]["strong"] - row["values"]["weak"], nan_ok=True)
+        assert test_["p_adjusted"] >= test_["p_value"] or math.isnan(test_["p_value"])
+        # A winner only where the adjusted test is significant, in the row's direction.
+        if row["best"]:
+            assert test_["significant"] and test_["p_adjusted"] < 0.05 and row["best"] == [test_["better"]]
+            higher = test_["difference"] > 0
+            assert test_["better"] == ("strong" if higher == (row["better"] == "high") else "weak")
+        else:
+            assert test_["better"] is None
+    # The demo's 4 unseen-type mentions: a difference of 1.0 that n = 4 cannot make significant.
+    assert rows["TMR recall unseen type"]["small"] == {"strong": True, "weak": True}
+    assert rows["TMR recall unseen type"]["best"] == []
     text = format_text(results)
     header, f1_line = next((lines[i - 3], line) for lines in [text.splitlines()]
                            for i, line in enumerate(lines) if line.startswith("F1 "))
-    assert header.split() == ["strong", "weak"]
-    assert f1_line.split()[2].endswith("*") and not f1_line.split()[3].endswith("*")
+    assert header.split()[:2] == ["strong", "weak"]
+    cells = f1_line.split("↑")[1]
+    assert "]*" in cells.split("]")[0] + "]*" and cells.count("*") == 1 and "strong better" in f1_line
+    unseen_type = next(line for line in text.splitlines() if line.startswith("TMR recall unseen type"))
+    assert "†" in unseen_type and "*" not in unseen_type and "not significant" in unseen_type
+
+
+def test_a_system_against_itself_wins_no_row():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
     same = run(stats, Corpus(test.tokens, test.tags, [test.predictions[0], test.predictions[0]]), ["a", "b"],
-               bootstrap=0)
-    assert all(row["best"] == [] for row in same["summary"]["rows"])  # a tie marks nobody
+               bootstrap=200)
+    for row in same["summary"]["rows"]:
+        assert row["best"] == []
+        assert all(t["p_value"] == 1.0 and t["difference"] == 0 for t in row["tests"] if not math.isnan(t["p_value"]))
+    assert not any(any(entry["significant"]) for entry in same["comparison"]["bucket_f1"].values())
+
+
+def test_without_resamples_nothing_is_marked():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    results = run(stats, test, list(SYSTEMS), bootstrap=0)
+    assert all(row["best"] == [] and row["tests"] == [] and row["ci"] == {} for row in results["summary"]["rows"])
 
 
 def test_report_from_files_with_nrb_and_attacked_sets(tmp_path):

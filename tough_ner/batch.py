@@ -22,11 +22,15 @@ class Batch:
     """
 
     def __init__(self, tokens: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
-                 predictions: Optional[Sequence[Sequence[str]]] = None):
+                 predictions: Optional[Sequence[Sequence[str]]] = None, documents: Optional[Sequence] = None):
         _check(tokens, references, predictions)
+        if documents is not None and len(documents) != len(tokens):
+            raise ValueError(f"{len(documents)} document ids for {len(tokens)} sentences")
         self.tokens = tokens
         self.references = references
         self.predictions = predictions
+        # Optional document id per sentence: resampling by document (``unit="document"``).
+        self.documents = None if documents is None else list(documents)
         self.gold_spans = [decode(tags, s) for s, tags in enumerate(references)]
         self.pred_spans = None if predictions is None else [decode(tags, s) for s, tags in enumerate(predictions)]
         found = {t for spans in (self.gold_spans + (self.pred_spans or [])) for _, _, t in spans}
@@ -39,6 +43,22 @@ class Batch:
     @cached_property
     def flat_tokens(self) -> List[str]:
         return list(chain.from_iterable(self.tokens))
+
+    @cached_property
+    def sentence_keys(self) -> np.ndarray:
+        """A content hash of each sentence (tokens and gold tags): the canonical order of resampling."""
+        from .uncertainty import sentence_keys
+        return sentence_keys(self.tokens, self.references)
+
+    @cached_property
+    def token_sentences(self) -> np.ndarray:
+        """The sentence index of each flat token."""
+        return np.repeat(np.arange(len(self.tokens)), np.diff(self.offsets))
+
+    def counts(self, strata=None):
+        """An empty ``uncertainty.Counts`` over this batch's sentences."""
+        from .uncertainty import Counts
+        return Counts(self.sentence_keys, strata, self.documents)
 
     @cached_property
     def offsets(self) -> np.ndarray:

@@ -21,7 +21,6 @@ and last regular buckets are open, so every item, gold or predicted, has exactly
 from __future__ import annotations
 
 import math
-import warnings
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -29,6 +28,7 @@ import numpy as np
 from .batch import Batch
 from .scoring import matched, prf, span_scores
 from .stats import TrainStats
+from .uncertainty import intervals, per_sentence, with_intervals
 
 ATTRIBUTES = ("eLen", "sLen", "eDen", "oDen", "eFre", "tFre", "eCon", "tCon", "tag")
 TOKEN_LEVEL = ("tFre", "tCon")
@@ -208,16 +208,8 @@ def _options(value, attribute, default):
 
 
 # ---- scoring ---------------------------------------------------------------------------
-def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
-              edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False,
-              detailed: bool = False, bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0) -> dict:
-    """F1 per attribute bucket: flat ``{attr}_{i}_f1`` keys and overall ``f1``; with
-    ``detailed``, the ``buckets`` tables and ``diagnostics`` (self-diagnosis, Spearman and
-    std of bucket F1, mean attribute value ζ, bootstrap intervals of ``bootstrap`` resamples
-    of sentences)."""
-    if batch.predictions is None:
-        raise ValueError("bucket_f1 needs predictions")
-    check_options(n_buckets, edges, bootstrap, confidence)
+def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool):
+    """(attribute values of both sides, bucket tables, (gold, pred) bucket index per attribute)."""
     sides = attribute_values(stats, batch, lowercase)
     tables, assignments = {}, {}
     for attribute in ATTRIBUTES:
@@ -238,16 +230,76 @@ def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
         tables[attribute] = [{"interval": interval, "n_gold": int(g), "n_pred": int(p), "n_correct": int(c),
                               **prf(int(c), int(g), int(p))}
                              for interval, g, p, c in zip(intervals, n_gold, n_pred, n_correct)]
+    return sides, tables, assignments
+
+
+def bucket_key(attribute: str, index: int, interval, measure: str = "f1") -> str:
+    """The flat key of a bucket: ``tag_LOC_f1`` for a type (named, so a spurious predicted type
+    shifts no other key), ``eLen_0_f1`` (positional) for a value bucket; ``measure`` is f1,
+    precision or recall."""
+    return f"tag_{interval}_{measure}" if attribute == "tag" else f"{attribute}_{index}_{measure}"
+
+
+def _counts(batch: Batch, sides, tables, assignments):
+    table = batch.counts()
+    n = len(batch)
+    gold, pred = sides["gold"]["span"], sides["pred"]["span"]
+    table.prf(per_sentence(gold["sentence"], n, gold["correct"]), per_sentence(gold["sentence"], n),
+              per_sentence(pred["sentence"], n))
+    for attribute in ATTRIBUTES:
+        level = _level(attribute)
+        gold, pred = sides["gold"][level], sides["pred"][level]
+        gold_index, pred_index = assignments[attribute]
+        for i, row in enumerate(tables[attribute]):
+            in_gold, in_pred = gold_index == i, pred_index == i
+            table.prf(per_sentence(pred["sentence"], n, in_pred & pred["correct"]),
+                      per_sentence(gold["sentence"], n, in_gold), per_sentence(pred["sentence"], n, in_pred),
+                      keys=[bucket_key(attribute, i, row["interval"], name) for name in ("precision", "recall", "f1")])
+    return table
+
+
+def counts(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
+           edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False):
+    """Per-sentence correct / gold / predicted counts of the overall F1 and of every bucket
+    (``uncertainty.Counts``: keys ``f1``, and each bucket's ``bucket_key`` with its precision and recall)."""
+    if batch.predictions is None:
+        raise ValueError("bucket_f1 needs predictions")
+    check_options(n_buckets, edges, 0, 0.95)
+    return _counts(batch, *_bucket_tables(stats, batch, n_buckets, edges, lowercase))
+
+
+def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
+              edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False,
+              detailed: bool = False, bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0,
+              ci: bool = False, n_resamples: Optional[int] = None, unit: str = "sentence") -> dict:
+    """F1 per attribute bucket: flat ``{attr}_{i}_f1`` keys (``tag_{type}_f1`` for types) and
+    overall ``f1``; with
+    ``detailed``, the ``buckets`` tables and ``diagnostics`` (self-diagnosis, Spearman and
+    std of bucket F1, mean attribute value ζ, bootstrap intervals of ``bootstrap`` resamples
+    of sentences).  ``ci``: ``<key>_ci_low`` / ``<key>_ci_high`` for every flat F1 key, with
+    ``n_resamples`` resamples (default: ``bootstrap``, or 1000)."""
+    if batch.predictions is None:
+        raise ValueError("bucket_f1 needs predictions")
+    check_options(n_buckets, edges, bootstrap, confidence)
+    sides, tables, assignments = _bucket_tables(stats, batch, n_buckets, edges, lowercase)
     result = {"f1": span_scores(batch)["f1"]}
     for attribute, rows in tables.items():
-        result.update({f"{attribute}_{i}_f1": row["f1"] for i, row in enumerate(rows)})
+        result.update({bucket_key(attribute, i, row["interval"]): row["f1"] for i, row in enumerate(rows)})
+    table = None
+    if ci or (detailed and bootstrap):
+        table = _counts(batch, sides, tables, assignments)
+    if ci:
+        result = with_intervals(result, table, n_resamples or bootstrap or 1000, confidence, seed, unit)
     if detailed:
         result["buckets"] = tables
         diagnostics = {"self": self_diagnosis(tables), "model_wise": model_wise(tables),
                        "zeta": {a: _mean(sides["gold"][_level(a)][a]) for a in ATTRIBUTES if a != "tag"}}
         if bootstrap:
-            diagnostics["bootstrap"] = bootstrap_intervals(batch, sides, assignments, tables, bootstrap,
-                                                           confidence, seed)
+            ranges = intervals(table, None, bootstrap, confidence, seed, unit)
+            diagnostics["bootstrap"] = {
+                attribute: [ranges[bucket_key(attribute, i, row["interval"])] for i, row in enumerate(rows)]
+                for attribute, rows in tables.items()}
+            diagnostics["bootstrap"]["f1"] = ranges["f1"]
         result["diagnostics"] = diagnostics
     return result
 
@@ -329,57 +381,10 @@ def model_wise(tables: Mapping[str, Sequence[dict]]) -> Dict[str, dict]:
     return measures
 
 
-def bootstrap_intervals(batch: Batch, sides, assignments, tables, resamples: int, confidence: float,
-                        seed: int) -> Dict[str, list]:
-    """Percentile intervals of each bucket's F1 (and the overall F1 under ``"f1"``) over
-    ``resamples`` resamples of the test sentences with replacement, all at once."""
-    n_sentences = len(batch)
-    # One column per (attribute, bucket), plus the overall span F1 as the last column.
-    columns, offset = [], 0
-    gold_items, pred_items = [], []  # (sentences, columns, correct) of every item
-    for attribute in ATTRIBUTES:
-        level = _level(attribute)
-        gold_index, pred_index = assignments[attribute]
-        gold, pred = sides["gold"][level], sides["pred"][level]
-        gold_items.append((gold["sentence"], offset + gold_index))
-        pred_items.append((pred["sentence"], offset + pred_index, pred["correct"]))
-        columns.append((attribute, offset, len(tables[attribute])))
-        offset += len(tables[attribute])
-    gold, pred = sides["gold"]["span"], sides["pred"]["span"]
-    gold_items.append((gold["sentence"], np.full(len(gold["sentence"]), offset)))
-    pred_items.append((pred["sentence"], np.full(len(pred["sentence"]), offset), pred["correct"]))
-    width = offset + 1
-
-    def per_sentence(items, weights=None) -> np.ndarray:
-        cells = np.concatenate([sentences * width + cols for sentences, cols, *_ in items])
-        return np.bincount(cells, weights=weights, minlength=n_sentences * width).reshape(n_sentences, width)
-
-    correct = np.concatenate([item[2] for item in pred_items]).astype(float)
-    n_gold, n_pred, n_correct = per_sentence(gold_items), per_sentence(pred_items), per_sentence(pred_items, correct)
-
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, max(n_sentences, 1), size=(resamples, n_sentences), dtype=np.int32)
-    # How often each sentence is drawn in each resample; float32 sums of counts stay exact.
-    weights = np.bincount((draws + np.arange(resamples, dtype=np.int64)[:, None] * n_sentences).ravel(),
-                          minlength=resamples * n_sentences).reshape(resamples, n_sentences).astype(np.float32)
-    stacked = weights @ np.hstack([n_gold, n_pred, n_correct]).astype(np.float32)
-    gold_total, pred_total, correct_total = np.split(stacked.astype(float), 3, axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        f1 = 2 * correct_total / (gold_total + pred_total)  # = harmonic mean of P and R; 0 when nothing is right
-    tail = (1 - confidence) / 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns: empty buckets
-        low, high = np.nanquantile(f1, [tail, 1 - tail], axis=0)
-    intervals = {attribute: [[float(low[k]), float(high[k])] for k in range(start, start + n)]
-                 for attribute, start, n in columns}
-    intervals["f1"] = [float(low[offset]), float(high[offset])]
-    return intervals
-
-
 def compare(a: dict, b: dict) -> Dict[str, dict]:
-    """Comparative diagnosis of two detailed results on the same test set: per-bucket F1
-    difference A - B and the buckets where it is largest and smallest.  Tag buckets are
-    matched by type name (a type only one system predicts has a NaN difference)."""
+    """Per-bucket F1 difference A - B of two detailed results on the same test set (tag
+    buckets matched by type name; a type only one system predicts has a NaN difference).
+    Descriptive only: which differences are significant is ``tough_ner.compare``'s job."""
     comparison = {}
     for attribute in ATTRIBUTES:
         rows_a, rows_b = a["buckets"][attribute], b["buckets"][attribute]
@@ -393,12 +398,7 @@ def compare(a: dict, b: dict) -> Dict[str, dict]:
                 raise ValueError(f"the two results bucket {attribute} differently: "
                                  "compare results on the same test set")
             difference = _f1s(rows_a) - _f1s(rows_b)
-        known = not np.all(np.isnan(difference))
-        comparison[attribute] = {
-            "intervals": intervals,
-            "difference": difference.tolist(),
-            "largest": int(np.nanargmax(difference)) if known else None,
-            "smallest": int(np.nanargmin(difference)) if known else None}
+        comparison[attribute] = {"intervals": intervals, "difference": difference.tolist()}
     return comparison
 
 
@@ -416,9 +416,9 @@ def attribute_wise(results: Sequence[dict]) -> Dict[str, dict]:
 
 
 def _bucket_matrix(runs: Sequence[dict], attribute: str) -> np.ndarray:
-    """[runs, buckets] F1 from flat results (keys ``{attribute}_{i}_f1``)."""
-    n = sum(1 for key in runs[0] if key.startswith(attribute + "_") and key.endswith("_f1"))
-    return np.array([[run[f"{attribute}_{i}_f1"] for i in range(n)] for run in runs], dtype=float)
+    """[runs, buckets] F1 from flat results (keys ``{attribute}_{i}_f1``, ``tag_{type}_f1``)."""
+    keys = [key for key in runs[0] if key.startswith(attribute + "_") and key.endswith("_f1")]
+    return np.array([[run.get(key, math.nan) for key in keys] for run in runs], dtype=float)
 
 
 def friedman(runs: Sequence[dict]) -> Dict[str, dict]:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from ._util import no_gc
 
@@ -18,6 +18,8 @@ class Corpus:
     tags: Sentences
     predictions: List[Sentences] = field(default_factory=list)
     path: Optional[str] = None
+    # Document index of each sentence (``-DOCSTART-`` groups), when read from a file.
+    documents: Optional[List[int]] = None
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -33,7 +35,7 @@ def read_columns(path: str | os.PathLike, columns: Optional[Sequence[int]] = Non
     """
     text = _read_text(path)
     with no_gc():  # the temporaries die inside _split_columns, before collection resumes
-        return _split_columns(os.fspath(path), text, columns)
+        return _split_columns(os.fspath(path), text, columns)[0]
 
 
 def _read_text(path: str | os.PathLike) -> str:
@@ -44,17 +46,25 @@ def _read_text(path: str | os.PathLike) -> str:
         return handle.read()
 
 
-def _split_columns(path: str, text: str, columns: Optional[Sequence[int]]) -> List[Sentences]:
+def _split_columns(path: str, text: str, columns: Optional[Sequence[int]]) -> Tuple[List[Sentences], List[int]]:
+    """(the columns, the document index of each sentence)."""
     rows = [line.split() for line in text.splitlines()]
     kept = []
     ends = []  # sentence ends, as counts of kept rows
+    documents = []  # per sentence
+    document = 0
     for fields in rows:
         if fields and fields[0] != "-DOCSTART-":
             kept.append(fields)
-        elif kept and (not ends or ends[-1] != len(kept)):
+            continue
+        if kept and (not ends or ends[-1] != len(kept)):
             ends.append(len(kept))
+            documents.append(document)
+        if fields and documents and documents[-1] == document:  # a new document after some sentences
+            document += 1
     if kept and (not ends or ends[-1] != len(kept)):
         ends.append(len(kept))
+        documents.append(document)
     widths = set(map(len, kept))
     if len(widths) > 1 or widths == {1}:
         _raise_ragged(path, rows)
@@ -69,7 +79,7 @@ def _split_columns(path: str, text: str, columns: Optional[Sequence[int]]) -> Li
     for c in columns:
         column = [fields[c] for fields in kept]
         result.append([column[a:b] for a, b in zip(starts, ends)])
-    return result
+    return result, documents
 
 
 def _raise_ragged(path: str, rows: List[List[str]]) -> None:
@@ -90,13 +100,14 @@ def parse_conll(text: str, n_predictions: int = 0, name: str = "<text>") -> Corp
     """``read_conll`` of CoNLL text already in memory (errors name ``name`` and the line)."""
     try:
         with no_gc():
-            tokens, gold, *predictions = _split_columns(name, text, [0] + list(range(-1 - n_predictions, 0)))
+            (tokens, gold, *predictions), documents = _split_columns(
+                name, text, [0] + list(range(-1 - n_predictions, 0)))
     except ValueError as error:
         if "cannot provide" not in str(error):
             raise
         raise ValueError(f"{name}: too few columns for a token, a gold tag and {n_predictions} prediction "
                          f"column(s)") from None
-    return Corpus(tokens, gold, predictions, name)
+    return Corpus(tokens, gold, predictions, name, documents)
 
 
 def read_conll(path: str | os.PathLike, n_predictions: int = 0) -> Corpus:

@@ -21,6 +21,7 @@ import numpy as np
 from .batch import Batch
 from .scoring import ratio
 from .stats import TrainStats
+from .uncertainty import per_sentence, with_intervals
 
 SUBSETS = ("unseen_I", "unseen_O", "diff_I", "diff_O", "diff_E")
 GROUPS = {"unseen": ("unseen_I", "unseen_O"), "diff": ("diff_I", "diff_O", "diff_E")}
@@ -76,37 +77,74 @@ def gold_types(batch: Batch) -> List[str]:
     return names[batch.token_types("gold")].tolist()  # type id -1 picks the trailing "O"
 
 
+ORDER = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
+
+
+def subset_masks(masks: Dict[str, np.ndarray], n_tokens: int) -> Dict[str, np.ndarray]:
+    """Every reported subset in ``ORDER``: all tokens, the groups and the subsets."""
+    every = dict(masks, all=np.ones(n_tokens, dtype=bool))
+    for group, members in GROUPS.items():
+        every[group] = np.logical_or.reduce([masks[m] for m in members])
+    return {name: every[name] for name in ORDER}
+
+
 def scores(masks: Dict[str, np.ndarray], errors: np.ndarray, where: Optional[np.ndarray] = None) -> Dict[str, float]:
     """The flat HardEval keys for tokens selected by ``where`` (all by default)."""
-    if where is None:
-        where = np.ones(len(errors), dtype=bool)
-    sizes = {name: int(np.count_nonzero(mask & where)) for name, mask in masks.items()}
-    wrong = {name: int(np.count_nonzero(mask & where & errors)) for name, mask in masks.items()}
-    for group, members in GROUPS.items():
-        sizes[group] = sum(sizes[m] for m in members)
-        wrong[group] = sum(wrong[m] for m in members)
-    sizes["all"] = int(np.count_nonzero(where))
-    wrong["all"] = int(np.count_nonzero(where & errors))
-    order = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
-    ter = {name: ratio(wrong[name], sizes[name]) for name in order}
+    subsets = subset_masks(masks, len(errors))
+    if where is not None:
+        subsets = {name: mask & where for name, mask in subsets.items()}
+    sizes = {name: int(np.count_nonzero(mask)) for name, mask in subsets.items()}
+    ter = {name: ratio(int(np.count_nonzero(mask & errors)), sizes[name]) for name, mask in subsets.items()}
     result = {"hardeval": (ter["unseen"] + ter["diff"]) / 2}  # NaN if either is NaN
-    result.update({f"ter_{name}": ter[name] for name in order})
-    result.update({f"n_{name}": sizes[name] for name in order})
+    result.update({f"ter_{name}": ter[name] for name in ORDER})
+    result.update({f"n_{name}": sizes[name] for name in ORDER})
     return result
 
 
+def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[str, dict]:
+    """The paper's Table 10: the share of all token errors on unseen, diff and the other
+    tokens, beside each part's share of the test tokens."""
+    unseen = masks["unseen_I"] | masks["unseen_O"]
+    diff = masks["diff_I"] | masks["diff_O"] | masks["diff_E"]
+    parts = {"unseen": unseen, "diff": diff, "other": ~(unseen | diff)}
+    n_errors, n_tokens = int(np.count_nonzero(errors)), len(errors)
+    return {name: {"errors": int(np.count_nonzero(mask & errors)), "tokens": int(np.count_nonzero(mask)),
+                   "share_of_errors": ratio(int(np.count_nonzero(mask & errors)), n_errors),
+                   "share_of_tokens": ratio(int(np.count_nonzero(mask)), n_tokens)}
+            for name, mask in parts.items()}
+
+
+def counts(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou"):
+    """Per-sentence errors and sizes of every TER key (``uncertainty.Counts``)."""
+    masks = classify(stats, batch.flat_tokens, gold_types(batch), strict)
+    errors = token_errors(batch, error)
+    table = batch.counts()
+    sentence, n = batch.token_sentences, len(batch)
+    subsets = subset_masks(masks, len(errors))
+    for name, mask in subsets.items():
+        table.ratio(f"ter_{name}", per_sentence(sentence, n, mask & errors), per_sentence(sentence, n, mask))
+    table.derive("hardeval", "mean", "ter_unseen", "ter_diff",
+                 size=per_sentence(sentence, n, subsets["unseen"] | subsets["diff"]))
+    return table
+
+
 def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou",
-             detailed: bool = False) -> dict:
-    """HardEval scores of predictions against gold, with training statistics ``stats``."""
+             detailed: bool = False, ci: bool = False, n_resamples: int = 1000, confidence: float = 0.95,
+             seed: int = 0, unit: str = "sentence") -> dict:
+    """HardEval scores of predictions against gold, with training statistics ``stats``.
+    ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
     types = gold_types(batch)
     tokens = batch.flat_tokens
     masks = classify(stats, tokens, types, strict)
     errors = token_errors(batch, error)
     result = scores(masks, errors)
+    if ci:
+        result = with_intervals(result, counts(stats, batch, strict, error), n_resamples, confidence, seed, unit)
     if detailed:
         type_array = np.array(types, dtype=object)
         result["per_type"] = {t: scores(masks, errors, type_array == t) for t in sorted(set(types))}
         result["hard_tokens"] = hard_tokens(stats, tokens, types, masks, errors)
+        result["error_breakdown"] = error_breakdown(masks, errors)
     return result
 
 

@@ -19,6 +19,7 @@ import numpy as np
 from .batch import Batch
 from .scoring import ratio
 from .stats import TrainStats
+from .uncertainty import with_intervals
 
 NRB_TYPES = ("PERSON", "LOCATION", "ORGANIZATION")
 PORTIONS = ("nrb", "wts")
@@ -251,42 +252,78 @@ def seen_with_other_type(stats: TrainStats, batch: Batch, type_map: TypeMap = No
                     dtype=bool)
 
 
-def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]] = None,
-        stats: Optional[TrainStats] = None, detailed: bool = False) -> dict:
-    """NRB scores of one set (keys ``accuracy``, ``n``, ``accuracy_PERSON`` ...,
-    ``n_boundary_errors``, ``n_type_errors``, ``n_missed``).  With ``portion`` (``"nrb"``
-    or ``"wts"`` per sentence): ``nrb_accuracy``, ``wts_accuracy``, ``gap`` (WTS - NRB)
-    and every per-set key prefixed ``nrb_`` / ``wts_`` (NaN with n 0 for a set not given).
-    With ``stats``: also ``n_seen_other_type`` and ``accuracy_seen_other_type``; with
-    ``detailed``: ``confusion`` (target type -> system label -> count) and ``n_per_type``."""
-    target_spans = targets(batch)
-    results = outcomes(batch, type_map, target_spans)
-    types = np.array(target_spans[2], dtype=object)
-    seen = None if stats is None else seen_with_other_type(stats, batch, type_map)
-    if portion is None:
-        return _summary(results, types, seen, detailed)
+def _portions(batch: Batch, portion) -> np.ndarray:
     portion = np.array(list(portion), dtype=object)
     if len(portion) != len(batch):
         raise ValueError(f"{len(portion)} portion labels for {len(batch)} sentences")
     wrong = [(s, p) for s, p in enumerate(portion.tolist()) if p not in PORTIONS]
     if wrong:
         raise ValueError(f"sentence {wrong[0][0]}: portion {wrong[0][1]!r} is not 'nrb' or 'wts'")
-    per_set = {}
-    for name in PORTIONS:
-        mask = portion == name
-        per_set[name] = _summary([r for r, m in zip(results, mask) if m], types[mask],
-                                 None if seen is None else seen[mask], detailed)
-    result = {"nrb_accuracy": per_set["nrb"]["accuracy"], "wts_accuracy": per_set["wts"]["accuracy"],
-              "gap": per_set["wts"]["accuracy"] - per_set["nrb"]["accuracy"]}
-    for name in PORTIONS:
-        result.update({f"{name}_{key}": value for key, value in per_set[name].items()})
+    return portion
+
+
+def counts(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]] = None,
+           stats: Optional[TrainStats] = None):
+    """Per-sentence counts of every accuracy key (``uncertainty.Counts``); the NRB and WTS
+    sentences are resampled separately."""
+    target_spans = targets(batch)
+    correct = np.array([outcome == "correct" for outcome, _ in outcomes(batch, type_map, target_spans)], dtype=float)
+    types = np.array(target_spans[2], dtype=object)
+    seen = None if stats is None else seen_with_other_type(stats, batch, type_map)
+    sets = {"": np.ones(len(batch), dtype=bool)}
+    strata = None
+    if portion is not None:
+        portion = _portions(batch, portion)
+        sets = {f"{name}_": portion == name for name in PORTIONS}
+        strata = (portion == "wts").astype(np.int64)
+    table = batch.counts(strata)
+    for prefix, members in sets.items():
+        table.ratio(f"{prefix}accuracy", correct * members, members)
+        for entity_type in NRB_TYPES:
+            mask = members & (types == entity_type)
+            table.ratio(f"{prefix}accuracy_{entity_type}", correct * mask, mask)
+        if seen is not None:
+            table.ratio(f"{prefix}accuracy_seen_other_type", correct * (members & seen), members & seen)
+    if portion is not None:
+        table.derive("gap", "diff", "wts_accuracy", "nrb_accuracy")
+    return table
+
+
+def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]] = None,
+        stats: Optional[TrainStats] = None, detailed: bool = False, ci: bool = False, n_resamples: int = 1000,
+        confidence: float = 0.95, seed: int = 0, unit: str = "sentence") -> dict:
+    """NRB scores of one set (keys ``accuracy``, ``n``, ``accuracy_PERSON`` ...,
+    ``n_boundary_errors``, ``n_type_errors``, ``n_missed``).  With ``portion`` (``"nrb"``
+    or ``"wts"`` per sentence): ``nrb_accuracy``, ``wts_accuracy``, ``gap`` (WTS - NRB)
+    and every per-set key prefixed ``nrb_`` / ``wts_`` (NaN with n 0 for a set not given).
+    With ``stats``: also ``n_seen_other_type`` and ``accuracy_seen_other_type``; with
+    ``detailed``: ``confusion`` (target type -> system label -> count) and ``n_per_type``.
+    ``ci``: ``<key>_ci_low`` / ``<key>_ci_high`` for every accuracy and the gap."""
+    target_spans = targets(batch)
+    results = outcomes(batch, type_map, target_spans)
+    types = np.array(target_spans[2], dtype=object)
+    seen = None if stats is None else seen_with_other_type(stats, batch, type_map)
+    if portion is None:
+        result = _summary(results, types, seen, detailed)
+    else:
+        portion = _portions(batch, portion)
+        per_set = {}
+        for name in PORTIONS:
+            mask = portion == name
+            per_set[name] = _summary([r for r, m in zip(results, mask) if m], types[mask],
+                                     None if seen is None else seen[mask], detailed)
+        result = {"nrb_accuracy": per_set["nrb"]["accuracy"], "wts_accuracy": per_set["wts"]["accuracy"],
+                  "gap": per_set["wts"]["accuracy"] - per_set["nrb"]["accuracy"]}
+        for name in PORTIONS:
+            result.update({f"{name}_{key}": value for key, value in per_set[name].items()})
+    if ci:
+        result = with_intervals(result, counts(batch, type_map, portion, stats), n_resamples, confidence, seed, unit)
     return result
 
 
-def score_sets(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]], type_map: TypeMap = None,
-               stats: Optional[TrainStats] = None, detailed: bool = False) -> dict:
-    """Score ``{"nrb": (tokens, gold, predictions), "wts": (...)}``: with both sets, the
-    NRB + WTS keys and the gap; with one, that set's own keys."""
+def sets_batch(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]]) -> Tuple[Batch, Optional[List[str]]]:
+    """One batch of ``{"nrb": (tokens, gold, predictions), "wts": (...)}`` and the portion of
+    each sentence (None for one set)."""
     wrong = sorted(set(sets) - set(PORTIONS))
     if wrong or not sets:
         raise ValueError(f"sets are named 'nrb' and/or 'wts', got {sorted(sets)}")
@@ -296,4 +333,13 @@ def score_sets(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]], type_map
         gold += list(set_gold)
         predictions += list(set_predictions)
         portion += [name] * len(set_tokens)
-    return nrb(Batch(tokens, gold, predictions), type_map, portion if len(sets) > 1 else None, stats, detailed)
+    return Batch(tokens, gold, predictions), (portion if len(sets) > 1 else None)
+
+
+def score_sets(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]], type_map: TypeMap = None,
+               stats: Optional[TrainStats] = None, detailed: bool = False, **resampling) -> dict:
+    """Score ``{"nrb": (tokens, gold, predictions), "wts": (...)}``: with both sets, the
+    NRB + WTS keys and the gap; with one, that set's own keys.  ``resampling``: ``ci``,
+    ``n_resamples``, ``confidence``, ``seed``, ``unit`` as for ``nrb``."""
+    batch, portion = sets_batch(sets)
+    return nrb(batch, type_map, portion, stats, detailed, **resampling)

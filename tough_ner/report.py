@@ -12,14 +12,16 @@ from collections import Counter
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .batch import Batch
-from .buckets import ATTRIBUTES, bucket_f1, compare, interval_text
+from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare, interval_text
+from .comparison import COUNTS, _p, describe_test, direction, finish
 from .corpus import Corpus
 from .hardeval import hardeval
-from .nrb import TypeMap, score_sets
+from .nrb import TypeMap, nrb, sets_batch
 from .rockner import rockner
 from .scoring import matched
 from .stats import TrainStats
 from .tmr import mention_texts, tmr
+from .uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, analyse, check_options, holm
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).
 METHODS: Dict[str, Callable[..., dict]] = {
@@ -27,19 +29,23 @@ METHODS: Dict[str, Callable[..., dict]] = {
     "tmr": tmr,
     "bucket_f1": bucket_f1,
 }
+# Bucket F1 intervals come from the report's shared resamples, not from bucket_f1's own.
+OPTIONS = {"bucket_f1": {"bootstrap": 0}}
 
-# The compact summary: (label, method, key, which is better).  "worst bucket" rows are added per attribute.
-SUMMARY_ROWS: List[Tuple[str, str, str, str]] = [
-    ("precision", "tmr", "precision", "high"), ("recall", "tmr", "recall", "high"), ("F1", "tmr", "f1", "high"),
-    ("hardeval (mean TER)", "hardeval", "hardeval", "low"), ("TER unseen", "hardeval", "ter_unseen", "low"),
-    ("TER diff", "hardeval", "ter_diff", "low"),
-    ("TMR recall seen", "tmr", "recall_seen", "high"), ("TMR recall unseen", "tmr", "recall_unseen_tokens", "high"),
-    ("TMR recall unseen type", "tmr", "recall_unseen_type", "high"),
-    ("TMR recall TCM", "tmr", "recall_tcm_all", "high"),
+# The compact summary: (label, method, key).  Which value is better comes from
+# ``comparison.direction``; "worst bucket" rows are added per attribute.
+SUMMARY_ROWS: List[Tuple[str, str, str]] = [
+    ("precision", "tmr", "precision"), ("recall", "tmr", "recall"), ("F1", "tmr", "f1"),
+    ("hardeval (mean TER)", "hardeval", "hardeval"), ("TER unseen", "hardeval", "ter_unseen"),
+    ("TER diff", "hardeval", "ter_diff"),
+    ("TMR recall seen", "tmr", "recall_seen"), ("TMR recall unseen", "tmr", "recall_unseen_tokens"),
+    ("TMR recall unseen type", "tmr", "recall_unseen_type"), ("TMR recall TCM", "tmr", "recall_tcm_all"),
 ]
-NRB_ROWS = [("NRB accuracy", "nrb", "nrb_accuracy", "high"), ("WTS accuracy", "nrb", "wts_accuracy", "high"),
-            ("WTS - NRB gap", "nrb", "gap", "low")]
-ATTACK_ROWS = [("F1 attacked", "rockner", "f1_attacked", "high"), ("F1 drop", "rockner", "f1_drop", "low")]
+NRB_ROWS = [("NRB accuracy", "nrb", "nrb_accuracy"), ("WTS accuracy", "nrb", "wts_accuracy"),
+            ("WTS - NRB gap", "nrb", "gap")]
+ATTACK_ROWS = [("F1 original", "rockner", "f1_original"), ("F1 attacked", "rockner", "f1_attacked"),
+               ("F1 drop", "rockner", "f1_drop"), ("F1 relative drop", "rockner", "f1_drop_relative")]
+WTS_FLOOR = 0.8  # below it, the NRB paper reads the gap as domain shift, not name bias
 
 Steps = Iterable[Tuple[str, Callable[[], None]]]
 
@@ -64,48 +70,62 @@ def hard_mentions(stats: TrainStats, batch: Batch, top: int = 10) -> List[dict]:
 
 def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optional[Tuple[Corpus, Corpus]] = None,
         type_map: TypeMap = None, attacked: Optional[Mapping[str, Sequence[Tuple[str, Corpus]]]] = None,
-        bootstrap: int = 1000, seed: int = 0, progress: Callable[[Steps], Steps] = lambda steps: steps) -> dict:
+        bootstrap: int = 1000, seed: int = 0, progress: Callable[[Steps], Steps] = lambda steps: steps,
+        confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05) -> dict:
     """Every method for every system.
 
     ``nrb_sets``: NRB and WTS corpora with one prediction list per system (types mapped by
     ``type_map``).  ``attacked``: per system, attacked versions of the test set ``(label,
     corpus with that system's predictions)``, mildest first; the ``rockner`` keys are those of
-    the last.  ``bootstrap`` resamples give the bucket F1 intervals.  ``progress`` wraps the
+    the last.  ``bootstrap`` resamples (by ``unit``, sentence or document) give every interval
+    and paired test (``tough_ner.uncertainty``); a system is marked better only when the test,
+    Holm-adjusted over the summary rows, is significant at ``alpha``.  ``progress`` wraps the
     list of ``(label, step)`` pairs (a progress bar).
     """
     if len(systems) != len(test.predictions):
         raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
     if len(set(systems)) != len(systems):
         raise ValueError(f"system names must differ: {list(systems)}")
-    options = {"bucket_f1": {"bootstrap": bootstrap, "seed": seed}}
+    check_options(max(bootstrap, 1), confidence, unit, alpha)
     results: dict = {"describe": {"train": stats.describe(), "test": stats.describe_test(test.tokens, test.tags)},
-                     "systems": {name: {} for name in systems}, "details": {name: {} for name in systems}}
+                     "systems": {name: {} for name in systems}, "details": {name: {} for name in systems},
+                     "statistics": {"test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": bootstrap,
+                                    "confidence": confidence, "unit": unit, "alpha": alpha, "seed": seed,
+                                    "adjustment": "Holm, over the rows of each table", "small": SMALL}}
+    counts: Dict[str, Dict[str, Counts]] = {}
 
-    def record(name: str, method: str, result: Mapping) -> None:
+    def record(name: str, method: str, result: Mapping, scored=None) -> None:
         results["systems"][name][method], tables = _split(result)
         if tables:
             results["details"][name][method] = tables
+        if scored is not None:
+            counts.setdefault(method, {})[name] = COUNTS[method](stats, scored, **(
+                {"type_map": type_map} if method == "nrb" else {}))
 
     def score_system(name: str, predictions) -> Callable[[], None]:
         def step():
-            batch = Batch(test.tokens, test.tags, predictions)
+            batch = Batch(test.tokens, test.tags, predictions, test.documents)
             for method, score in METHODS.items():
-                record(name, method, score(stats, batch, detailed=True, **options.get(method, {})))
+                record(name, method, score(stats, batch, detailed=True, **OPTIONS.get(method, {})), batch)
             results["details"][name]["hard_mentions"] = hard_mentions(stats, batch)
         return step
 
     def score_nrb(i: int, name: str) -> Callable[[], None]:
         nrb_set, wts_set = nrb_sets
-        return lambda: record(name, "nrb", score_sets(
-            {"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
-             "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, type_map, stats, detailed=True))
+
+        def step():
+            batch, portion = sets_batch({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
+                                         "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])})
+            record(name, "nrb", nrb(batch, type_map, portion, stats, detailed=True), (batch, portion))
+        return step
 
     def score_attacks(name: str, versions) -> Callable[[], None]:
         def step():
-            original = Batch(test.tokens, test.tags, test.predictions[list(systems).index(name)])
-            curve = [(label, rockner(original, Batch(corpus.tokens, corpus.tags, corpus.predictions[0]), True))
+            original = Batch(test.tokens, test.tags, test.predictions[list(systems).index(name)], test.documents)
+            pairs = [(label, original, Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents))
                      for label, corpus in versions]
-            record(name, "rockner", curve[-1][1])
+            curve = [(label, rockner(original, attacked_batch, True)) for label, original, attacked_batch in pairs]
+            record(name, "rockner", curve[-1][1], pairs[-1][1:])
             results.setdefault("attack_curve", {})[name] = [
                 {"set": label, **{k: r[k] for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
                 for label, r in curve]
@@ -119,49 +139,118 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
         if name not in results["systems"]:
             raise ValueError(f"attacked predictions for {name!r}, which is not one of the systems {list(systems)}")
         steps.append((f"attacks {name}", score_attacks(name, versions)))
-    for _, step in progress(steps):
+    steps.append(("confidence intervals and tests", lambda: None))
+    for label, step in progress(steps):
         step()
+    # bootstrap=0: no resampling, so no intervals, no tests and no winner.
+    analyses = {method: analyse(by_system, None, bootstrap, confidence, seed, unit)
+                for method, by_system in counts.items() if bootstrap and _same_sentences(by_system)}
+    for name in systems:  # bucket F1 whiskers: the intervals of the shared resamples
+        bucket = results["details"][name]["bucket_f1"]
+        if analyses:
+            bucket["diagnostics"]["bootstrap"] = {
+                attribute: [analyses["bucket_f1"][bucket_key(attribute, i, row["interval"])]["ci"][name]
+                            for i, row in enumerate(rows)] for attribute, rows in bucket["buckets"].items()}
+            bucket["diagnostics"]["bootstrap"]["f1"] = analyses["bucket_f1"]["f1"]["ci"][name]
     if len(systems) > 1:
         a, b = systems[:2]
-        results["comparison"] = {"systems": [a, b], "bucket_f1": compare(
+        results["comparison"] = {"systems": [a, b], "bucket_f1": bucket_comparison(
             {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
-            {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]})}
-    results["summary"] = summary(results)
+            {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
+            analyses.get("bucket_f1", {}), a, b, alpha)}
+    results["summary"] = summary(results, analyses, alpha)
     return results
 
 
-def _best(values: Dict[str, float], better: str) -> List[str]:
-    """The systems with the best value, when at least two have one and they are not all equal
-    (compared to 12 decimals, so float noise does not pick a winner)."""
-    known = {s: round(v, 12) for s, v in values.items() if isinstance(v, (int, float)) and not math.isnan(v)}
-    if len(known) < 2 or len(set(known.values())) == 1:
-        return []
-    target = max(known.values()) if better == "high" else min(known.values())
-    return [s for s, v in known.items() if v == target]
+def _same_sentences(by_system: Mapping[str, Counts]) -> bool:
+    """Whether the systems' counts cover the same sentences (attacked sets may differ per system)."""
+    first = next(iter(by_system.values()))
+    return all(len(c) == len(first) and (c.order == first.order).all() for c in by_system.values())
 
 
-def summary(results: dict) -> dict:
-    """The compact table: systems ordered by F1 (best first), one row per headline number
-    with the best system(s) marked; the worst bucket F1 of each attribute."""
+def bucket_comparison(a: dict, b: dict, analysis: Mapping[str, dict], name_a: str, name_b: str,
+                      alpha: float = 0.05) -> Dict[str, dict]:
+    """Per attribute: each bucket's F1 difference A - B, its n (gold entities), the paired
+    interval, raw and Holm-adjusted p-values (over every bucket of every attribute) and whether
+    it is significant at ``alpha``."""
+    table = compare(a, b)
+    for attribute, entry in table.items():
+        tests = [_oriented(analysis.get(bucket_key(attribute, i, interval), {}), name_a, name_b)
+                 for i, interval in enumerate(entry["intervals"])]
+        entry["n"] = [analysis.get(bucket_key(attribute, i, interval), {}).get("n", {}).get(name_a, 0)
+                      for i, interval in enumerate(entry["intervals"])]
+        entry["ci"] = [t["ci"] if t else [math.nan, math.nan] for t in tests]
+        entry["p_value"] = [t["p_value"] if t else math.nan for t in tests]
+    adjusted = iter(holm([p for entry in table.values() for p in entry["p_value"]]))
+    for entry in table.values():
+        entry["p_adjusted"] = [next(adjusted) for _ in entry["p_value"]]
+        entry["significant"] = [not math.isnan(p) and p < alpha for p in entry["p_adjusted"]]
+    return table
+
+
+def _oriented(cell: Mapping, a: str, b: str) -> Optional[dict]:
+    """The test of systems a and b in an analysis cell, as a - b."""
+    for test in cell.get("tests", []):
+        if (test["a"], test["b"]) == (a, b):
+            return test
+        if (test["a"], test["b"]) == (b, a):
+            return {**test, "a": a, "b": b, "difference": -test["difference"],
+                    "ci": [-test["ci"][1], -test["ci"][0]]}
+    return None
+
+
+def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: float = 0.05) -> dict:
+    """The compact table: systems ordered by F1 (best first); each row has every system's
+    value, interval and n, the paired tests (Holm-adjusted over the table) and ``best``, the
+    significantly better system(s) only.  "Worst bucket" rows compare every system on the
+    bucket that is worst for the system with the best F1."""
     systems = results["systems"]
     order = sorted(systems, key=lambda s: -_number(systems[s]["tmr"]["f1"]))
-    rows = []
-    specs = SUMMARY_ROWS + [row for row in NRB_ROWS if any("nrb" in systems[s] for s in systems)] \
-        + [row for row in ATTACK_ROWS if any("rockner" in systems[s] for s in systems)]
-    for label, method, key, better in specs:
-        values = {s: systems[s].get(method, {}).get(key, math.nan) for s in order}
-        rows.append({"label": label, "method": method, "key": key, "better": better, "values": values,
-                     "best": _best(values, better)})
+    specs = SUMMARY_ROWS + [row for row in NRB_ROWS if "nrb" in analyses or _any(systems, "nrb")] \
+        + [row for row in ATTACK_ROWS if "rockner" in analyses or _any(systems, "rockner")]
+    rows = [_row(label, method, key, systems, analyses, order) for label, method, key in specs]
+    for row in rows:
+        if row["key"] == "gap":
+            low = {s: v for s, v in systems_values(systems, "nrb", "wts_accuracy", order).items()
+                   if not math.isnan(v) and v < WTS_FLOOR}
+            row["warnings"] = {s: f"WTS accuracy {v:.2f} < {WTS_FLOOR}: the gap reflects domain shift, "
+                                  f"not name bias" for s, v in low.items()}
+    best_system = order[0]
     for attribute in ATTRIBUTES:
-        values, where = {}, {}
-        for s in order:
-            buckets = [r for r in results["details"][s]["bucket_f1"]["buckets"][attribute] if not math.isnan(r["f1"])]
-            worst = min(buckets, key=lambda r: r["f1"], default=None)
-            values[s] = worst["f1"] if worst else math.nan
-            where[s] = interval_text(attribute, worst["interval"]) if worst else ""
-        rows.append({"label": f"worst {attribute} bucket", "method": "bucket_f1", "key": attribute, "better": "high",
-                     "values": values, "buckets": where, "best": _best(values, "high")})
+        buckets = [(i, r) for i, r in enumerate(results["details"][best_system]["bucket_f1"]["buckets"][attribute])
+                   if not math.isnan(r["f1"])]
+        if not buckets:
+            continue
+        i, worst = min(buckets, key=lambda item: item[1]["f1"])
+        key = bucket_key(attribute, i, worst["interval"])
+        row = _row(f"worst {attribute} bucket", "bucket_f1", key, systems, analyses, order)
+        row["bucket"] = interval_text(attribute, worst["interval"])
+        row["worst_for"] = best_system
+        rows.append(row)
+    finish(rows, alpha)
     return {"systems": order, "rows": rows}
+
+
+def _any(systems: Mapping[str, dict], method: str) -> bool:
+    return any(method in scores for scores in systems.values())
+
+
+def systems_values(systems: Mapping[str, dict], method: str, key: str, order: Sequence[str]) -> Dict[str, float]:
+    return {s: systems[s].get(method, {}).get(key, math.nan) for s in order}
+
+
+def _row(label: str, method: str, key: str, systems: Mapping[str, dict], analyses: Mapping[str, Mapping[str, dict]],
+         order: Sequence[str]) -> dict:
+    """One summary row: values from the results, intervals, n and tests from the analysis."""
+    cell = analyses.get(method, {}).get(key)
+    values = {s: (cell["values"][s] if cell and s in cell["values"] else
+                  systems[s].get(method, {}).get(key, math.nan)) for s in order}
+    ci = {s: cell["ci"][s] for s in order if cell and s in cell["ci"]}
+    n = {s: cell["n"][s] for s in order if cell and s in cell["n"]}
+    tests = [_oriented(cell, *sorted((t["a"], t["b"]), key=list(order).index)) for t in cell["tests"]] if cell else []
+    return {"label": label, "method": method, "key": key, "better": direction(method, key), "values": values,
+            "ci": ci, "n": n, "small": {s: size < SMALL for s, size in n.items()}, "tests": tests,
+            "not_run": [s for s in order if method not in systems[s]]}
 
 
 def _number(value) -> float:
@@ -175,9 +264,41 @@ def format_value(value) -> str:
     return str(value)
 
 
+def format_interval(ci) -> str:
+    """``[0.8012, 0.8234]``, or an empty string when there is no interval."""
+    if not ci or any(isinstance(v, float) and math.isnan(v) for v in ci):
+        return ""
+    return f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def format_cell(row: dict, system: str) -> str:
+    """A summary cell: value, interval, ``*`` when significantly best, ``†`` when n < 30; ``-``
+    for a method not run for that system."""
+    if system in row.get("not_run", ()):
+        return "- "
+    text = format_value(row["values"][system])
+    interval = format_interval(row.get("ci", {}).get(system))
+    if interval:
+        text += " " + interval
+    if row.get("small", {}).get(system):
+        text += "†"
+    return text + ("*" if system in row.get("best", []) else " ")
+
+
+def format_test(row: dict) -> str:
+    """The first pair's test of a row in words."""
+    if not row.get("tests"):
+        return ""
+    test = row["tests"][0]
+    verdict = (f"{test['better']} better" if test.get("better") else
+               "significant, not ranked" if test.get("significant") else "not significant")
+    return f"{test['a']} - {test['b']} {describe_test(test)}: {verdict}"
+
+
 def format_text(results: dict, full: bool = False) -> str:
-    """The terminal summary (systems side by side, ``*`` marks the best per row); ``full``
-    adds every flat key of every method."""
+    """The terminal summary: systems side by side with intervals and n, ``*`` marking a
+    system significantly better than the others (paired test, Holm-adjusted); ``full`` adds
+    every flat key of every method."""
     train, test = results["describe"]["train"], results["describe"]["test"]
     lines = ["Training mentions: {mentions} ({ambiguous_mentions} ambiguous), {unique_mentions} unique "
              "({ambiguous_unique_mentions} ambiguous)".format(**train),
@@ -185,15 +306,27 @@ def format_text(results: dict, full: bool = False) -> str:
              "({unseen_unique_mentions} unseen)".format(**test), ""]
     table = results["summary"]
     order = table["systems"]
-    cells = [[(f"{row['buckets'][s]}: " if row.get("buckets", {}).get(s) else "") + format_value(row["values"][s])
-              + ("*" if s in row["best"] else " ") for s in order] for row in table["rows"]]
-    width = max(len(r["label"]) for r in table["rows"]) + 2
+    statistics = results.get("statistics", {})
+    labels = [row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") for row in table["rows"]]
+    cells = [[format_cell(row, s) for s in order] for row in table["rows"]]
+    sizes = [_sizes(row, order) for row in table["rows"]]
+    width = max(map(len, labels)) + 2
     cell = max([len(s) for s in order] + [len(text) for texts in cells for text in texts]) + 2
-    lines.append("summary: systems by F1, * best, ↑ higher / ↓ lower is better")
-    lines.append(" " * (width + 2) + "".join(s.rjust(cell - 1) + " " for s in order))
-    for row, texts in zip(table["rows"], cells):
-        arrow = "↑" if row["better"] == "high" else "↓"
-        lines.append(f"{row['label']:<{width}}{arrow} " + "".join(text.rjust(cell) for text in texts))
+    n_width = max([len(text) for text in sizes] + [1]) + 2
+    lines.append(f"summary: systems by F1; value [{statistics.get('confidence', 0.95):.0%} interval]; "
+                 f"* significantly better (paired test, Holm-adjusted p < {statistics.get('alpha', 0.05)}); "
+                 f"† n < {SMALL}; ↑ higher / ↓ lower is better, · not ranked")
+    lines.append(" " * (width + 2) + "".join(s.rjust(cell - 1) + " " for s in order) + "n".rjust(n_width)
+                 + ("   test" if len(order) > 1 else ""))
+    for row, label, texts, size in zip(table["rows"], labels, cells, sizes):
+        arrow = {"high": "↑", "low": "↓"}.get(row["better"], "·")
+        lines.append(f"{label:<{width}}{arrow} " + "".join(text.rjust(cell) for text in texts)
+                     + size.rjust(n_width) + ("   " + format_test(row) if len(order) > 1 else ""))
+        for system, warning in row.get("warnings", {}).items():
+            lines.append(f"{'':<{width}}  ! {system}: {warning}")
+    if statistics:
+        lines.append(f"intervals: {statistics['interval']}, {statistics['n_resamples']} resamples of "
+                     f"{statistics['unit']}s (seed {statistics['seed']}); tests: {statistics['test']}")
     if full:
         for method in dict.fromkeys(m for scores in results["systems"].values() for m in scores):
             keys = list(dict.fromkeys(k for scores in results["systems"].values() for k in scores.get(method, {})))
@@ -206,15 +339,33 @@ def format_text(results: dict, full: bool = False) -> str:
                     for scores in results["systems"].values()))
     if "comparison" in results:
         a, b = results["comparison"]["systems"]
-        lines += ["", f"bucket F1, {a} - {b}: largest and smallest difference per attribute"]
-        for attribute, diff in results["comparison"]["bucket_f1"].items():
-            if diff["largest"] is None:
-                continue
-            ends = [f"{interval_text(attribute, diff['intervals'][i])} {diff['difference'][i]:+.4f}"
-                    for i in (diff["largest"], diff["smallest"])]
-            lines.append(f"  {attribute:<5} largest {ends[0]:<24} smallest {ends[1]}")
+        found = significant_buckets(results["comparison"]["bucket_f1"])
+        lines += ["", f"bucket F1, {a} - {b}: buckets whose difference is significant (Holm-adjusted over "
+                      f"{sum(len(e['difference']) for e in results['comparison']['bucket_f1'].values())} buckets)"]
+        lines += [f"  {item['attribute']:<5} {item['bucket']:<22} n {item['n']:>5}  {item['difference']:+.4f} "
+                  f"{format_interval(item['ci'])}  Holm p {_p(item['p_adjusted'])}" for item in found] \
+            or ["  none: no bucket F1 differs significantly"]
     for name, curve in results.get("attack_curve", {}).items():
-        lines += ["", f"attack curve, {name}: F1 on each attacked set (drop)"]
-        lines += [f"  {point['set']:<14} {format_value(point['f1_attacked'])}  ({format_value(point['f1_drop'])})"
-                  for point in curve]
+        lines += ["", f"attack curve, {name}: F1 on each attacked set (drop, relative drop)"]
+        lines += [f"  {point['set']:<14} {format_value(point['f1_attacked'])}  ({format_value(point['f1_drop'])}, "
+                  f"{format_value(point['f1_drop_relative'])})" for point in curve]
     return "\n".join(lines)
+
+
+def _sizes(row: dict, order: Sequence[str]) -> str:
+    sizes = [row.get("n", {}).get(s) for s in order]
+    known = [n for n in sizes if n is not None]
+    if not known:
+        return ""
+    return str(known[0]) if len(set(known)) == 1 else "/".join("-" if n is None else str(n) for n in sizes)
+
+
+def significant_buckets(comparison: Mapping[str, dict]) -> List[dict]:
+    """The buckets of a ``bucket_comparison`` whose difference is significant, largest first."""
+    found = [{"attribute": attribute, "bucket": interval_text(attribute, interval), "n": n, "difference": d,
+              "ci": ci, "p_adjusted": p}
+             for attribute, entry in comparison.items()
+             for interval, n, d, ci, p, significant in zip(entry["intervals"], entry["n"], entry["difference"],
+                                                           entry["ci"], entry["p_adjusted"], entry["significant"])
+             if significant]
+    return sorted(found, key=lambda item: -abs(item["difference"]))

@@ -15,8 +15,11 @@ from __future__ import annotations
 from collections import Counter
 from typing import Dict, List, Tuple
 
+import numpy as np
+
 from .batch import Batch
-from .scoring import ratio, span_scores
+from .scoring import matched, ratio, span_scores
+from .uncertainty import per_sentence, with_intervals
 
 CATEGORIES = ("exact_right_type", "exact_wrong_type",
               "overlap_right_type_d1", "overlap_right_type_d2", "overlap_right_type_d3plus",
@@ -27,9 +30,17 @@ VERSIONS = ("original", "attacked")
 
 def error_analysis(batch: Batch) -> Tuple[Dict[str, int], Dict[str, Dict[str, int]]]:
     """(count per category over gold entities, confusion ``{gold type: {predicted type: n}}``)."""
-    counts = Counter({category: 0 for category in CATEGORIES})
+    categories, confusion = _analysis(batch)
+    tally = Counter({category: 0 for category in CATEGORIES})
+    tally.update(category for _, category in categories)
+    return dict(tally), confusion
+
+
+def _analysis(batch: Batch) -> Tuple[List[Tuple[int, str]], Dict[str, Dict[str, int]]]:
+    """((sentence, category) of each gold entity, confusion table)."""
+    categories: List[Tuple[int, str]] = []
     confusion: Dict[str, Counter] = {}
-    for gold, predicted in zip(batch.gold_spans, batch.pred_spans):
+    for sentence, (gold, predicted) in enumerate(zip(batch.gold_spans, batch.pred_spans)):
         touched = [False] * len(predicted)
         for start, end, gold_type in gold:
             best = None  # (d, wrong type, start, index)
@@ -46,12 +57,12 @@ def error_analysis(batch: Batch) -> Tuple[Dict[str, int], Dict[str, Dict[str, in
                 found = predicted[k][2]
                 kind = "wrong" if wrong else "right"
                 category = f"exact_{kind}_type" if d == 0 else f"overlap_{kind}_type_d{d if d < 3 else '3plus'}"
-            counts[category] += 1
+            categories.append((sentence, category))
             confusion.setdefault(gold_type, Counter())[found] += 1
         for k, hit in enumerate(touched):
             if not hit:
                 confusion.setdefault("O", Counter())[predicted[k][2]] += 1
-    return dict(counts), {row: dict(sorted(cells.items())) for row, cells in sorted(confusion.items())}
+    return categories, {row: dict(sorted(cells.items())) for row, cells in sorted(confusion.items())}
 
 
 def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str, Dict[str, int]]
@@ -63,7 +74,38 @@ def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str
             for row in rows}
 
 
-def rockner(original: Batch, attacked: Batch, detailed: bool = False) -> dict:
+def counts(original: Batch, attacked: Batch):
+    """Per-sentence counts of the P/R/F1 keys of both sets, the drops and the category shares
+    (``uncertainty.Counts``).  An attacked set with one sentence per original sentence is
+    resampled with it, sentence by sentence; otherwise the two sets are resampled separately."""
+    paired = len(original) == len(attacked)
+    n = len(original) if paired else len(original) + len(attacked)
+    if paired:
+        table = original.counts()
+        rows = {"original": np.arange(len(original)), "attacked": np.arange(len(attacked))}
+    else:
+        from .uncertainty import Counts
+        table = Counts(np.concatenate([original.sentence_keys, attacked.sentence_keys]),
+                       np.repeat([0, 1], [len(original), len(attacked)]))
+        rows = {"original": np.arange(len(original)), "attacked": len(original) + np.arange(len(attacked))}
+    for name, batch in zip(VERSIONS, (original, attacked)):
+        place = rows[name]
+        gold_sentences, pred_sentences = place[batch.span_arrays("gold")[0]], place[batch.span_arrays("pred")[0]]
+        table.prf(per_sentence(gold_sentences, n, matched(batch)), per_sentence(gold_sentences, n),
+                  per_sentence(pred_sentences, n), keys=[f"{key}_{name}" for key in ("precision", "recall", "f1")])
+        categories, _ = _analysis(batch)
+        sentences = np.array([place[s] for s, _ in categories], dtype=np.int64)
+        labels = np.array([category for _, category in categories], dtype=object)
+        for category in CATEGORIES:
+            table.ratio(f"{name}_{category}", per_sentence(sentences, n, labels == category),
+                        per_sentence(sentences, n))
+    table.derive("f1_drop", "diff", "f1_original", "f1_attacked")
+    table.derive("f1_drop_relative", "relative", "f1_drop", "f1_original")
+    return table
+
+
+def rockner(original: Batch, attacked: Batch, detailed: bool = False, ci: bool = False, n_resamples: int = 1000,
+            confidence: float = 0.95, seed: int = 0, unit: str = "sentence") -> dict:
     """Scores of one system on the original and the attacked test set.
 
     Flat keys: ``{precision,recall,f1}_{original,attacked}``, ``f1_drop`` (original -
@@ -82,11 +124,13 @@ def rockner(original: Batch, attacked: Batch, detailed: bool = False) -> dict:
     result["f1_drop"] = result["f1_original"] - result["f1_attacked"]
     result["f1_drop_relative"] = ratio(result["f1_drop"], result["f1_original"])
     for name in VERSIONS:
-        counts = analyses[name][0]
-        total = sum(counts.values())
+        tally = analyses[name][0]
+        total = sum(tally.values())
         result[f"n_{name}"] = total
         for category in CATEGORIES:
-            result[f"{name}_{category}"] = ratio(counts[category], total)
+            result[f"{name}_{category}"] = ratio(tally[category], total)
+    if ci:
+        result = with_intervals(result, counts(original, attacked), n_resamples, confidence, seed, unit)
     if detailed:
         result["errors"] = {name: analyses[name][0] for name in VERSIONS}
         tables = {name: analyses[name][1] for name in VERSIONS}

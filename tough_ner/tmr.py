@@ -13,7 +13,6 @@ Spurious predictions belong to no subset, so subsets have recall only.
 """
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from typing import Dict, List, Sequence
 
@@ -22,6 +21,7 @@ import numpy as np
 from .batch import Batch
 from .scoring import matched, ratio, span_scores
 from .stats import TrainStats
+from .uncertainty import aggregate_runs, per_sentence, with_intervals
 
 SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
 
@@ -56,8 +56,27 @@ def _subset_keys(masks: Dict[str, np.ndarray], hit: np.ndarray, where: np.ndarra
     return keys
 
 
-def tmr(stats: TrainStats, batch: Batch, detailed: bool = False) -> dict:
-    """Tough Mentions Recall of predictions against gold, with training statistics ``stats``."""
+def counts(stats: TrainStats, batch: Batch):
+    """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
+    if batch.predictions is None:
+        raise ValueError("TMR needs predictions")
+    masks = classify(stats, batch)
+    hit = matched(batch)
+    gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
+    n = len(batch)
+    table = batch.counts()
+    table.prf(per_sentence(gold_sentences, n, hit), per_sentence(gold_sentences, n),
+              per_sentence(pred_sentences, n))
+    for name in SUBSETS:
+        table.ratio(f"recall_{name}", per_sentence(gold_sentences, n, masks[name] & hit),
+                    per_sentence(gold_sentences, n, masks[name]))
+    return table
+
+
+def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = False, n_resamples: int = 1000,
+        confidence: float = 0.95, seed: int = 0, unit: str = "sentence") -> dict:
+    """Tough Mentions Recall of predictions against gold, with training statistics ``stats``.
+    ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
     masks = classify(stats, batch)
@@ -69,6 +88,8 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False) -> dict:
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)
     result.update({k: v for k, v in subset_keys.items() if k.startswith("n_")})
+    if ci:
+        result = with_intervals(result, counts(stats, batch), n_resamples, confidence, seed, unit)
     if detailed:
         gold_types = batch.span_arrays("gold")[3]
         result["per_type"] = {
@@ -79,17 +100,9 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False) -> dict:
 
 
 def aggregate(runs: Sequence[dict]) -> Dict[str, Dict[str, float]]:
-    """Mean and sample standard deviation (n - 1) of each flat key over several runs
-    (e.g. 5 training seeds) on the same test set; NaN where a key is NaN in any run."""
-    if not runs:
-        raise ValueError("aggregate needs at least one run")
-    keys = [k for k, v in runs[0].items() if isinstance(v, (int, float))]
-    table = {}
-    for key in keys:
-        values = np.array([run[key] for run in runs], dtype=float)
-        std = float(np.std(values, ddof=1)) if len(values) > 1 else math.nan
-        table[key] = {"mean": float(np.mean(values)), "std": std}
-    return table
+    """Mean, sample std (n - 1), min and max of each flat key over several runs on the same
+    test set (``uncertainty.aggregate_runs``)."""
+    return aggregate_runs(runs)
 
 
 def paired_difference(runs_a: Sequence[dict], runs_b: Sequence[dict]) -> Dict[str, Dict[str, float]]:
@@ -97,4 +110,4 @@ def paired_difference(runs_a: Sequence[dict], runs_b: Sequence[dict]) -> Dict[st
     if len(runs_a) != len(runs_b):
         raise ValueError(f"paired runs need equal counts: {len(runs_a)} vs {len(runs_b)}")
     differences = [{k: a[k] - b[k] for k, v in a.items() if isinstance(v, (int, float))} for a, b in zip(runs_a, runs_b)]
-    return aggregate(differences)
+    return aggregate_runs(differences)

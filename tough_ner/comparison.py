@@ -1,0 +1,121 @@
+"""Statistically honest comparisons of systems on one test set, for every method.
+
+``compare`` scores each system with a method's per-sentence counts, then gives, per key, each
+system's value with its confidence interval and n, the paired test of every pair of systems
+(``tough_ner.uncertainty``), Holm-adjusted over the rows of the table, and the significantly
+better system(s) only.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from .batch import Batch
+from .buckets import counts as bucket_counts
+from .hardeval import counts as hardeval_counts
+from .nrb import counts as nrb_counts
+from .rockner import CATEGORIES, VERSIONS
+from .rockner import counts as rockner_counts
+from .tmr import counts as tmr_counts
+from .stats import TrainStats
+from .uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options
+
+# method -> counts of (stats, scored input, options); the scored input is a Batch, except for
+# nrb (a (Batch, portion per sentence or None) pair) and rockner (an (original, attacked) pair).
+COUNTS: Dict[str, Callable[..., Counts]] = {
+    "hardeval": hardeval_counts,
+    "tmr": tmr_counts,
+    "bucket_f1": bucket_counts,
+    "nrb": lambda stats, scored, type_map=None: nrb_counts(scored[0], type_map, scored[1], stats),
+    "rockner": lambda stats, pair: rockner_counts(*pair),
+}
+# Keys that are shown but never ranked: an absolute drop rewards a weak system (F1 = 0 drops
+# nothing), and the WTS - NRB gap shrinks when a system fails the WTS control set.
+UNRANKED = {"f1_drop", "gap"}
+
+
+def direction(method: str, key: str) -> Optional[str]:
+    """``"high"`` or ``"low"`` (which value is better), or None for a key never ranked."""
+    if key in UNRANKED or (method == "rockner" and key.split("_", 1)[0] in VERSIONS
+                           and key.split("_", 1)[1] in CATEGORIES):
+        return None
+    if method == "hardeval" or key == "f1_drop_relative":
+        return "low"
+    return "high"
+
+
+def rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str, str]] = None,
+         alpha: float = 0.05) -> List[dict]:
+    """Table rows from ``uncertainty.analyse`` output, tests Holm-adjusted over all the rows."""
+    table = []
+    for key, cell in analysis.items():
+        table.append({"label": (labels or {}).get(key, key), "method": method, "key": key,
+                      "better": direction(method, key), "values": cell["values"], "ci": cell["ci"],
+                      "n": cell["n"], "small": {s: n < SMALL for s, n in cell["n"].items()},
+                      "tests": cell["tests"]})
+    finish(table, alpha)
+    return table
+
+
+def finish(table: List[dict], alpha: float = 0.05) -> None:
+    """Holm-adjust every test of the table together; ``best`` lists the systems that are
+    significantly better than every other system they were tested against (empty when none)."""
+    tests, directions = [], []
+    for row in table:
+        for test in row["tests"]:
+            tests.append(test)
+            directions.append(row["better"])
+    adjust(tests, alpha, directions)
+    for row in table:
+        wins: Dict[str, int] = {}
+        played: Dict[str, int] = {}
+        for test in row["tests"]:
+            for system in (test["a"], test["b"]):
+                played[system] = played.get(system, 0) + 1
+            if test["better"] is not None:
+                wins[test["better"]] = wins.get(test["better"], 0) + 1
+        row["best"] = [s for s in row["values"] if played.get(s) and wins.get(s, 0) == played[s]]
+
+
+def compare(systems: Mapping[str, object], method: str = "tmr", train=None, keys: Optional[Sequence[str]] = None,
+            n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0, unit: str = "sentence",
+            alpha: float = 0.05, **options) -> dict:
+    """Compare systems scored on the same test set with one method.
+
+    ``systems``: name -> the scored input (a ``Batch`` with predictions; for ``nrb`` a
+    ``(Batch, portion)`` pair, for ``rockner`` an ``(original, attacked)`` pair of Batches).
+    ``train``: anything ``TrainStats.coerce`` takes (not needed by nrb and rockner).  Returns
+    ``{"method", "test", "interval", "n_resamples", "confidence", "unit", "alpha", "rows"}``; each
+    row has ``values``, ``ci`` and ``n`` per system, ``tests`` (``difference``, ``ci``,
+    ``p_value``, ``p_adjusted``, ``significant``, ``better`` per pair) and ``best``.
+    """
+    if method not in COUNTS:
+        raise ValueError(f"method={method!r}: use one of {', '.join(COUNTS)}")
+    if len(systems) < 2:
+        raise ValueError(f"compare needs at least two systems, got {len(systems)}")
+    check_options(n_resamples, confidence, unit, alpha)
+    stats = TrainStats.coerce(train) if train is not None or method not in ("nrb", "rockner") else None
+    counts = {name: COUNTS[method](stats, scored, **options) for name, scored in systems.items()}
+    analysis = analyse(counts, keys, n_resamples, confidence, seed, unit)
+    return {"method": method, "test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": n_resamples,
+            "confidence": confidence, "unit": unit, "alpha": alpha, "rows": rows(analysis, method, alpha=alpha)}
+
+
+def batches(tokens, references, predictions: Mapping[str, Sequence], documents=None) -> Dict[str, Batch]:
+    """One Batch per system over the same tokens and gold tags."""
+    return {name: Batch(tokens, references, tags, documents) for name, tags in predictions.items()}
+
+
+def describe_test(test: Mapping) -> str:
+    """A one-line reading of a test: ``+0.0170 [0.0060, 0.0290], p = 0.004 (Holm = 0.012)``."""
+    low, high = test["ci"]
+    p, adjusted = test["p_value"], test.get("p_adjusted", math.nan)
+    text = f"{test['difference']:+.4f} [{low:.4f}, {high:.4f}], p {_p(p)}"
+    return text + (f" (Holm {_p(adjusted)})" if not math.isnan(adjusted) else "")
+
+
+def _p(p: float) -> str:
+    """``= 0.004``, ``< 0.001`` or ``= nan``."""
+    return "= nan" if math.isnan(p) else (f"= {p:.3f}" if p >= 0.001 else "< 0.001")
+
+

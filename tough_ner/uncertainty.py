@@ -1,0 +1,405 @@
+"""One resampling engine for every method: confidence intervals and paired tests.
+
+Each method describes its numbers as per-sentence counts (``Counts``): for each rate key a
+numerator and a denominator per sentence (TER, recall, accuracy, share), for F1 the correct,
+gold and predicted counts, and a few keys derived from others (the hardeval mean, a drop, a
+gap).  A key's value is its formula applied to the summed counts, so resampling sentences is
+one matrix product: resample weights (resamples x units) times the count matrix.
+
+- Intervals: percentile bootstrap over units (sentences, or documents), resampled within
+  strata (the NRB and WTS sets are resampled separately).
+- Paired tests between systems scored on the same test set: the difference A - B with a
+  paired bootstrap percentile interval (the same resamples for both systems), and a
+  two-sided p-value by approximate randomisation (each unit's counts swapped between the two
+  systems with probability 1/2): p = (1 + #{|d*| >= |d|}) / (R + 1).  Holm's step-down
+  adjustment over the rows of a table.
+- Units are put in a canonical order (a hash of each sentence's tokens and gold tags, then its
+  counts) before resampling, so a result depends on the data and the seed only, not on the
+  order of the sentences or on how ``evaluate`` split them across processes.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import warnings
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+UNITS = ("sentence", "document")
+TEST_NAME = "approximate randomisation (two-sided), paired bootstrap percentile interval"
+INTERVAL_NAME = "percentile bootstrap"
+SMALL = 30  # subsets below this size are flagged as small
+
+
+# ---- counts -------------------------------------------------------------------------------
+def sentence_keys(tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> np.ndarray:
+    """A 64-bit content hash of each sentence's tokens and gold tags (the canonical order)."""
+    keys = np.empty(len(tokens), dtype=np.uint64)
+    for s, (sentence, gold) in enumerate(zip(tokens, tags)):
+        digest = hashlib.blake2b("\x1f".join(sentence).encode("utf-8", "surrogatepass") + b"\x1e"
+                                 + "\x1f".join(gold).encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        keys[s] = int.from_bytes(digest, "little")
+    return keys
+
+
+def per_sentence(sentences: np.ndarray, n_sentences: int, where: Optional[np.ndarray] = None) -> np.ndarray:
+    """How many items (one per entry of ``sentences``, selected by ``where``) fall in each sentence."""
+    if where is not None:
+        sentences = sentences[where]
+    return np.bincount(sentences, minlength=n_sentences).astype(float)
+
+
+class Counts:
+    """The per-sentence counts of one system's result and the formula of each key.
+
+    ``keys`` holds ``(kind, operands)``: ``("ratio", num, den)`` over columns,
+    ``("f1", correct, gold, pred)`` over columns, and ``("mean" | "diff" | "relative", a, b)``
+    over keys already defined (mean of a and b; a - b; a / b).  ``size`` names each key's n.
+    """
+
+    def __init__(self, order: np.ndarray, strata: Optional[np.ndarray] = None,
+                 documents: Optional[Sequence] = None):
+        self.order = np.asarray(order, dtype=np.uint64)
+        n = len(self.order)
+        self.strata = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
+        self.documents = None if documents is None else np.asarray(documents)
+        self.columns: List[np.ndarray] = []
+        self.names: Dict[str, int] = {}
+        self.keys: Dict[str, tuple] = {}
+        self.size: Dict[str, str] = {}  # key -> column whose total is its n
+
+    def __len__(self) -> int:
+        return len(self.order)
+
+    def column(self, name: str, values) -> str:
+        values = np.asarray(values, dtype=float)
+        if values.shape != (len(self),):
+            raise ValueError(f"column {name!r} has shape {values.shape}, expected ({len(self)},)")
+        if name in self.names:
+            self.columns[self.names[name]] = values
+        else:
+            self.names[name] = len(self.columns)
+            self.columns.append(values)
+        return name
+
+    def ratio(self, key: str, numerator, denominator) -> None:
+        """``key`` = sum(numerator) / sum(denominator); n = sum(denominator)."""
+        self.keys[key] = ("ratio", self.column(key + "/num", numerator), self.column(key + "/den", denominator))
+        self.size[key] = key + "/den"
+
+    def prf(self, correct, gold, predicted, keys: Sequence[str] = ("precision", "recall", "f1")) -> None:
+        """precision, recall and F1 keys (named by ``keys``) from per-sentence correct, gold and
+        predicted counts; n = gold."""
+        precision, recall, f1 = keys
+        c, g, p = (self.column(f"{f1}/{name}", values)
+                   for name, values in (("correct", correct), ("gold", gold), ("pred", predicted)))
+        self.keys[precision], self.keys[recall], self.keys[f1] = ("ratio", c, p), ("ratio", c, g), ("f1", c, g, p)
+        for key in keys:
+            self.size[key] = g
+
+    def derive(self, key: str, kind: str, a: str, b: str, size=None) -> None:
+        """``key`` from keys ``a`` and ``b``; its n is ``a``'s, or the total of ``size`` (per sentence)."""
+        if kind not in ("mean", "diff", "relative") or a not in self.keys or b not in self.keys:
+            raise ValueError(f"cannot derive {key!r} as {kind} of {a!r} and {b!r}")
+        self.keys[key] = (kind, a, b)
+        self.size[key] = self.size[a] if size is None else self.column(key + "/n", size)
+
+    def matrix(self) -> np.ndarray:
+        """(sentences, columns)."""
+        return np.stack(self.columns, axis=1) if self.columns else np.zeros((len(self), 0))
+
+    def values(self, sums: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
+        """Each key's value from summed columns (``sums[..., column]``)."""
+        return evaluate(self.keys, self.names, sums, keys)
+
+    def point(self) -> Dict[str, float]:
+        return {key: float(value) for key, value in self.values(self.matrix().sum(axis=0)).items()}
+
+    def sizes(self) -> Dict[str, int]:
+        totals = self.matrix().sum(axis=0)
+        return {key: int(round(totals[self.names[column]])) for key, column in self.size.items()}
+
+
+def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarray,
+             wanted: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
+    """Apply the key formulas to summed counts; NaN where a denominator is 0."""
+    values: Dict[str, np.ndarray] = {}
+    with np.errstate(invalid="ignore", divide="ignore"):
+        for key, (kind, *operands) in keys.items():
+            if kind == "ratio":
+                num, den = (sums[..., names[c]] for c in operands)
+                values[key] = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+            elif kind == "f1":  # 2c / (g + p): the harmonic mean of P and R, 0 when nothing is right
+                c, g, p = (sums[..., names[c]] for c in operands)
+                total = g + p
+                values[key] = np.where(total > 0, 2 * c / np.where(total > 0, total, 1), np.nan)
+            elif kind == "mean":
+                values[key] = (values[operands[0]] + values[operands[1]]) / 2
+            elif kind == "diff":
+                values[key] = values[operands[0]] - values[operands[1]]
+            elif kind == "relative":
+                a, b = values[operands[0]], values[operands[1]]
+                values[key] = np.where(b != 0, a / np.where(b != 0, b, 1), np.nan)
+            else:
+                raise ValueError(f"unknown formula {kind!r} for {key!r}")
+    return values if wanted is None else {key: values[key] for key in wanted}
+
+
+# ---- options ------------------------------------------------------------------------------
+def check_options(n_resamples, confidence, unit="sentence", alpha=0.05) -> None:
+    """Raise ``ValueError`` for resampling options that cannot be used."""
+    if not isinstance(n_resamples, (int, np.integer)) or isinstance(n_resamples, bool) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a whole number >= 1, got {n_resamples!r}")
+    if n_resamples > 100_000:
+        raise ValueError(f"n_resamples={n_resamples}: at most 100000")
+    for name, value in (("confidence", confidence), ("alpha", alpha)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    if unit not in UNITS:
+        raise ValueError(f"unit={unit!r}: use 'sentence' or 'document'")
+
+
+# ---- units and resamples ------------------------------------------------------------------
+def units(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[np.ndarray, np.ndarray]:
+    """(matrix of every system's columns side by side per unit, stratum of each unit), units in
+    canonical order.  The systems must have been scored on the same sentences."""
+    first = counts[0]
+    for other in counts[1:]:
+        if len(other) != len(first) or not np.array_equal(np.sort(other.order), np.sort(first.order)):
+            raise ValueError("paired comparisons need the same test sentences for every system")
+    # Each system's sentences sorted by stratum and content hash, so rows pair up even when
+    # the systems were given the sentences in different orders.
+    aligned = [(c, np.lexsort((c.order, c.strata))) for c in counts]
+    matrix = np.hstack([c.matrix()[order] for c, order in aligned])
+    strata = first.strata[aligned[0][1]]
+    keys = first.order[aligned[0][1]]
+    if unit == "document":
+        documents = first.documents
+        if documents is None:
+            raise ValueError("unit='document' needs document ids (-DOCSTART- groups, or a document input)")
+        documents = documents[aligned[0][1]]
+        names, inverse = np.unique(documents.astype(str), return_inverse=True)
+        summed = np.zeros((len(names), matrix.shape[1]))
+        np.add.at(summed, inverse, matrix)
+        unit_strata = np.zeros(len(names), dtype=np.int64)
+        unit_strata[inverse] = strata
+        if np.any(unit_strata[inverse] != strata):
+            raise ValueError("a document spans two sets (e.g. NRB and WTS): resample by sentence")
+        # A document's key: the hash of its sentences' keys in order.
+        digests = [hashlib.blake2b(np.sort(keys[inverse == d]).tobytes(), digest_size=8).digest()
+                   for d in range(len(names))]
+        unit_keys = np.array([int.from_bytes(d, "little") for d in digests], dtype=np.uint64)
+        matrix, strata, keys = summed, unit_strata, unit_keys
+    # Canonical order: stratum, content hash, then the counts themselves (ties: identical sentences).
+    order = np.lexsort(tuple(matrix.T[::-1]) + (keys, strata)) if matrix.shape[1] else np.lexsort((keys, strata))
+    return matrix[order], strata[order]
+
+
+def resample_weights(strata: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """(resamples, units): how often each unit is drawn, resampling with replacement within
+    each stratum."""
+    weights = np.zeros((n_resamples, len(strata)))
+    for stratum in np.unique(strata):
+        members = np.flatnonzero(strata == stratum)
+        n = len(members)
+        draws = rng.integers(0, n, size=(n_resamples, n))
+        counts = np.bincount((draws + np.arange(n_resamples)[:, None] * n).ravel(),
+                             minlength=n_resamples * n).reshape(n_resamples, n)
+        weights[:, members] = counts
+    return weights
+
+
+def _percentiles(samples: np.ndarray, confidence: float) -> Tuple[np.ndarray, np.ndarray]:
+    tail = (1 - confidence) / 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # keys NaN in every resample
+        low, high = np.nanquantile(samples, [tail, 1 - tail], axis=0)
+    return low, high
+
+
+# ---- intervals and tests ------------------------------------------------------------------
+def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None, n_resamples: int = 1000,
+            confidence: float = 0.95, seed: int = 0, unit: str = "sentence", alpha: float = 0.05,
+            pairs: Optional[Sequence[Tuple[str, str]]] = None) -> Dict[str, dict]:
+    """Intervals for every system and paired tests for every pair of systems (or ``pairs``),
+    with one draw of resample weights and one matrix product.
+
+    Returns ``{key: {"values", "ci", "n", "tests"}}``: values and n per system, ci per system
+    ``[low, high]``, tests a list of ``{"a", "b", "difference", "ci", "p_value"}``.  The
+    p-values are raw here; ``adjust`` applies Holm's adjustment over a table's rows.
+    """
+    check_options(n_resamples, confidence, unit, alpha)
+    names = list(systems)
+    if not names:
+        raise ValueError("no system to analyse")
+    counts = [systems[name] for name in names]
+    keys = list(keys if keys is not None else counts[0].keys)
+    missing = [k for k in keys if any(k not in c.keys for c in counts)]
+    if missing:
+        raise ValueError(f"unknown key(s) {missing}: keys with counts are {sorted(counts[0].keys)}")
+    matrix, strata = units(counts, unit)
+    width = len(counts[0].columns)
+    if any(len(c.columns) != width or c.names != counts[0].names for c in counts):
+        raise ValueError("the systems' results have different columns: score them with the same options")
+    blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(names))]
+    formulas, columns = counts[0].keys, counts[0].names
+
+    rng = np.random.default_rng(seed)
+    weights = resample_weights(strata, n_resamples, rng)
+    resampled = weights @ matrix  # (R, systems * columns)
+    point = {name: evaluate(formulas, columns, block.sum(axis=0), keys) for name, block in zip(names, blocks)}
+    boot = {name: evaluate(formulas, columns, resampled[:, i * width:(i + 1) * width], keys)
+            for i, name in enumerate(names)}
+    sizes = {name: c.sizes() for name, c in zip(names, counts)}
+    table = {key: {"values": {n: float(point[n][key]) for n in names},
+                   "ci": {}, "n": {n: sizes[n][key] for n in names}, "tests": []} for key in keys}
+    for name in names:
+        low, high = _percentiles(np.stack([boot[name][k] for k in keys], axis=1), confidence)
+        for j, key in enumerate(keys):
+            table[key]["ci"][name] = [float(low[j]), float(high[j])]
+
+    pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    if pairs:
+        swaps = (rng.random((n_resamples, len(strata))) < 0.5).astype(float)
+        index = {name: i for i, name in enumerate(names)}
+        differences = np.hstack([blocks[index[a]] - blocks[index[b]] for a, b in pairs])
+        moved = swaps @ differences  # A's total after the swaps = total B + moved
+        for k, (a, b) in enumerate(pairs):
+            block_a, block_b = blocks[index[a]], blocks[index[b]]
+            total_a, total_b = block_a.sum(axis=0), block_b.sum(axis=0)
+            shifted = moved[:, k * width:(k + 1) * width]
+            swapped_a = evaluate(formulas, columns, total_b + shifted, keys)
+            swapped_b = evaluate(formulas, columns, total_a - shifted, keys)
+            for key in keys:
+                observed = point[a][key] - point[b][key]
+                boot_difference = boot[a][key] - boot[b][key]
+                low, high = _percentiles(boot_difference[:, None], confidence)
+                null = np.abs(swapped_a[key] - swapped_b[key])
+                if math.isnan(observed):
+                    p = math.nan
+                else:
+                    # A tolerance so float noise in an exact tie does not count as less extreme.
+                    extreme = np.count_nonzero(null >= abs(observed) - 1e-12 * max(1.0, abs(observed)))
+                    p = (1 + extreme) / (n_resamples + 1)
+                table[key]["tests"].append({"a": a, "b": b, "difference": float(observed),
+                                            "ci": [float(low[0]), float(high[0])], "p_value": float(p)})
+    return table
+
+
+def holm(p_values: Sequence[float]) -> List[float]:
+    """Holm's step-down adjusted p-values (NaN stays NaN and does not count as a test)."""
+    p = np.asarray(p_values, dtype=float)
+    known = np.flatnonzero(~np.isnan(p))
+    adjusted = np.full(len(p), math.nan)
+    m = len(known)
+    running = 0.0
+    for rank, i in enumerate(known[np.argsort(p[known], kind="stable")]):
+        running = max(running, min(1.0, (m - rank) * p[i]))
+        adjusted[i] = running
+    return adjusted.tolist()
+
+
+def adjust(tests: Sequence[dict], alpha: float = 0.05, better: Optional[Sequence[str]] = None) -> None:
+    """Add ``p_adjusted`` (Holm, over all the given tests), ``significant`` and ``better`` (the
+    significantly better system, or None) to each test in place.  ``better`` gives, per test,
+    ``"high"`` or ``"low"`` (which direction is better), or None for a key that is not ranked."""
+    adjusted = holm([t["p_value"] for t in tests])
+    for i, (test, p) in enumerate(zip(tests, adjusted)):
+        direction = better[i] if better is not None else "high"
+        test["p_adjusted"] = p
+        test["significant"] = bool(not math.isnan(p) and p < alpha)
+        winner = None
+        if test["significant"] and direction in ("high", "low") and test["difference"] != 0:
+            a_higher = test["difference"] > 0
+            winner = test["a"] if a_higher == (direction == "high") else test["b"]
+        test["better"] = winner
+
+
+def intervals(counts: Counts, keys: Optional[Sequence[str]] = None, n_resamples: int = 1000,
+              confidence: float = 0.95, seed: int = 0, unit: str = "sentence") -> Dict[str, List[float]]:
+    """``{key: [low, high]}`` for one system."""
+    table = analyse({"system": counts}, keys, n_resamples, confidence, seed, unit)
+    return {key: row["ci"]["system"] for key, row in table.items()}
+
+
+def with_intervals(result: dict, counts: Counts, n_resamples: int = 1000, confidence: float = 0.95,
+                   seed: int = 0, unit: str = "sentence") -> dict:
+    """``result`` with ``<key>_ci_low`` / ``<key>_ci_high`` after each rate key it has."""
+    keys = [key for key in counts.keys if key in result]
+    ci = intervals(counts, keys, n_resamples, confidence, seed, unit)
+    out = {}
+    for key, value in result.items():
+        out[key] = value
+        if key in ci:
+            out[f"{key}_ci_low"], out[f"{key}_ci_high"] = ci[key]
+    return out
+
+
+# ---- several runs per system ---------------------------------------------------------------
+def aggregate_runs(runs: Sequence[Mapping]) -> Dict[str, Dict[str, float]]:
+    """Mean, sample standard deviation (n - 1; NaN for one run), min and max of each numeric
+    flat key over runs (e.g. training seeds) on the same test set; NaN if any run is NaN."""
+    if not runs:
+        raise ValueError("aggregate needs at least one run")
+    table = {}
+    for key, value in runs[0].items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            continue
+        values = np.array([run[key] for run in runs], dtype=float)
+        table[key] = {"mean": float(np.mean(values)),
+                      "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
+                      "min": float(np.min(values)), "max": float(np.max(values)), "runs": len(values)}
+    return table
+
+
+def pooled(runs: Sequence[Counts]) -> Counts:
+    """One system's runs as one: each sentence's counts averaged over the runs (the paired
+    bootstrap pooled over runs).  The runs must cover the same sentences in the same order."""
+    first = runs[0]
+    for run in runs[1:]:
+        if not np.array_equal(run.order, first.order) or run.names != first.names:
+            raise ValueError("runs to pool must be scored on the same test set with the same options")
+    mean = Counts(first.order, first.strata, first.documents)
+    stacked = np.mean([run.matrix() for run in runs], axis=0)
+    for name, j in first.names.items():
+        mean.column(name, stacked[:, j])
+    mean.keys, mean.size = dict(first.keys), dict(first.size)
+    return mean
+
+
+def compare_runs(results_a: Sequence[Mapping], results_b: Sequence[Mapping], counts_a: Sequence[Counts],
+                 counts_b: Sequence[Counts], keys: Optional[Sequence[str]] = None, n_resamples: int = 1000,
+                 confidence: float = 0.95, seed: int = 0, unit: str = "sentence") -> Dict[str, dict]:
+    """Two systems with several runs each: per key the runs' aggregates, the paired bootstrap /
+    approximate randomisation test on counts pooled over runs, and, when the run counts match,
+    the Wilcoxon signed-rank test over runs paired by index (needs scipy; with fewer than 6
+    pairs it cannot reach p < 0.05)."""
+    a, b = pooled(counts_a), pooled(counts_b)
+    table = analyse({"A": a, "B": b}, keys, n_resamples, confidence, seed, unit)
+    aggregated_a, aggregated_b = aggregate_runs(results_a), aggregate_runs(results_b)
+    paired = len(results_a) == len(results_b) and len(results_a) > 1
+    out = {}
+    for key, row in table.items():
+        test = row["tests"][0]
+        entry = {"A": aggregated_a.get(key), "B": aggregated_b.get(key), "pooled": {
+            "difference": test["difference"], "ci": test["ci"], "p_value": test["p_value"],
+            "test": TEST_NAME + ", counts pooled over runs"}}
+        if paired:
+            entry["wilcoxon"] = _wilcoxon([r[key] for r in results_a], [r[key] for r in results_b])
+        out[key] = entry
+    return out
+
+
+def _wilcoxon(a: Sequence[float], b: Sequence[float]) -> dict:
+    differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    keep = ~np.isnan(differences)
+    result = {"n_pairs": int(keep.sum()), "test": "Wilcoxon signed-rank over runs paired by index"}
+    if not np.any(differences[keep] != 0):
+        return {**result, "statistic": math.nan, "p_value": math.nan}
+    try:
+        from scipy import stats
+    except ImportError:
+        return {**result, "statistic": math.nan, "p_value": math.nan, "note": "needs scipy (diagnostics extra)"}
+    test = stats.wilcoxon(differences[keep])
+    return {**result, "statistic": float(test.statistic), "p_value": float(test.pvalue)}
