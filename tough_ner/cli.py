@@ -10,7 +10,7 @@ from typing import List, Optional
 
 from .batch import Batch
 from .corpus import Corpus, read_conll, read_predictions
-from .report import format_value
+from .report import format_interval, format_value
 from .stats import TrainStats
 
 
@@ -35,13 +35,45 @@ def _print_flat(result: dict) -> None:
         print(f"{key:<{width}}  {format_value(value)}")
 
 
+def _resampling(args) -> dict:
+    """The resampling options of a command (``--ci`` and friends)."""
+    return {"n_resamples": args.resamples, "confidence": args.confidence, "seed": args.seed, "unit": args.unit}
+
+
+def _batch(corpus: Corpus, column: int = 0) -> Batch:
+    return Batch(corpus.tokens, corpus.tags, corpus.predictions[column], corpus.documents)
+
+
+def _versus(args, method: str, systems: dict, **options) -> bool:
+    """With ``--versus``: print the paired comparison of the systems and return True."""
+    from .comparison import compare
+    from .report import format_comparison
+
+    if len(systems) < 2:
+        return False
+    table = compare(systems, method, **options, **_resampling(args), alpha=args.alpha)
+    print(_json(table)) if args.json else print(format_comparison(table))
+    return True
+
+
+def _names(paths) -> List[str]:
+    """Display names of files: their paths, made unique."""
+    names = [os.fspath(p) for p in paths]
+    return names if len(set(names)) == len(names) else [f"{name} ({i + 1})" for i, name in enumerate(names)]
+
+
 def cmd_hardeval(args) -> None:
     from .hardeval import hardeval
 
     stats = TrainStats.coerce(args.train)
     test = read_predictions(args.test)
-    result = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[0]), strict=args.strict,
-                      error=args.error, detailed=args.detailed)
+    options = {"strict": args.strict, "error": args.error}
+    if args.versus:
+        runs = [test] + _read_runs([args.test, args.versus])[1:]
+        if _versus(args, "hardeval", dict(zip(_names([args.test, args.versus]), map(_batch, runs))), train=stats,
+                   **options):
+            return
+    result = hardeval(stats, _batch(test), detailed=args.detailed, ci=args.ci, **options, **_resampling(args))
     print(_json(result)) if args.json else _print_flat(result)
 
 
@@ -54,53 +86,75 @@ def _read_runs(paths):
 
 
 def cmd_tmr(args) -> None:
-    from .tmr import aggregate, paired_difference, tmr
+    from .tmr import counts, tmr
+    from .uncertainty import aggregate_runs, compare_runs
 
     stats = TrainStats.coerce(args.train)
-    results = [tmr(stats, Batch(run.tokens, run.tags, run.predictions[0]), detailed=args.detailed)
-               for run in _read_runs(args.test)]
-    if len(results) == 1 and not args.versus:
+    runs = _read_runs(args.test)
+    others = _read_runs(args.test[:1] + args.versus)[1:] if args.versus else []
+    if len(runs) == 1 and len(others) == 1:  # one run each: the paired test on sentences
+        _versus(args, "tmr", dict(zip(_names(args.test + args.versus), map(_batch, runs + others))), train=stats)
+        return
+    results = [tmr(stats, _batch(run), detailed=args.detailed, ci=args.ci, **_resampling(args)) for run in runs]
+    if len(results) == 1 and not others:
         print(_json(results[0])) if args.json else _print_flat(results[0])
         return
-    table = {"runs": len(results), "mean_std": aggregate(results)}
-    if args.versus:
-        others = [tmr(stats, Batch(run.tokens, run.tags, run.predictions[0])) for run in _read_runs(args.versus)]
-        table["versus"] = aggregate(others)
-        table["difference"] = paired_difference(results, others)
+    table = {"runs": len(results), "aggregate": aggregate_runs(results)}
+    if others:
+        other_results = [tmr(stats, _batch(run)) for run in others]
+        table["versus"] = aggregate_runs(other_results)
+        table["comparison"] = compare_runs(results, other_results, [counts(stats, _batch(r)) for r in runs],
+                                           [counts(stats, _batch(r)) for r in others], **_resampling(args))
     if args.json:
         print(_json(table))
         return
-    for key, cell in table["mean_std"].items():
-        line = f"{key:<22} {cell['mean']:.4f} ± {cell['std']:.4f}"
-        if "difference" in table:
-            diff = table["difference"][key]
-            line += f"   A-B {diff['mean']:+.4f} ± {diff['std']:.4f}"
+    print(f"{len(results)} run(s): mean ± sample std [min, max]" + (
+        f"; A - B: pooled {next(iter(table['comparison'].values()))['pooled']['test']}" if others else ""))
+    for key, cell in table["aggregate"].items():
+        line = f"{key:<22} {cell['mean']:.4f} ± {cell['std']:.4f} [{cell['min']:.4f}, {cell['max']:.4f}]"
+        if others and key in table["comparison"]:
+            entry = table["comparison"][key]
+            pooled = entry["pooled"]
+            line += f"   A-B {pooled['difference']:+.4f} {format_interval(pooled['ci'])}, p = {pooled['p_value']:.3f}"
+            if "wilcoxon" in entry and not math.isnan(entry["wilcoxon"]["p_value"]):
+                line += f"; Wilcoxon p = {entry['wilcoxon']['p_value']:.3f} ({entry['wilcoxon']['n_pairs']} pairs)"
         print(line)
 
 
 def cmd_buckets(args) -> None:
-    from .buckets import ATTRIBUTES, attribute_wise, bucket_f1, compare, interval_text
+    from .buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts, interval_text
+    from .report import bucket_comparison
+    from .uncertainty import analyse
 
     stats = TrainStats.coerce(args.train)
     runs = _read_runs(args.test)
-    results = {path: bucket_f1(stats, Batch(run.tokens, run.tags, run.predictions[0]), n_buckets=args.n_buckets,
-                               lowercase=args.lowercase, detailed=True, bootstrap=args.bootstrap, seed=args.seed)
-               for path, run in zip(args.test, runs)}
+    names = _names(args.test)
+    options = {"n_buckets": args.n_buckets, "lowercase": args.lowercase}
+    batches = dict(zip(names, map(_batch, runs)))
+    results = {name: bucket_f1(stats, batch, detailed=True, bootstrap=args.resamples, ci=args.ci, **options,
+                               **{k: v for k, v in _resampling(args).items() if k != "n_resamples"})
+               for name, batch in batches.items()}
     table = {"systems": results, "attribute_wise": attribute_wise(list(results.values()))}
     first, second = (list(results.values()) + [None])[:2]
     if second is not None:
-        table["comparison"] = compare(first, second)
+        a, b = names[:2]
+        analysis = analyse({name: counts(stats, batches[name], **options) for name in (a, b)}, None,
+                           max(args.resamples, 1), args.confidence, args.seed, args.unit, args.alpha)
+        table["comparison"] = bucket_comparison(first, second, analysis, a, b, args.alpha)
     if args.json:
         print(_json(table))
         return
-    names = [f"sys{i}" for i in range(len(results))]
-    for name, path in zip(names, results):
-        print(f"{name} = {path}  (F1 {format_value(results[path]['f1'])})")
+    labels = [f"sys{i}" for i in range(len(results))]
+    for label, name in zip(labels, results):
+        print(f"{label} = {name}  (F1 {format_value(results[name]['f1'])})")
+    if second is not None:
+        print(f"A - B: paired difference sys0 - sys1 [{args.confidence:.0%} interval]; * significant "
+              f"(approximate randomisation, Holm-adjusted over every bucket, alpha {args.alpha})")
     for attribute in ATTRIBUTES:
-        print(f"\n{attribute}".ljust(24) + "n_gold" + "".join(f"  {n:>8}" for n in names)
+        print(f"\n{attribute}".ljust(24) + "n_gold" + "".join(f"  {n:>8}" for n in labels)
               + ("      A-B" if second is not None else ""))
-        intervals = sorted({r["interval"] for result in results.values() for r in result["buckets"][attribute]}) \
-            if attribute == "tag" else [r["interval"] for r in first["buckets"][attribute]]
+        intervals = table["comparison"][attribute]["intervals"] if second is not None else \
+            [r["interval"] for r in first["buckets"][attribute]]
         for i, interval in enumerate(intervals):
             rows = [next((r for r in result["buckets"][attribute] if r["interval"] == interval), None)
                     for result in results.values()]
@@ -108,19 +162,18 @@ def cmd_buckets(args) -> None:
             line = f"  {interval_text(attribute, interval):<21}{n_gold:>6}"
             line += "".join(f"  {format_value(r['f1'] if r else math.nan):>8}" for r in rows)
             if second is not None:
-                line += f"  {table['comparison'][attribute]['difference'][i]:+7.4f}"
+                cell = table["comparison"][attribute]
+                line += f"  {cell['difference'][i]:+7.4f} {format_interval(cell['ci'][i])}"
+                line += f"  Holm p = {cell['p_adjusted'][i]:.3f}" + (" *" if cell["significant"][i] else "")
             print(line)
         worst = first["diagnostics"]["self"][attribute]
         if worst["worst"] is not None:
-            print(f"  worst bucket {worst['worst']} ({format_value(worst['worst_f1'])}), "
+            print(f"  sys0: worst bucket {worst['worst']} ({format_value(worst['worst_f1'])}), "
                   f"best {worst['best']} ({format_value(worst['best_f1'])}), gap {format_value(worst['gap'])}")
-        if second is not None and table["comparison"][attribute]["largest"] is not None:
-            cell = table["comparison"][attribute]
-            print(f"  A-B largest in bucket {cell['largest']}, smallest in bucket {cell['smallest']}")
 
 
 def cmd_nrb(args) -> None:
-    from .nrb import read_nrb, read_nrb_predictions, score_sets
+    from .nrb import read_nrb, read_nrb_predictions, score_sets, sets_batch
     from .taggers import spacy_tagger
 
     sets = [(name, read_nrb(path)) for name, path in (("nrb", args.nrb), ("wts", args.wts)) if path]
@@ -139,8 +192,15 @@ def cmd_nrb(args) -> None:
     else:
         predictions = [read_nrb_predictions(path, dataset["tokens"]) for path, (_, dataset) in zip(args.pred, sets)]
     stats = TrainStats.coerce(args.train) if args.train else None
-    result = score_sets({name: (dataset["tokens"], dataset["ner_tags"], tags)
-                         for (name, dataset), tags in zip(sets, predictions)}, type_map, stats, args.detailed)
+    scored = {name: (dataset["tokens"], dataset["ner_tags"], tags) for (name, dataset), tags in zip(sets, predictions)}
+    if args.versus:
+        if len(args.versus) != len(sets):
+            raise ValueError(f"{len(sets)} benchmark file(s) but {len(args.versus)} --versus file(s)")
+        other = {name: (dataset["tokens"], dataset["ner_tags"], read_nrb_predictions(path, dataset["tokens"]))
+                 for path, (name, dataset) in zip(args.versus, sets)}
+        _versus(args, "nrb", {"A": sets_batch(scored), "B": sets_batch(other)}, train=stats, type_map=type_map)
+        return
+    result = score_sets(scored, type_map, stats, args.detailed, ci=args.ci, **_resampling(args))
     print(_json(result)) if args.json else _print_flat(result)
 
 
@@ -203,12 +263,17 @@ def cmd_attack(args) -> None:
 def cmd_rockner(args) -> None:
     from .rockner import rockner
 
-    original = read_predictions(args.original)
-    base = Batch(original.tokens, original.tags, original.predictions[0])
+    base = _batch(read_predictions(args.original))
+    if args.versus:
+        if len(args.attacked) != 1:
+            raise ValueError("--versus compares one attacked set: give one --attacked file")
+        other_original, other_attacked = (_batch(read_predictions(path)) for path in args.versus)
+        _versus(args, "rockner", {"A": (base, _batch(read_predictions(args.attacked[0]))),
+                                  "B": (other_original, other_attacked)})
+        return
     results = {}
     for path in args.attacked:
-        attacked = read_predictions(path)
-        results[path] = rockner(base, Batch(attacked.tokens, attacked.tags, attacked.predictions[0]), args.detailed)
+        results[path] = rockner(base, _batch(read_predictions(path)), args.detailed, ci=args.ci, **_resampling(args))
     if len(results) == 1:
         result = results[args.attacked[0]]
         print(_json(result)) if args.json else _print_flat(result)
@@ -346,6 +411,22 @@ def cmd_space(args) -> None:
     launch(args.name, port=args.port)
 
 
+def _resampling_flags(p, command: str) -> None:
+    """--ci and the resampling options (tough_ner.uncertainty), the same for every method."""
+    p.add_argument("--ci", action="store_true", help="add a confidence interval (<key>_ci_low/_ci_high) to every rate")
+    if command == "buckets":  # --bootstrap is the older name of --resamples here
+        p.add_argument("--resamples", "--bootstrap", dest="resamples", type=int, default=1000,
+                       help="bootstrap resamples (default 1000; 0: no intervals)")
+    else:
+        p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    if command != "buckets":
+        p.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
+                   help="resample sentences, or whole documents (-DOCSTART- groups)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -354,6 +435,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, help="prediction CoNLL file: token ... gold prediction")
     p.add_argument("--strict", action="store_true", help="strict diff subsets")
+    p.add_argument("--versus", help="another system's prediction file on the same test set: paired comparison")
     p.add_argument("--error", default="bilou", choices=["bilou", "bio", "io"], help="label comparison")
     p.add_argument("--detailed", action="store_true", help="per-type tables and hard tokens (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -363,7 +445,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, action="append",
                    help="prediction CoNLL file (token ... gold prediction); repeat for several runs: mean and std")
-    p.add_argument("--versus", action="append", help="another system's runs, paired in order: A - B differences")
+    p.add_argument("--versus", action="append",
+                   help="another system's runs (repeatable): one run each, the paired test on sentences; several, "
+                        "aggregates with the pooled paired test and Wilcoxon over runs paired in order")
     p.add_argument("--detailed", action="store_true", help="per-type tables (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_tmr)
@@ -374,8 +458,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="prediction CoNLL file (token ... gold prediction); repeat for systems side by side")
     p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included")
     p.add_argument("--lowercase", action="store_true", help="match tokens lowercased")
-    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the intervals in --json (0: none)")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--seed", type=int, default=0, help="resampling seed")
     p.add_argument("--json", action="store_true", help="print every table as JSON")
     p.set_defaults(run=cmd_buckets)
 
@@ -387,6 +470,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--spacy", help="tag the sentences with this spaCy pipeline (name or path) instead")
     p.add_argument("--type-map", help="nrb, conll, ontonotes (default with --spacy) or a JSON file {type: NRB type}")
     p.add_argument("--train", help="training CoNLL file or stats: count targets seen with another type")
+    p.add_argument("--versus", action="append", help="another system's predictions, one file per set as --pred: "
+                                                     "paired comparison")
     p.add_argument("--detailed", action="store_true", help="confusion counts (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_nrb)
@@ -413,6 +498,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--original", required=True, help="predictions on the original set: token ... gold prediction")
     p.add_argument("--attacked", required=True, action="append",
                    help="predictions on an attacked set; repeat for a coverage curve")
+    p.add_argument("--versus", nargs=2, metavar=("ORIGINAL", "ATTACKED"),
+                   help="another system's predictions on the original and the attacked set: paired comparison")
     p.add_argument("--detailed", action="store_true", help="error counts and confusion tables (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(run=cmd_rockner)
@@ -456,6 +543,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
     p.set_defaults(run=cmd_space)
 
+    for name in ("hardeval", "tmr", "buckets", "nrb", "rockner"):
+        _resampling_flags(commands.choices[name], name)
     args = parser.parse_args(argv)
     try:
         args.run(args)

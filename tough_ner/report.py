@@ -369,3 +369,21 @@ def significant_buckets(comparison: Mapping[str, dict]) -> List[dict]:
                                                            entry["ci"], entry["p_adjusted"], entry["significant"])
              if significant]
     return sorted(found, key=lambda item: -abs(item["difference"]))
+
+
+def format_comparison(table: dict) -> str:
+    """A ``tough_ner.compare`` table for a terminal: each key with every system's value,
+    interval and n, then the paired test of each pair in words."""
+    systems = list(table["rows"][0]["values"]) if table["rows"] else []
+    width = max([len(row["key"]) for row in table["rows"]] + [3]) + 2
+    lines = [f"{table['method']}: value [{table['confidence']:.0%} interval] (n), * significantly better; "
+             f"{table['test']}, Holm-adjusted over {len(table['rows'])} rows, alpha {table['alpha']}; "
+             f"{table['n_resamples']} resamples of {table['unit']}s"]
+    for row in table["rows"]:
+        cells = "   ".join(f"{s} {format_cell(row, s).rstrip()} (n {row['n'][s]})" for s in systems)
+        lines.append(f"{row['key']:<{width}}{cells}")
+        for test in row["tests"]:
+            verdict = (f"{test['better']} better" if test["better"] else
+                       "significant, not ranked" if test["significant"] else "not significant")
+            lines.append(f"{'':<{width}}{test['a']} - {test['b']} {describe_test(test)}: {verdict}")
+    return "\n".join(lines)

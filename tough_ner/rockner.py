@@ -13,7 +13,7 @@ row ``O`` counts predicted spans that overlap no gold entity).
 from __future__ import annotations
 
 from collections import Counter
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -138,7 +138,8 @@ def rockner(original: Batch, attacked: Batch, detailed: bool = False, ci: bool =
     return result
 
 
-def split_versions(tokens: List, references: List, predictions: List, versions: List[str]) -> Tuple[Batch, Batch]:
+def split_versions(tokens: List, references: List, predictions: List, versions: List[str],
+                   documents: Optional[List] = None) -> Tuple[Batch, Batch]:
     """Original and attacked batches from sentences labelled ``original`` / ``attacked``."""
     wrong = sorted(set(versions) - set(VERSIONS))
     if wrong:
@@ -150,5 +151,5 @@ def split_versions(tokens: List, references: List, predictions: List, versions: 
             raise ValueError(f"no {name} sentences: rockner compares predictions on the original and the "
                              f"attacked test set (give version='original' and version='attacked' batches)")
         batches.append(Batch([tokens[i] for i in rows], [references[i] for i in rows],
-                             [predictions[i] for i in rows]))
+                             [predictions[i] for i in rows], None if documents is None else [documents[i] for i in rows]))
     return batches[0], batches[1]

@@ -186,6 +186,9 @@ def units(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[np.ndarray,
         unit_strata[inverse] = strata
         if np.any(unit_strata[inverse] != strata):
             raise ValueError("a document spans two sets (e.g. NRB and WTS): resample by sentence")
+        if min(np.bincount(unit_strata)) < 2:
+            raise ValueError(f"unit='document' needs at least 2 documents per set, got {np.bincount(unit_strata).tolist()}:"
+                             " resample by sentence")
         # A document's key: the hash of its sentences' keys in order.
         digests = [hashlib.blake2b(np.sort(keys[inverse == d]).tobytes(), digest_size=8).digest()
                    for d in range(len(names))]

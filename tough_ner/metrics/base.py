@@ -8,11 +8,22 @@ import evaluate
 
 from ..batch import Batch
 from ..stats import TrainStats
+from ..uncertainty import check_options as check_resampling
 
 # evaluate.EvaluationModule.__init__'s own keywords, forwarded untouched.
 EVALUATE_KEYWORDS = ("config_name", "keep_in_memory", "cache_dir", "num_process", "process_id", "seed",
                      "experiment_id", "hash", "max_concurrent_cache_files", "timeout")
 
+
+# Resampling options every metric takes (tough_ner.uncertainty); ``documents`` gives one
+# document id per sentence of everything scored, in the order added, for unit="document".
+RESAMPLING: Dict[str, Any] = {"ci": False, "n_resamples": 1000, "confidence": 0.95, "seed": 0, "unit": "sentence",
+                              "documents": None}
+RESAMPLING_ARGS = """    ci: add <key>_ci_low and <key>_ci_high (percentile bootstrap) after every rate (default False).
+    n_resamples: bootstrap resamples (default 1000).  confidence: interval level (default 0.95).
+    seed: resampling seed (default 0; at load time it is also evaluate's own seed).
+    unit: "sentence" (default) or "document" (resample whole documents; needs documents=).
+    documents: one document id per sentence of everything scored, in the order added."""
 
 # The three inputs every metric documents the same way.
 TAG_ARGS = """    predictions: predicted tags, one list of strings per sentence (any tag scheme).
@@ -55,12 +66,16 @@ class ToughMetric(evaluate.Metric):
             self.train_stats = TrainStats.coerce(train)
         else:
             self.train_stats = None
-        self.defaults = {name: kwargs.pop(name, default) for name, default in self.options.items()}
+        # evaluate's own seed keyword doubles as the resampling seed: read, not taken.
+        self.defaults = {name: kwargs.get(name, default) if name == "seed" else kwargs.pop(name, default)
+                         for name, default in self.options.items()}
         self.check_options(self.defaults)
         super().__init__(**kwargs)
 
     def check_options(self, options: Dict[str, Any]) -> None:
         """Raise ``ValueError`` for an option value the method cannot use."""
+        if "ci" in options:
+            check_resampling(options["n_resamples"], options["confidence"], options["unit"])
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -114,7 +129,8 @@ class ToughMetric(evaluate.Metric):
         extra = {name: options.pop(name) for name in self.extra_inputs}
         chosen = {**self.defaults, **options}
         self.check_options(chosen)
-        return self.score(Batch(tokens, references, predictions), **extra, **chosen)
+        documents = chosen.pop("documents", None)
+        return self.score(Batch(tokens, references, predictions, documents), **extra, **chosen)
 
     def score(self, batch: Batch, **options) -> dict:
         raise NotImplementedError

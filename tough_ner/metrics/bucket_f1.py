@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..buckets import bucket_f1, check_options
-from .base import TAG_ARGS, ToughMetric, plain
+from .base import RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Interpretable evaluation (Fu, Liu & Neubig, 2020): entity F1 per bucket of an entity
 attribute: entity length (eLen), sentence length (sLen), entity density (eDen), OOV density
@@ -24,13 +24,13 @@ _INPUTS = "\nArgs:\n" + TAG_ARGS + """
     edges: {attribute: [cuts]} user-given cuts of the regular buckets (special buckets stay).
     lowercase: match tokens and mention texts lowercased (default False: exact).
     detailed: add the "buckets" tables and "diagnostics" (default False).
-    bootstrap: resamples of sentences for the confidence intervals (default 1000; 0: none).
-    confidence: level of the bootstrap intervals (default 0.95).
-    seed: seed of the bootstrap (default 0).
+    bootstrap: resamples for the bucket intervals of the diagnostics (default 1000; 0: none).
+""" + RESAMPLING_ARGS + """
 Returns:
-    f1 (overall micro span F1) and {attr}_{i}_f1 for every attribute and bucket index i
-    (0-based, in value order; for tag, in type-name order), e.g. eLen_0_f1; NaN for an
-    empty bucket.
+    f1 (overall micro span F1) and {attr}_{i}_f1 for every value attribute and bucket index i
+    (0-based, in value order; stable for a fixed test set), e.g. eLen_0_f1, and tag_{type}_f1
+    per entity type, e.g. tag_LOC_f1; NaN for an empty bucket.  With ci=True,
+    <key>_ci_low and <key>_ci_high after each.
 """
 
 
@@ -38,13 +38,14 @@ class BucketF1(ToughMetric):
     """F1 per attribute bucket; ``train=`` gives the training statistics."""
 
     options = {"n_buckets": 4, "edges": None, "lowercase": False, "detailed": False, "bootstrap": 1000,
-               "confidence": 0.95, "seed": 0}
+               **RESAMPLING}
     description = _DESCRIPTION
     citation_text = _CITATION
     inputs_text = _INPUTS
     reference_urls = ["https://aclanthology.org/2020.emnlp-main.489", "https://github.com/neulab/InterpretEval"]
 
     def check_options(self, options):
+        super().check_options(options)
         check_options(options["n_buckets"], options["edges"], options["bootstrap"], options["confidence"])
 
     def score(self, batch: Batch, **options) -> dict:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..nrb import nrb, resolve_type_map
-from .base import ToughMetric, plain
+from .base import RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Name Regularity Bias (Ghaddar et al., TACL 2021): accuracy on sentences whose one target
 entity can only be typed from its context (NRB), on the same names in easy contexts (WTS, the
@@ -31,6 +31,7 @@ Args:
     type_map: "nrb" (default: the system uses the NRB types), "conll", "ontonotes" or a dict
         {system type: NRB type or None}; unmapped types are always wrong.
     detailed: add the confusion counts (default False).
+""" + RESAMPLING_ARGS + """
 Returns:
     accuracy, n, accuracy_PERSON, accuracy_LOCATION, accuracy_ORGANIZATION, n_boundary_errors,
     n_type_errors, n_missed (with train=: n_seen_other_type, accuracy_seen_other_type); with
@@ -41,7 +42,7 @@ Returns:
 class Nrb(ToughMetric):
     """NRB / WTS accuracy; ``train=`` (optional) adds the targets seen with another type."""
 
-    options = {"type_map": None, "detailed": False}
+    options = {"type_map": None, "detailed": False, **RESAMPLING}
     extra_inputs = {"portion": ""}
     needs_train = False
     description = _DESCRIPTION
@@ -50,10 +51,12 @@ class Nrb(ToughMetric):
     reference_urls = ["https://doi.org/10.1162/tacl_a_00386", "https://github.com/ghaddarAbs/NRB"]
 
     def check_options(self, options):
+        super().check_options(options)
         resolve_type_map(options["type_map"])
 
-    def score(self, batch: Batch, portion=(), type_map=None, detailed=False) -> dict:
+    def score(self, batch: Batch, portion=(), type_map=None, detailed=False, **resampling) -> dict:
         given = [p != "" for p in portion]
         if any(given) and not all(given):
             raise ValueError("give portion= for every batch or for none")
-        return plain(nrb(batch, type_map, portion if any(given) else None, self.train_stats, detailed))
+        return plain(nrb(batch, type_map, portion if any(given) else None, self.train_stats, detailed,
+                         **resampling))

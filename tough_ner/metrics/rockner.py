@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..rockner import rockner, split_versions
-from .base import TAG_ARGS, ToughMetric, plain
+from .base import RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """RockNER (Lin et al., EMNLP 2021): how much a system's F1 drops from the original test
 set to its natural adversarial version (entities replaced by other real entities of the same
@@ -22,6 +22,7 @@ _CITATION = """@inproceedings{lin-etal-2021-rockner,
 _INPUTS = "\nArgs:\n" + TAG_ARGS + """
     version: "original" or "attacked" for the whole batch (or one per sentence); both sets are needed.
     detailed: add "errors" (counts per category) and "confusion" tables (default False).
+""" + RESAMPLING_ARGS + """
 Returns:
     precision_original, recall_original, f1_original, precision_attacked, recall_attacked,
     f1_attacked, f1_drop, f1_drop_relative, n_original, n_attacked, and for each version the
@@ -33,7 +34,7 @@ Returns:
 class Rockner(ToughMetric):
     """F1 drop and error analysis between an original and an attacked test set."""
 
-    options = {"detailed": False}
+    options = {"detailed": False, **RESAMPLING}
     extra_inputs = {"version": ""}
     needs_train = False
     description = _DESCRIPTION
@@ -41,6 +42,7 @@ class Rockner(ToughMetric):
     inputs_text = _INPUTS
     reference_urls = ["https://doi.org/10.18653/v1/2021.emnlp-main.302", "https://github.com/INK-USC/RockNER"]
 
-    def score(self, batch: Batch, version=(), detailed=False) -> dict:
-        original, attacked = split_versions(batch.tokens, batch.references, batch.predictions, list(version))
-        return plain(rockner(original, attacked, detailed))
+    def score(self, batch: Batch, version=(), detailed=False, **resampling) -> dict:
+        original, attacked = split_versions(batch.tokens, batch.references, batch.predictions, list(version),
+                                            batch.documents)
+        return plain(rockner(original, attacked, detailed, **resampling))

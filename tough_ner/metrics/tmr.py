@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..tmr import tmr
-from .base import TAG_ARGS, ToughMetric, plain
+from .base import RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Tough Mentions Recall: recall on gold test mentions that are unseen in training (by
 text, or by text and type) and on type-confusable mentions (text with 2+ types in the test
@@ -19,6 +19,7 @@ _CITATION = """@inproceedings{tu-lignos-2021-tmr,
 
 _INPUTS = "\nArgs:\n" + TAG_ARGS + """
     detailed: add "per_type" and "share" tables (default False).
+""" + RESAMPLING_ARGS + """
 Returns:
     precision, recall, f1 (overall micro), recall_seen, recall_unseen_any, recall_unseen_tokens,
     recall_unseen_type, recall_tcm_all, recall_tcm_seen, recall_tcm_unseen (NaN for an empty
@@ -29,11 +30,11 @@ Returns:
 class Tmr(ToughMetric):
     """Tough Mentions Recall; ``train=`` gives the training statistics."""
 
-    options = {"detailed": False}
+    options = {"detailed": False, **RESAMPLING}
     description = _DESCRIPTION
     citation_text = _CITATION
     inputs_text = _INPUTS
     reference_urls = ["https://arxiv.org/abs/2103.12312"]
 
-    def score(self, batch: Batch, detailed=False) -> dict:
-        return plain(tmr(self.train_stats, batch, detailed=detailed))
+    def score(self, batch: Batch, detailed=False, **resampling) -> dict:
+        return plain(tmr(self.train_stats, batch, detailed=detailed, **resampling))
