@@ -8,6 +8,7 @@ into ``transformers.Trainer``.
 """
 from .batch import Batch
 from .buckets import bucket_f1
+from .comparison import compare
 from .corpus import Corpus, from_dataset, read_conll, read_predictions
 from .hardeval import hardeval, kfold_hard_tokens
 from .schemes import decode, to_bilou, to_bio, to_io
@@ -24,5 +25,5 @@ def __getattr__(name):
     raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
 
 
-__all__ = ["Batch", "bucket_f1", "combine", "Corpus", "TrainStats", "decode", "from_dataset", "hardeval",
+__all__ = ["Batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset", "hardeval",
            "kfold_hard_tokens", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io", "__version__"]
