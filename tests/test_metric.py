@@ -144,15 +144,17 @@ def test_two_processes_give_rank_zero_the_single_process_result(demo, tmp_path, 
     stats, test = demo
     stats.save(tmp_path / "demo.npz")
     method = {"hardeval": hardeval, "tmr": tmr, "bucket_f1": bucket_f1}[name]
+    # With intervals: the canonical sentence order makes the resamples independent of the split.
     processes = [run_script([str(ROOT / "metrics" / name), str(tmp_path / "demo.npz"),
                              json.dumps({"num_process": 2, "process_id": rank, "cache_dir": str(tmp_path / "cache"),
-                                         "experiment_id": "two"})], dict(os.environ))
+                                         "experiment_id": "two", "ci": True, "n_resamples": 300})], dict(os.environ))
                  for rank in (0, 1)]
     outputs = [p.communicate(timeout=180) for p in processes]
     assert [p.returncode for p in processes] == [0, 0], [err for _, err in outputs]
     assert outputs[1][0].strip().splitlines()[-1] == "null"
-    assert same(json.loads(outputs[0][0].strip().splitlines()[-1]),
-                method(stats, Batch(test.tokens, test.tags, test.predictions[1])))
+    expected = method(stats, Batch(test.tokens, test.tags, test.predictions[1]), ci=True, n_resamples=300)
+    assert any(key.endswith("_ci_low") for key in expected)
+    assert same(json.loads(outputs[0][0].strip().splitlines()[-1]), expected)
 
 
 @pytest.mark.parametrize("name", sorted(METRICS))
