@@ -79,7 +79,7 @@ def open_page(browser, url):
 
 
 def shown_table(page, name):
-    """The headline table as {measure: [value per system]}."""
+    """The headline table as {measure: [cell per column]} (systems, n, paired test)."""
     page.wait_for_selector(f"#{name}-headline table", timeout=60_000)
     rows = page.locator(f"#{name}-headline table tr").all_inner_texts()
     return {cells[0]: cells[1:] for cells in (re.split(r"\t", row.strip()) for row in rows[1:])}
@@ -97,19 +97,19 @@ def expected(name):
     stats = TrainStats.from_corpus(train)
     batches = [Batch(test.tokens, test.tags, p) for p in test.predictions]
     if name == "hardeval":
-        return [hardeval(stats, b) for b in batches]
+        return [hardeval(stats, b, ci=True) for b in batches]
     if name == "tmr":
-        return [tmr(stats, b) for b in batches]
+        return [tmr(stats, b, ci=True) for b in batches]
     if name == "bucket_f1":
-        return [bucket_f1(stats, b) for b in batches]
+        return [bucket_f1(stats, b, ci=True) for b in batches]
     if name == "nrb":
         nrb_set, wts_set = load_demo_nrb()
         return [score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
-                            "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats)
+                            "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats, ci=True)
                 for i in range(2)]
     attacked = entity_attack(test, ratio=1.0, seed=0, train=stats).to_dict()
     predicted = memorization(stats, attacked["tokens"])
-    return [rockner(batches[0], Batch(attacked["tokens"], attacked["ner_tags"], predicted))]
+    return [rockner(batches[0], Batch(attacked["tokens"], attacked["ner_tags"], predicted), ci=True)]
 
 
 @pytest.mark.parametrize("name", SPACES)
@@ -118,9 +118,15 @@ def test_demo_button_shows_the_python_api_numbers(browser, served, name, tmp_pat
     page.click(f"#{name}-demo")
     table = shown_table(page, name)
     api = expected(name)
-    assert len(table) == len(api[0]) and all(len(values) == len(api) for values in table.values())
-    for key, values in table.items():
-        assert values == [fmt(result[key]) for result in api], key
+    assert len(table) >= 1
+    for key, cells in table.items():
+        # each system's value with the interval the Python API gives (ci=True), then n, then the test
+        shown = [cell.rstrip("†") for cell in cells[:len(api)]]
+        assert shown == [f"{fmt(result[key])} [{result[key + '_ci_low']:.4f}, {result[key + '_ci_high']:.4f}]"
+                         for result in api], key
+        assert cells[len(api)].replace("/", "").isdigit()  # n
+        if len(api) == 2:
+            assert cells[-1].startswith("system A - system B") and "p " in cells[-1], cells[-1]
     page.wait_for_selector(f"#{name}-plot img, #{name}-plot svg, #{name}-plot canvas", timeout=30_000)
     assert page.locator(f"#{name}-table").inner_text().strip()
     shot = tmp_path / f"space-{name}.png"
@@ -158,7 +164,8 @@ def test_combined_app_has_every_metric_in_tabs(browser, served, tmp_path):
     page.get_by_role("tab", name=TITLES["tmr"]).click()
     page.click("#tmr-demo")
     table = shown_table(page, "tmr")
-    assert table["recall_unseen_tokens"] == [fmt(r["recall_unseen_tokens"]) for r in expected("tmr")]
+    assert [cell.split(" [")[0] for cell in table["recall_unseen_tokens"][:2]] == [
+        fmt(r["recall_unseen_tokens"]) for r in expected("tmr")]
     page.screenshot(path=str(tmp_path / "space-all.png"), full_page=True)
     print(f"screenshot: {tmp_path / 'space-all.png'}")
     page.close()

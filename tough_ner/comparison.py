@@ -110,7 +110,8 @@ def describe_test(test: Mapping) -> str:
     """A one-line reading of a test: ``+0.0170 [0.0060, 0.0290], p = 0.004 (Holm = 0.012)``."""
     low, high = test["ci"]
     p, adjusted = test["p_value"], test.get("p_adjusted", math.nan)
-    text = f"{test['difference']:+.4f} [{low:.4f}, {high:.4f}], p {_p(p)}"
+    difference = round(test["difference"], 4) + 0.0  # no "-0.0000"
+    text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {_p(p)}"
     return text + (f" (Holm {_p(adjusted)})" if not math.isnan(adjusted) else "")
 
 

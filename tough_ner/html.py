@@ -8,7 +8,8 @@ import math
 from typing import Callable, Dict, List, Optional, Sequence
 
 from .buckets import ATTRIBUTES, interval_text
-from .report import format_value
+from .report import format_sizes, format_cell, format_interval, format_test, format_value, significant_buckets
+from .uncertainty import SMALL
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
@@ -105,12 +106,26 @@ def render(report: dict) -> str:
 
     table = results["summary"]
     order = table["systems"]
-    rows = [[row["label"] + (" ↑" if row["better"] == "high" else " ↓")]
-            + [(f"{row['buckets'][s]}: " if row.get("buckets", {}).get(s) else "") + format_value(row["values"][s])
-               for s in order] for row in table["rows"]]
-    best = [[s in row["best"] for s in order] for row in table["rows"]]
-    parts += ["<h2>Headline</h2><p class='note'>Systems ordered by F1; the best value of each row is "
-              "highlighted (↑ higher is better, ↓ lower).</p>", _table(["measure"] + order, rows, best)]
+    statistics = results.get("statistics", {})
+    rows = [[row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "")
+             + {"high": " ↑", "low": " ↓"}.get(row["better"], " ·")]
+            + [format_cell(row, s).rstrip(" *") for s in order] + [format_sizes(row, order), format_test(row)]
+            for row in table["rows"]]
+    best = [[s in row["best"] for s in order] + [False, False] for row in table["rows"]]
+    warnings = [f"<li>{html.escape(row['label'])}, {html.escape(s)}: {html.escape(text)}</li>"
+                for row in table["rows"] for s, text in row.get("warnings", {}).items()]
+    note = ("Systems ordered by F1. Each value has its "
+            f"{statistics.get('confidence', 0.95):.0%} interval ({html.escape(str(statistics.get('interval', '')))}, "
+            f"{statistics.get('n_resamples', '')} resamples of {html.escape(str(statistics.get('unit', '')))}s) "
+            f"and its n; a highlighted value is significantly better than the other systems' "
+            f"({html.escape(str(statistics.get('test', '')))}, Holm-adjusted over the rows, alpha "
+            f"{statistics.get('alpha', '')}); otherwise no system is better. † fewer than {SMALL} items: a small "
+            "subset. ↑ higher is better, ↓ lower, · shown but never ranked." if statistics else
+            "Systems ordered by F1.")
+    parts += [f"<h2>Headline</h2><p class='note'>{note}</p>",
+              _table(["measure"] + order + ["n", "paired test"], rows, best)]
+    if warnings:
+        parts.append("<ul class='warnings'>" + "".join(warnings) + "</ul>")
 
     subsets = ["unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
     parts.append("<h2>HardEval: token error rate per subset</h2>")
@@ -121,6 +136,14 @@ def render(report: dict) -> str:
     parts.append(_table(["subset", "n"] + systems, [[x, results["systems"][systems[0]]["hardeval"][f"n_{x}"]]
                                                      + [results["systems"][s]["hardeval"][f"ter_{x}"] for s in systems]
                                                      for x in subsets]))
+
+    parts.append("<h3>Where the token errors fall (HardEval Table 10)</h3><p class='note'>Share of each system's "
+                 "token errors on unseen tokens, on diff tokens and on the other tokens, beside each part's share "
+                 "of the test tokens.</p>")
+    parts.append(_table(["system", "part", "errors", "share of errors", "tokens", "share of tokens"],
+                        [[s, part, cell["errors"], cell["share_of_errors"], cell["tokens"], cell["share_of_tokens"]]
+                         for s in systems
+                         for part, cell in results["details"][s]["hardeval"].get("error_breakdown", {}).items()]))
 
     tmr_subsets = ["seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen"]
     types = sorted({t for s in systems for t in results["details"][s]["tmr"]["per_type"]})
@@ -146,14 +169,16 @@ def render(report: dict) -> str:
     if "comparison" in results:
         a, b = results["comparison"]["systems"]
         comparison = results["comparison"]["bucket_f1"]
-        parts.append(f"<h3>{html.escape(a)} − {html.escape(b)}, per attribute bucket</h3>")
+        found = significant_buckets(comparison)
+        parts.append(f"<h3>{html.escape(a)} − {html.escape(b)}, per attribute bucket</h3><p class='note'>Paired "
+                     "F1 difference per bucket; bold cells with a frame differ significantly (Holm-adjusted over "
+                     "every bucket).</p>")
         if plt:
             parts.append(_heatmap(plt, comparison))
-        parts.append(_table(["attribute"] + [f"bucket {i}" for i in range(max(len(c["difference"])
-                                                                          for c in comparison.values()))],
-                            [[attribute] + [f"{interval_text(attribute, i)}: {d:+.4f}" if not math.isnan(d) else "nan"
-                                            for i, d in zip(cell["intervals"], cell["difference"])]
-                             for attribute, cell in comparison.items()]))
+        parts.append(_table(["attribute", "bucket", "n", "difference", "interval", "Holm p"],
+                            [[item["attribute"], item["bucket"], item["n"], f"{item['difference']:+.4f}",
+                              format_interval(item["ci"]), f"{item['p_adjusted']:.3f}"] for item in found])
+                     if found else "<p class='note'>No bucket F1 differs significantly.</p>")
 
     if any("nrb" in results["systems"][s] for s in systems):
         with_nrb = [s for s in systems if "nrb" in results["systems"][s]]
@@ -238,19 +263,27 @@ def label_counts(counts: Dict[str, int]) -> str:
 
 
 def _heatmap(plt, comparison: dict) -> str:
+    """A - B per attribute bucket; significant cells framed and bold; differences that round
+    to zero shown as a neutral 0.00 (never a red -0.00)."""
     import numpy as np
 
     width = max(len(c["difference"]) for c in comparison.values())
     grid = np.full((len(comparison), width), np.nan)
+    significant = np.zeros((len(comparison), width), dtype=bool)
     for r, cell in enumerate(comparison.values()):
         grid[r, :len(cell["difference"])] = cell["difference"]
+        significant[r, :len(cell["difference"])] = cell.get("significant", [False] * len(cell["difference"]))
+    grid = np.where(np.abs(grid) < 0.005, 0.0, grid)  # what reads as 0.00 is drawn as 0
     figure, ax = plt.subplots(figsize=(5, 3.6))
     limit = max(np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0, 1e-9)
     image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
     for r in range(grid.shape[0]):
         for c in range(grid.shape[1]):
             if np.isfinite(grid[r, c]):
-                ax.text(c, r, f"{grid[r, c]:+.2f}", ha="center", va="center", fontsize=7)
+                ax.text(c, r, f"{grid[r, c]:+.2f}" if grid[r, c] else "0.00", ha="center", va="center", fontsize=7,
+                        fontweight="bold" if significant[r, c] else "normal")
+                if significant[r, c]:
+                    ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="#111", linewidth=1.2))
     ax.set_yticks(range(len(comparison)))
     ax.set_yticklabels(list(comparison), fontsize=8)
     ax.set_xticks(range(width))

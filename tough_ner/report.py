@@ -309,7 +309,7 @@ def format_text(results: dict, full: bool = False) -> str:
     statistics = results.get("statistics", {})
     labels = [row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") for row in table["rows"]]
     cells = [[format_cell(row, s) for s in order] for row in table["rows"]]
-    sizes = [_sizes(row, order) for row in table["rows"]]
+    sizes = [format_sizes(row, order) for row in table["rows"]]
     width = max(map(len, labels)) + 2
     cell = max([len(s) for s in order] + [len(text) for texts in cells for text in texts]) + 2
     n_width = max([len(text) for text in sizes] + [1]) + 2
@@ -352,7 +352,7 @@ def format_text(results: dict, full: bool = False) -> str:
     return "\n".join(lines)
 
 
-def _sizes(row: dict, order: Sequence[str]) -> str:
+def format_sizes(row: dict, order: Sequence[str]) -> str:
     sizes = [row.get("n", {}).get(s) for s in order]
     known = [n for n in sizes if n is not None]
     if not known:

@@ -61,14 +61,27 @@ def _names(corpus: Corpus) -> List[str]:
     return ["system A", "system B"][:len(corpus.predictions)]
 
 
-def headline(results: Dict[str, dict], keys: Optional[Sequence[str]] = None) -> str:
-    """A markdown table of each system's flat keys (4 decimals, as the API's numbers rounded)."""
-    systems = list(results)
-    first = results[systems[0]]
-    keys = [k for k in (keys or first) if not isinstance(first.get(k), (dict, list))]
-    lines = ["| measure | " + " | ".join(systems) + " |", "|---" * (len(systems) + 1) + "|"]
-    lines += [f"| {k} | " + " | ".join(format_value(results[s].get(k, math.nan)) for s in systems) + " |" for k in keys]
-    return "\n".join(lines)
+def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats], keys: Sequence[str],
+             **options) -> str:
+    """A markdown table of the headline keys: each system's value with its 95% interval and
+    n, and with two systems the paired test (bold: significantly better, Holm-adjusted)."""
+    from .comparison import COUNTS, rows
+    from .report import format_cell, format_sizes, format_test
+    from .uncertainty import analyse
+
+    counts = {name: COUNTS[method](stats, value, **options) for name, value in scored.items()}
+    table = rows(analyse(counts, [k for k in keys if k in next(iter(counts.values())).keys]), method)
+    systems = list(scored)
+    lines = ["| measure | " + " | ".join(systems) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
+             "|---" * (len(systems) + 2 + (len(systems) > 1)) + "|"]
+    for row in table:
+        cells = [("**" + format_cell(row, s).rstrip(" *") + "**") if s in row["best"] else format_cell(row, s).rstrip()
+                 for s in systems]
+        lines.append(f"| {row['key']} | " + " | ".join(cells) + f" | {format_sizes(row, systems)} |"
+                     + (f" {format_test(row)} |" if len(systems) > 1 else ""))
+    return "\n".join(lines).replace("*", "\\*").replace("\\*\\*", "**") + (
+        "\n\nValues with their 95% percentile-bootstrap interval (1000 resamples of sentences); bold: "
+        "significantly better (approximate randomisation, Holm-adjusted over the rows); † fewer than 30 items.")
 
 
 def _frame(rows: List[list], header: List[str]):
@@ -95,8 +108,8 @@ def score_hardeval(train_text, test_text, strict=False, error="bilou"):
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test)
-    results = {n: hardeval(stats, Batch(test.tokens, test.tags, p), strict=strict, error=error, detailed=True)
-               for n, p in zip(names, test.predictions)}
+    batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
+    results = {n: hardeval(stats, b, strict=strict, error=error, detailed=True) for n, b in batches.items()}
     subsets = ["all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
     table = _frame([[x, results[names[0]][f"n_{x}"]] + [results[n][f"ter_{x}"] for n in names] for x in subsets],
                    ["subset", "n"] + [f"TER {n}" for n in names])
@@ -105,7 +118,12 @@ def score_hardeval(train_text, test_text, strict=False, error="bilou"):
                   key=lambda r: (-r["errors"], r["token"]))[:15]
     details = _frame([[r["token"], r["gold"], r["n"], r["errors"], label_counts(r["train"])] for r in hard],
                      ["token", "gold", "test count", f"errors ({names[0]})", "training labels"])
-    return headline(results), table, plot, details
+    breakdown = _frame([[n, part, cell["errors"], cell["share_of_errors"], cell["tokens"], cell["share_of_tokens"]]
+                        for n in names for part, cell in results[n]["error_breakdown"].items()],
+                       ["system", "part", "errors", "share of errors", "tokens", "share of tokens"])
+    keys = ["hardeval", "ter_all", "ter_unseen", "ter_diff"]
+    return (headline("hardeval", batches, stats, keys, strict=strict, error=error), table, plot, details,
+            breakdown)
 
 
 def score_tmr(train_text, test_text):
@@ -122,7 +140,8 @@ def score_tmr(train_text, test_text):
     hard = hard_mentions(stats, batches[names[0]], top=15)
     details = _frame([[r["text"], r["type"], r["n"], r["misses"], label_counts(r["train"])] for r in hard],
                      ["mention", "type", "test count", f"missed ({names[0]})", "training mentions"])
-    return headline(results), table, plot, details
+    keys = ["precision", "recall", "f1"] + [f"recall_{x}" for x in SUBSETS]
+    return headline("tmr", batches, stats, keys), table, plot, details
 
 
 def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
@@ -131,8 +150,9 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test)
-    results = {n: bucket_f1(stats, Batch(test.tokens, test.tags, p), n_buckets=int(n_buckets), detailed=True,
-                            bootstrap=int(bootstrap)) for n, p in zip(names, test.predictions)}
+    batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
+    results = {n: bucket_f1(stats, b, n_buckets=int(n_buckets), detailed=True, bootstrap=int(bootstrap))
+               for n, b in batches.items()}
     rows = []
     for attribute in ATTRIBUTES:
         intervals, cells = bucket_cells(results, attribute)
@@ -142,19 +162,21 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
     worst = _frame([[a] + [f"{d['worst']} ({format_value(d['worst_f1'])})" if d["worst"] is not None else "-"
                            for d in (results[n]["diagnostics"]["self"][a] for n in names)] for a in ATTRIBUTES],
                    ["attribute"] + [f"worst bucket {n}" for n in names])
-    return headline(results), table, bucket_figure(_plotting(), results), worst
+    return (headline("bucket_f1", batches, stats, ["f1"], n_buckets=int(n_buckets)), table,
+            bucket_figure(_plotting(), results), worst)
 
 
 def score_nrb(nrb_text, wts_text, train_text="", type_map="conll"):
-    from .nrb import score_sets
+    from .nrb import nrb, sets_batch
 
     stats = _stats(train_text) if (train_text or "").strip() else None
     sets = {"nrb": _systems(nrb_text, "NRB data")}
     if (wts_text or "").strip():
         sets["wts"] = _systems(wts_text, "WTS data")
     names = _names(sets["nrb"])
-    results = {n: score_sets({k: (c.tokens, c.tags, c.predictions[i]) for k, c in sets.items()}, type_map, stats,
-                             detailed=True) for i, n in enumerate(names)}
+    scored = {n: sets_batch({k: (c.tokens, c.tags, c.predictions[i]) for k, c in sets.items()})
+              for i, n in enumerate(names)}
+    results = {n: nrb(batch, type_map, portion, stats, detailed=True) for n, (batch, portion) in scored.items()}
     prefix = "nrb_" if len(sets) > 1 else ""
     types = ["PERSON", "LOCATION", "ORGANIZATION"]
     table = _frame([[f"{name} {t}"] + [results[n].get(f"{name}_accuracy_{t}" if len(sets) > 1 else f"accuracy_{t}",
@@ -166,7 +188,8 @@ def score_nrb(nrb_text, wts_text, train_text="", type_map="conll"):
     columns = sorted({c for cells in confusion.values() for c in cells})
     details = _frame([[t] + [cells.get(c, 0) for c in columns] for t, cells in confusion.items()],
                      ["target type"] + [f"{names[0]}: {c}" for c in columns])
-    return headline(results), table, plot, details
+    keys = ["nrb_accuracy", "wts_accuracy", "gap"] if len(sets) > 1 else ["accuracy"]
+    return headline("nrb", scored, stats, keys, type_map=type_map), table, plot, details
 
 
 def score_rockner(original_text, attacked_text):
@@ -176,9 +199,9 @@ def score_rockner(original_text, attacked_text):
     if len(original.predictions) != len(attacked.predictions):
         raise ValueError("the original and attacked data need the same number of prediction columns")
     names = _names(original)
-    results = {n: rockner(Batch(original.tokens, original.tags, original.predictions[i]),
-                          Batch(attacked.tokens, attacked.tags, attacked.predictions[i]), detailed=True)
-               for i, n in enumerate(names)}
+    pairs = {n: (Batch(original.tokens, original.tags, original.predictions[i]),
+                 Batch(attacked.tokens, attacked.tags, attacked.predictions[i])) for i, n in enumerate(names)}
+    results = {n: rockner(*pair, detailed=True) for n, pair in pairs.items()}
     table = _frame([[c] + [results[n][f"{v}_{c}"] for n in names for v in ("original", "attacked")]
                     for c in CATEGORIES], ["error category"] + [f"{v} {n}" for n in names
                                                                 for v in ("original", "attacked")])
@@ -189,7 +212,8 @@ def score_rockner(original_text, attacked_text):
     columns = sorted({c for cells in difference.values() for c in cells})
     details = _frame([[row] + [cells.get(c, 0) for c in columns] for row, cells in difference.items()],
                      ["gold type"] + [f"{c} (attacked - original)" for c in columns])
-    return headline(results), table, plot, details
+    keys = ["f1_original", "f1_attacked", "f1_drop", "f1_drop_relative"]
+    return headline("rockner", pairs, None, keys), table, plot, details
 
 
 def attack_text(train_text, original_text, ratio, seed) -> str:
@@ -301,12 +325,15 @@ def ui(name: str) -> None:
     plot = gr.Plot(label="chart", elem_id=f"{name}-plot")
     details = gr.Dataframe(label="hardest cases" if name in ("hardeval", "tmr") else "details",
                            elem_id=f"{name}-details", wrap=True)
+    breakdown = [gr.Dataframe(label="where the token errors fall: share of errors vs share of test tokens "
+                                    "(HardEval Table 10)", elem_id=f"{name}-breakdown", wrap=True)
+                 ] if name == "hardeval" else []
     if name == "rockner":
         attacked_out = gr.Textbox(label="attacked test set (token tag): tag it with your model, paste it above",
                                   lines=6, max_lines=12, elem_id=f"{name}-attacked-out")
     with gr.Accordion("About this metric", open=False):
         gr.Markdown(_card(name))
-    outputs = [error, scores, table, plot, details]
+    outputs = [error, scores, table, plot, details, *breakdown]
     evaluate = _safe(_reader(scorer, texts), len(outputs) - 1)
     run.click(evaluate, inputs=inputs + options, outputs=outputs)
     text_boxes = inputs[0::2]
