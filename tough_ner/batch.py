@@ -55,6 +55,15 @@ class Batch:
         """The sentence index of each flat token."""
         return np.repeat(np.arange(len(self.tokens)), np.diff(self.offsets))
 
+    def memo(self, key: tuple, stats, compute):
+        """``compute()`` once per key and statistics object: a method's classification is
+        shared by its scores and its per-sentence counts."""
+        cache = self.__dict__.setdefault("_memo", {})
+        held = cache.get(key)
+        if held is None or held[0] is not stats:
+            held = cache[key] = (stats, compute())
+        return held[1]
+
     def counts(self, strata=None):
         """An empty ``uncertainty.Counts`` over this batch's sentences."""
         from .uncertainty import Counts

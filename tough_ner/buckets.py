@@ -210,7 +210,7 @@ def _options(value, attribute, default):
 # ---- scoring ---------------------------------------------------------------------------
 def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool):
     """(attribute values of both sides, bucket tables, (gold, pred) bucket index per attribute)."""
-    sides = attribute_values(stats, batch, lowercase)
+    sides = batch.memo(("attribute_values", lowercase), stats, lambda: attribute_values(stats, batch, lowercase))
     tables, assignments = {}, {}
     for attribute in ATTRIBUTES:
         level = _level(attribute)

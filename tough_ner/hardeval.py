@@ -114,9 +114,13 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
             for name, mask in parts.items()}
 
 
+def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
+    return batch.memo(("hardeval", strict), stats, lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict))
+
+
 def counts(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou"):
     """Per-sentence errors and sizes of every TER key (``uncertainty.Counts``)."""
-    masks = classify(stats, batch.flat_tokens, gold_types(batch), strict)
+    masks = _masks(stats, batch, strict)
     errors = token_errors(batch, error)
     table = batch.counts()
     sentence, n = batch.token_sentences, len(batch)
@@ -135,7 +139,7 @@ def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str =
     ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
     types = gold_types(batch)
     tokens = batch.flat_tokens
-    masks = classify(stats, tokens, types, strict)
+    masks = _masks(stats, batch, strict)
     errors = token_errors(batch, error)
     result = scores(masks, errors)
     if ci:

@@ -60,7 +60,7 @@ def counts(stats: TrainStats, batch: Batch):
     """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
-    masks = classify(stats, batch)
+    masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit = matched(batch)
     gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
     n = len(batch)
@@ -79,7 +79,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
-    masks = classify(stats, batch)
+    masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit = matched(batch)
     every = np.ones(len(hit), dtype=bool)
     spans = span_scores(batch)

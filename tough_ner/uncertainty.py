@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import warnings
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
@@ -194,31 +193,72 @@ def units(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[np.ndarray,
                    for d in range(len(names))]
         unit_keys = np.array([int.from_bytes(d, "little") for d in digests], dtype=np.uint64)
         matrix, strata, keys = summed, unit_strata, unit_keys
-    # Canonical order: stratum, content hash, then the counts themselves (ties: identical sentences).
-    order = np.lexsort(tuple(matrix.T[::-1]) + (keys, strata)) if matrix.shape[1] else np.lexsort((keys, strata))
+    # Canonical order: stratum, content hash, then the counts themselves (ties: identical sentences;
+    # a fixed random projection of the counts stands for them).
+    projection = np.random.default_rng(0).random(matrix.shape[1]) if matrix.shape[1] else None
+    row_keys = matrix @ projection if projection is not None else np.zeros(len(keys))
+    order = np.lexsort((row_keys, keys, strata))
     return matrix[order], strata[order]
 
 
-def resample_weights(strata: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+_CHUNK = 20_000_000  # weights held at once (160 MB): resamples are drawn in chunks below it
+_WEIGHTS: Dict[tuple, np.ndarray] = {}  # the last draws, reused by every method of a report
+
+
+def resample_weights(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """(resamples, units): how often each unit is drawn, resampling with replacement within
-    each stratum."""
+    each stratum.  Deterministic for the strata, count and seed."""
+    rows = max(1, min(n_resamples, _CHUNK // max(len(strata), 1)))
+    rng = np.random.default_rng([seed, 0])
+    return np.vstack([_draw(strata, min(rows, n_resamples - start), rng) for start in range(0, n_resamples, rows)])
+
+
+def _draw(strata: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
     weights = np.zeros((n_resamples, len(strata)))
     for stratum in np.unique(strata):
         members = np.flatnonzero(strata == stratum)
-        n = len(members)
-        draws = rng.integers(0, n, size=(n_resamples, n))
-        counts = np.bincount((draws + np.arange(n_resamples)[:, None] * n).ravel(),
-                             minlength=n_resamples * n).reshape(n_resamples, n)
-        weights[:, members] = counts
+        draws = rng.integers(0, len(members), size=(n_resamples, len(members)))
+        block = np.empty((n_resamples, len(members)))
+        for r in range(n_resamples):  # row by row: far faster than one huge bincount
+            block[r] = np.bincount(draws[r], minlength=len(members))
+        weights[:, members] = block
     return weights
 
 
+def resampled_totals(strata: np.ndarray, matrix: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
+    """(resamples, columns): the column totals of each resample, weights @ matrix, drawn in
+    chunks of at most ``_CHUNK`` weights; the weights of a small test set are kept for the
+    next call with the same strata, count and seed (every method of a report)."""
+    key = (strata.tobytes(), n_resamples, seed)
+    if key in _WEIGHTS:
+        return _WEIGHTS[key] @ matrix
+    rows = max(1, min(n_resamples, _CHUNK // max(len(strata), 1)))
+    rng = np.random.default_rng([seed, 0])
+    if rows >= n_resamples:
+        _WEIGHTS.clear()
+        _WEIGHTS[key] = _draw(strata, n_resamples, rng)
+        return _WEIGHTS[key] @ matrix
+    return np.vstack([_draw(strata, min(rows, n_resamples - start), rng) @ matrix
+                      for start in range(0, n_resamples, rows)])
+
+
 def _percentiles(samples: np.ndarray, confidence: float) -> Tuple[np.ndarray, np.ndarray]:
+    """Per column, the two-sided percentile bounds ignoring NaN (numpy's linear method)."""
     tail = (1 - confidence) / 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # keys NaN in every resample
-        low, high = np.nanquantile(samples, [tail, 1 - tail], axis=0)
-    return low, high
+    ordered = np.sort(samples, axis=0)  # NaN sorts last
+    valid = np.count_nonzero(~np.isnan(samples), axis=0)
+    columns = np.arange(samples.shape[1])
+    bounds = []
+    for q in (tail, 1 - tail):
+        position = q * np.maximum(valid - 1, 0)
+        below = np.floor(position).astype(np.int64)
+        above = np.minimum(below + 1, np.maximum(valid - 1, 0))
+        low, high = ordered[below, columns], ordered[above, columns]
+        with np.errstate(invalid="ignore"):
+            value = low + (high - low) * (position - below)
+        value = np.where(high == low, low, value)  # exact where no interpolation is needed
+        bounds.append(np.where(valid > 0, value, np.nan))
+    return bounds[0], bounds[1]
 
 
 # ---- intervals and tests ------------------------------------------------------------------
@@ -248,9 +288,7 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(names))]
     formulas, columns = counts[0].keys, counts[0].names
 
-    rng = np.random.default_rng(seed)
-    weights = resample_weights(strata, n_resamples, rng)
-    resampled = weights @ matrix  # (R, systems * columns)
+    resampled = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
     point = {name: evaluate(formulas, columns, block.sum(axis=0), keys) for name, block in zip(names, blocks)}
     boot = {name: evaluate(formulas, columns, resampled[:, i * width:(i + 1) * width], keys)
             for i, name in enumerate(names)}
@@ -264,29 +302,27 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
 
     pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     if pairs:
+        rng = np.random.default_rng([seed, 1])
         swaps = (rng.random((n_resamples, len(strata))) < 0.5).astype(float)
         index = {name: i for i, name in enumerate(names)}
         differences = np.hstack([blocks[index[a]] - blocks[index[b]] for a, b in pairs])
         moved = swaps @ differences  # A's total after the swaps = total B + moved
         for k, (a, b) in enumerate(pairs):
-            block_a, block_b = blocks[index[a]], blocks[index[b]]
-            total_a, total_b = block_a.sum(axis=0), block_b.sum(axis=0)
+            total_a, total_b = blocks[index[a]].sum(axis=0), blocks[index[b]].sum(axis=0)
             shifted = moved[:, k * width:(k + 1) * width]
             swapped_a = evaluate(formulas, columns, total_b + shifted, keys)
             swapped_b = evaluate(formulas, columns, total_a - shifted, keys)
-            for key in keys:
-                observed = point[a][key] - point[b][key]
-                boot_difference = boot[a][key] - boot[b][key]
-                low, high = _percentiles(boot_difference[:, None], confidence)
-                null = np.abs(swapped_a[key] - swapped_b[key])
-                if math.isnan(observed):
-                    p = math.nan
-                else:
-                    # A tolerance so float noise in an exact tie does not count as less extreme.
-                    extreme = np.count_nonzero(null >= abs(observed) - 1e-12 * max(1.0, abs(observed)))
-                    p = (1 + extreme) / (n_resamples + 1)
-                table[key]["tests"].append({"a": a, "b": b, "difference": float(observed),
-                                            "ci": [float(low[0]), float(high[0])], "p_value": float(p)})
+            observed = np.array([point[a][key] - point[b][key] for key in keys], dtype=float)
+            low, high = _percentiles(np.stack([boot[a][key] - boot[b][key] for key in keys], axis=1), confidence)
+            null = np.abs(np.stack([swapped_a[key] - swapped_b[key] for key in keys], axis=1))
+            # A tolerance so float noise in an exact tie does not count as less extreme.
+            threshold = np.abs(observed) - 1e-12 * np.maximum(1.0, np.abs(observed))
+            with np.errstate(invalid="ignore"):
+                extreme = np.count_nonzero(null >= threshold, axis=0)
+            p_values = np.where(np.isnan(observed), np.nan, (1 + extreme) / (n_resamples + 1))
+            for j, key in enumerate(keys):
+                table[key]["tests"].append({"a": a, "b": b, "difference": float(observed[j]),
+                                            "ci": [float(low[j]), float(high[j])], "p_value": float(p_values[j])})
     return table
 
 

@@ -1,0 +1,103 @@
+"""Intervals and paired tests on CoNLL-2003 test with two systems, 1000 resamples: every key
+of every method (counts + one resampling), beside seqeval measured in the same run; and the
+whole `tough-ner report` with intervals, two systems and HTML plots, as a command.
+
+    python bench/bench_uncertainty.py [path/to/conll2003] [--quick]
+
+--quick: a smoke run on the demo corpus (checks nothing about time).
+"""
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from seqeval.metrics import classification_report, f1_score
+
+from tough_ner import Batch, TrainStats, read_conll
+from tough_ner.attacks import entity_attack
+from tough_ner.baselines import memorization
+from tough_ner.comparison import COUNTS
+from tough_ner.corpus import write_conll
+from tough_ner.demo import TEST, TRAIN
+from tough_ner.uncertainty import analyse
+
+QUICK = "--quick" in sys.argv
+sys.argv = [a for a in sys.argv if a != "--quick"]
+from common import DATA, best, peak_mb  # noqa: E402  (reads sys.argv)
+
+
+def noisy(tags, rate, seed):
+    """A second system: the first one's tags with a share of entity tokens dropped to O."""
+    rng = random.Random(seed)
+    return [[("O" if t != "O" and rng.random() < rate else t) for t in s] for s in tags]
+
+
+def main():
+    train_path, test_path = (TRAIN, TEST) if QUICK else (DATA / "train.txt", DATA / "test.txt")
+    stats = TrainStats.from_conll(train_path)
+    test = read_conll(test_path)
+    a = memorization(stats, test.tokens)
+    b = noisy(test.tags, 0.15, 0)
+    systems = {"memorization": Batch(test.tokens, test.tags, a), "noisy gold": Batch(test.tokens, test.tags, b)}
+    attacked = entity_attack(test, ratio=1.0, seed=0, train=stats).to_dict()
+    att = {"memorization": memorization(stats, attacked["tokens"]), "noisy gold": noisy(attacked["ner_tags"], 0.15, 1)}
+    pairs = {name: (batch, Batch(attacked["tokens"], attacked["ner_tags"], att[name])) for name, batch in systems.items()}
+    resamples = 200 if QUICK else 1000
+
+    def every_method():
+        tables = {}
+        for method in ("hardeval", "tmr", "bucket_f1"):
+            counts = {name: COUNTS[method](stats, Batch(test.tokens, test.tags, batch.predictions))
+                      for name, batch in systems.items()}
+            tables[method] = analyse(counts, None, resamples)
+        tables["rockner"] = analyse({name: COUNTS["rockner"](stats, pair) for name, pair in pairs.items()}, None,
+                                    resamples)
+        return tables
+
+    repeat = 1 if QUICK else 3
+    t_all, tables = best(every_method, repeat)
+    n_keys = sum(len(table) for table in tables.values())
+    t_report_seqeval, _ = best(lambda: classification_report(test.tags, a, digits=4), repeat)
+    t_f1_seqeval, _ = best(lambda: f1_score(test.tags, a), repeat)
+    peak = peak_mb(every_method)
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for name, tags in (("a", a), ("b", b)):
+            paths.append(os.path.join(folder, f"{name}.conll"))
+            write_conll(paths[-1], test.tokens, tags)
+        gold = os.path.join(folder, "gold.conll")
+        write_conll(gold, test.tokens, test.tags)
+        command = [sys.executable, "-m", "tough_ner.cli", "report", "--train", str(train_path), "--test", gold,
+                   "--pred", paths[0], "--pred", paths[1], "--html", os.path.join(folder, "r.html"),
+                   "--json", os.path.join(folder, "r.json"), "--quiet", "--bootstrap", str(resamples)]
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        t_report = time.perf_counter() - start
+        with_plots = "<svg" in Path(folder, "r.html").read_text()
+
+    print(f"data: {'demo corpus (quick smoke run)' if QUICK else 'CoNLL-2003 train -> test'}; two systems; "
+          f"{resamples} resamples")
+    rows = [
+        (f"intervals + paired tests, {n_keys} keys of 4 methods (counts included)", t_all, 1.0),
+        ("seqeval classification_report, one system (peer, same run)", t_report_seqeval, None),
+        ("seqeval f1_score, one system (peer, same run)", t_f1_seqeval, None),
+        (f"tough-ner report, whole command, 2 systems, HTML {'with' if with_plots else 'WITHOUT'} plots",
+         t_report, 5.0),
+    ]
+    print(f"{'measure':<78} {'seconds':>8}  goal")
+    for label, seconds, goal in rows:
+        verdict = "" if goal is None else f"<= {goal:g} s  {'MET' if seconds <= goal else 'MISSED'}"
+        if QUICK and goal is not None:
+            verdict += " (quick run: not judged)"
+        print(f"{label:<78} {seconds:>8.3f}  {verdict}")
+    print(f"{'peak traced memory of the intervals and tests (MB)':<78} {peak:>8.1f}")
+
+
+if __name__ == "__main__":
+    main()
