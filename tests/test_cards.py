@@ -40,4 +40,6 @@ def test_card_has_yaml_sections_and_every_output_key(name):
         result = METHODS[name](stats, Batch(test.tokens, test.tags, test.predictions[0]))
     missing = [key for key in result if f"`{key}`" not in card]
     assert not missing
+    # ci=True adds an interval after every rate key: documented once, generically.
+    assert "`<key>_ci_low` and `<key>_ci_high`" in card and "### Confidence intervals and comparisons" in card
     assert (ROOT / "metrics" / name / "requirements.txt").read_text().startswith("tough-ner")
