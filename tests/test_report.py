@@ -229,3 +229,41 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
     assert requests == [page_file.as_uri()]  # nothing else was fetched: the page is self-contained
     image = Image.open(shot).convert("L")
     assert image.size[1] > 3000 and ImageStat.Stat(image).stddev[0] > 20  # a long page, not blank
+
+
+def test_findings_state_only_significant_differences_with_their_numbers():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    results = run(stats, test, list(SYSTEMS), bootstrap=500)
+    texts = [item["text"] for item in results["findings"]]
+    weights = [item["weight"] for item in results["findings"]]
+    assert weights == sorted(weights, reverse=True)  # most important first
+    rows = results["summary"]["rows"]
+    won = [r for r in rows if r["best"]]
+    [comparison] = [t for t in texts if "significantly better than" in t]
+    assert comparison.startswith(f"contextual is significantly better than memorizer on {len(won)} of the ")
+    not_significant = [r["label"] + (f" ({r['bucket']})" if r.get("bucket") else "") for r in rows
+                       if r["better"] and r["tests"] and not r["best"]]
+    [quiet] = [t for t in texts if t.startswith("No significant difference")]
+    assert all(label in quiet for label in not_significant)
+    # The within-system contrast of TMR, with its n and interval.
+    contextual = results["systems"]["contextual"]["tmr"]
+    unseen = next(t for t in texts if t.startswith("contextual misses"))
+    assert f"{100 * (1 - contextual['recall_unseen_tokens']):.0f}%" in unseen
+    assert f"n = {contextual['n_unseen_tokens']}" in unseen and "95% CI [" in unseen
+    # Every finding carries a number and, where it is a rate, its n.
+    assert all(any(ch.isdigit() for ch in t) for t in texts)
+    text = format_text(results)
+    assert text.index("Findings") < text.index("summary:")
+    page = render({"tough_ner_version": "x", "inputs": {}, "options": {}, "results": results})
+    assert page.index("id='findings'") < page.index("<h2>Headline</h2>")
+
+
+def test_findings_of_a_system_against_itself_claim_no_difference():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    same = run(stats, Corpus(test.tokens, test.tags, [test.predictions[1], test.predictions[1]]), ["a", "b"],
+               bootstrap=200)
+    texts = [item["text"] for item in same["findings"]]
+    assert not any("significantly better" in t for t in texts)
+    assert any(t.startswith("No significant difference between the systems on: precision, recall, F1") for t in texts)

@@ -104,6 +104,10 @@ def render(report: dict) -> str:
     if plt is None:
         parts.append(f"<p class='note' id='no-plots'>{NO_PLOTS}</p>")
 
+    if results.get("findings"):
+        parts.append("<h2>Findings</h2><p class='note'>Most important first; a difference is stated as one only "
+                     "when its test is significant.</p><ul id='findings'>"
+                     + "".join(f"<li>{html.escape(item['text'])}</li>" for item in results["findings"]) + "</ul>")
     table = results["summary"]
     order = table["systems"]
     statistics = results.get("statistics", {})

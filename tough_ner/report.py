@@ -15,6 +15,7 @@ from .batch import Batch
 from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare, interval_text
 from .comparison import COUNTS, _p, describe_test, direction, finish
 from .corpus import Corpus
+from .findings import findings
 from .hardeval import hardeval
 from .nrb import TypeMap, nrb, sets_batch
 from .rockner import rockner
@@ -159,6 +160,12 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
             {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
             analyses.get("bucket_f1", {}), a, b, alpha)}
     results["summary"] = summary(results, analyses, alpha)
+    contrast = analyses.get("tmr", {}).get("recall_seen_minus_unseen")
+    if contrast:
+        results["contrasts"] = {name: {"recall_seen_minus_unseen": {
+            "value": contrast["values"][name], "ci": contrast["ci"][name], "n": contrast["n"][name]}}
+            for name in systems}
+    results["findings"] = findings(results)
     return results
 
 
@@ -304,6 +311,9 @@ def format_text(results: dict, full: bool = False) -> str:
              "({ambiguous_unique_mentions} ambiguous)".format(**train),
              "Test mentions: {mentions} ({unseen_mentions} unseen), {unique_mentions} unique "
              "({unseen_unique_mentions} unseen)".format(**test), ""]
+    if results.get("findings"):
+        lines.append("Findings (most important first; a difference is stated only when its test is significant):")
+        lines += [f"- {item['text']}" for item in results["findings"]] + [""]
     table = results["summary"]
     order = table["systems"]
     statistics = results.get("statistics", {})

@@ -70,6 +70,9 @@ def counts(stats: TrainStats, batch: Batch):
     for name in SUBSETS:
         table.ratio(f"recall_{name}", per_sentence(gold_sentences, n, masks[name] & hit),
                     per_sentence(gold_sentences, n, masks[name]))
+    # The paper's contrast within one system: recall on seen minus recall on unseen-token mentions.
+    table.derive("recall_seen_minus_unseen", "diff", "recall_seen", "recall_unseen_tokens",
+                 size=per_sentence(gold_sentences, n, masks["seen"] | masks["unseen_tokens"]))
     return table
 
 
