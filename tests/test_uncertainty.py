@@ -17,7 +17,7 @@ from tough_ner.hardeval import counts as hardeval_counts, hardeval
 from tough_ner.nrb import counts as nrb_counts, nrb, sets_batch
 from tough_ner.rockner import counts as rockner_counts, rockner
 from tough_ner.tmr import counts as tmr_counts, tmr
-from tough_ner.uncertainty import (Counts, aggregate_runs, analyse, compare_runs, holm, intervals, resample_weights,
+from tough_ner.uncertainty import (Counts, aggregate_runs, compare_runs, holm, intervals, resample_weights,
                                    with_intervals)
 
 from test_buckets import STATS, random_batch

@@ -8,9 +8,8 @@ better system(s) only.
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Mapping, Optional, Sequence
 
-from .batch import Batch
 from .buckets import counts as bucket_counts
 from .hardeval import counts as hardeval_counts
 from .nrb import counts as nrb_counts
@@ -101,21 +100,16 @@ def compare(systems: Mapping[str, object], method: str = "tmr", train=None, keys
             "confidence": confidence, "unit": unit, "alpha": alpha, "rows": rows(analysis, method, alpha=alpha)}
 
 
-def batches(tokens, references, predictions: Mapping[str, Sequence], documents=None) -> Dict[str, Batch]:
-    """One Batch per system over the same tokens and gold tags."""
-    return {name: Batch(tokens, references, tags, documents) for name, tags in predictions.items()}
-
-
 def describe_test(test: Mapping) -> str:
     """A one-line reading of a test: ``+0.0170 [0.0060, 0.0290], p = 0.004 (Holm = 0.012)``."""
     low, high = test["ci"]
     p, adjusted = test["p_value"], test.get("p_adjusted", math.nan)
     difference = round(test["difference"], 4) + 0.0  # no "-0.0000"
-    text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {_p(p)}"
-    return text + (f" (Holm {_p(adjusted)})" if not math.isnan(adjusted) else "")
+    text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {format_p(p)}"
+    return text + (f" (Holm {format_p(adjusted)})" if not math.isnan(adjusted) else "")
 
 
-def _p(p: float) -> str:
+def format_p(p: float) -> str:
     """``= 0.004``, ``< 0.001`` or ``= nan``."""
     return "= nan" if math.isnan(p) else (f"= {p:.3f}" if p >= 0.001 else "< 0.001")
 

@@ -13,7 +13,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from .batch import Batch
 from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare, interval_text
-from .comparison import COUNTS, _p, describe_test, direction, finish
+from .comparison import COUNTS, describe_test, direction, finish, format_p
 from .corpus import Corpus
 from .findings import findings
 from .hardeval import hardeval
@@ -353,7 +353,7 @@ def format_text(results: dict, full: bool = False) -> str:
         lines += ["", f"bucket F1, {a} - {b}: buckets whose difference is significant (Holm-adjusted over "
                       f"{sum(len(e['difference']) for e in results['comparison']['bucket_f1'].values())} buckets)"]
         lines += [f"  {item['attribute']:<5} {item['bucket']:<22} n {item['n']:>5}  {item['difference']:+.4f} "
-                  f"{format_interval(item['ci'])}  Holm p {_p(item['p_adjusted'])}" for item in found] \
+                  f"{format_interval(item['ci'])}  Holm p {format_p(item['p_adjusted'])}" for item in found] \
             or ["  none: no bucket F1 differs significantly"]
     for name, curve in results.get("attack_curve", {}).items():
         lines += ["", f"attack curve, {name}: F1 on each attacked set (drop, relative drop)"]
