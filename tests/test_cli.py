@@ -55,10 +55,11 @@ def test_report_on_demo_runs_as_console_script(tmp_path):
     stats = TrainStats.from_corpus(train)
     score = hardeval(stats, Batch(test.tokens, test.tags, test.predictions[1]))["hardeval"]
     assert f"{score:.4f}" in done.stdout
-    # Two systems: the bucket comparative diagnosis, A - B per attribute.
+    # Two systems: the bucket comparative diagnosis, A - B per attribute, as the Python API gives it.
     a, b = (bucket_f1(stats, Batch(test.tokens, test.tags, p), detailed=True, bootstrap=0) for p in test.predictions)
-    comparison = compare(a, b)["eFre"]
     assert "bucket F1, memorizer - contextual" in done.stdout
+    shown = json.loads((tmp_path / "report.json").read_text())["results"]["comparison"]["bucket_f1"]
+    assert shown["eFre"]["difference"] == pytest.approx(compare(a, b)["eFre"]["difference"], nan_ok=True)
     nrb_set, wts_set = load_demo_nrb()
     portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
     errors = [str(nrb(Batch(nrb_set.tokens + wts_set.tokens, nrb_set.tags + wts_set.tags,
