@@ -46,7 +46,8 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     assert report["options"] == {"bootstrap": 1000, "seed": 0, "type_map": "conll", "n_buckets": 4,
                                  "systems": list(SYSTEMS)}
     results = report["results"]
-    assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve", "statistics"}
+    assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve", "statistics",
+                            "contrasts", "findings"}
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     nrb_set, wts_set = load_demo_nrb()
