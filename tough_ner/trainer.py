@@ -70,7 +70,7 @@ def _scorers(metrics: Sequence[MetricSpec], stats: Optional[TrainStats], options
             raise ValueError(f"unknown metric {spec!r}: use 'seqeval', {', '.join(map(repr, METRICS))}, "
                              f"or a tough-ner evaluate module")
         name = spec if isinstance(spec, str) else type(module).__name__.lower()
-        scorers.append((name, lambda batch, module=module: module.score(batch, **module.defaults)))
+        scorers.append((name, lambda batch, module=module: module.score(batch, **module.score_options())))
     return scorers
 
 

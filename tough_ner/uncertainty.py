@@ -415,6 +415,8 @@ def compare_runs(results_a: Sequence[Mapping], results_b: Sequence[Mapping], cou
     the Wilcoxon signed-rank test over runs paired by index (needs scipy; with fewer than 6
     pairs it cannot reach p < 0.05)."""
     a, b = pooled(counts_a), pooled(counts_b)
+    if keys is None:  # the keys the runs report (counts may hold contrasts beyond them)
+        keys = [key for key in a.keys if key in results_a[0] and key in results_b[0]]
     table = analyse({"A": a, "B": b}, keys, n_resamples, confidence, seed, unit)
     aggregated_a, aggregated_b = aggregate_runs(results_a), aggregate_runs(results_b)
     paired = len(results_a) == len(results_b) and len(results_a) > 1

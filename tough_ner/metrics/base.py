@@ -135,6 +135,10 @@ class ToughMetric(evaluate.Metric):
     def score(self, batch: Batch, **options) -> dict:
         raise NotImplementedError
 
+    def score_options(self) -> Dict[str, Any]:
+        """The load-time options ``score`` takes (document ids belong to the batch instead)."""
+        return {name: value for name, value in self.defaults.items() if name != "documents"}
+
     def __getstate__(self):
         state = self.__dict__.copy()
         for name in ("filelock", "filelocks", "rendez_vous_lock"):
