@@ -156,3 +156,24 @@ def _of_type(batch: Batch, name: str) -> _Spans:
 def flat_keys(table: Dict[str, dict]) -> Dict[str, float]:
     """``{scheme}_{precision,recall,f1}`` of a ``match_scores`` table (for flat results)."""
     return {f"{scheme}_{key}": table[scheme][key] for scheme in SCHEMES for key in ("precision", "recall", "f1")}
+
+
+def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray) -> Dict[str, object]:
+    """Micro precision (predicted credits / predictions, hallucinated mentions included) and
+    recall (gold credits / gold entities), overall and per type, from per-entity credits.
+    With strict credits this is ``scoring.span_scores``."""
+    gold_types, pred_types = batch.span_arrays("gold")[3], batch.span_arrays("pred")[3]
+    unplaced = Counter(unplaced_types(batch))
+
+    def scores(gold_mask, pred_mask, n_unplaced):
+        n_gold, n_pred = int(gold_mask.sum()), int(pred_mask.sum()) + n_unplaced
+        precision = ratio(float(pred_credit[pred_mask].sum()), n_pred)
+        recall = ratio(float(gold_credit[gold_mask].sum()), n_gold)
+        return {"precision": precision, "recall": recall, "f1": f1(precision, recall, n_gold, n_pred)}
+
+    result: Dict[str, object] = scores(np.ones(len(gold_types), bool), np.ones(len(pred_types), bool),
+                                       sum(unplaced.values()))
+    result["per_type"] = {name: {**scores(gold_types == index, pred_types == index, unplaced[name]),
+                                 "n": int(np.sum(gold_types == index))}
+                          for index, name in enumerate(batch.types)}
+    return result

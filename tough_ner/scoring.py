@@ -36,6 +36,13 @@ def unplaced_types(batch: Batch) -> List[str]:
     return [item["type"] for items in (batch.hallucinated or ()) for item in items]
 
 
+def unplaced_per_sentence(batch: Batch) -> np.ndarray:
+    """How many predictions without a position (hallucinated mentions) each sentence has."""
+    if batch.hallucinated is None:
+        return np.zeros(len(batch))
+    return np.array([len(items) for items in batch.hallucinated], dtype=float)
+
+
 def input_counts(batch: Batch) -> Dict[str, int]:
     """What the input conversion noticed, for every method's result: ``n_hallucinated``
     when predictions were mention lists, ``n_snapped`` when character spans were given."""

