@@ -160,18 +160,23 @@ def test_tags_spans_chars_round_trip_property(tags):
 
 # ---- round trips on CoNLL-2003 test: identical scores for every method ------------------------
 def _strip_counts(result):
-    return {k: v for k, v in result.items() if not k.startswith(("n_hallucinated", "n_snapped"))}
+    return {k: v for k, v in result.items() if not k.startswith(("n_hallucinated", "n_snapped", "hallucinated", "snapped"))}
 
 
-def _same(a, b):
-    assert a.keys() == b.keys()
-    for key in a:
-        if isinstance(a[key], dict):
-            _same(a[key], b[key])
-        elif isinstance(a[key], float) and math.isnan(a[key]):
-            assert math.isnan(b[key]), key
-        else:
-            assert a[key] == b[key], key
+def _same(a, b, where="result"):
+    """Equal nested results, NaN equal to NaN."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for key in a:
+            _same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), where
+    else:
+        assert a == b, where
 
 
 def test_round_trips_on_conll_test_give_identical_scores(conll_stats, conll_test):
@@ -213,7 +218,7 @@ def test_nrb_from_mention_lists_equals_tags():
     expected = nrb(tough_ner.Batch(nrb_set.tokens, nrb_set.tags, pred), type_map="conll", detailed=True)
     mentions = as_mentions(nrb_set.tokens, as_spans(pred))
     result = nrb(tough_ner.as_batch(nrb_set.tokens, nrb_set.tags, mentions), type_map="conll", detailed=True)
-    assert result.pop("n_hallucinated") == 0
+    assert result.pop("n_hallucinated") == 0 and result.pop("hallucinated") == []
     _same(expected, result)
 
 
@@ -256,3 +261,56 @@ def test_spacy_docs_from_the_offline_model(conll_stats):
                 if type_map.get(e.label_, e.label_) is not None]
     assert batch.pred_spans == [expected] and (2, 4, "PER") in expected
     assert tough_ner.tmr(conll_stats, batch)["n_mentions"] == 3
+
+
+# ---- evaluate modules: input modes ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def demo():
+    from tough_ner.demo import load_demo
+    train, test = load_demo()
+    return tough_ner.TrainStats.from_corpus(train), test
+
+
+@pytest.mark.parametrize("name", ["tmr", "bucket_f1", "hardeval"])
+def test_evaluate_input_modes_equal_tags(demo, name):
+    import evaluate
+    from pathlib import Path
+
+    stats, test = demo
+    pred = test.predictions[0]
+    spans = as_spans(pred)
+    forms = {"spans": spans, "chars": as_chars(test.tokens, spans), "mentions": as_mentions(test.tokens, spans)}
+    forms["chars"][0]["text"] = None  # null text: the tokens joined by spaces
+    path = str(Path(__file__).resolve().parents[1] / "metrics" / name)
+    expected = evaluate.load(path, train=stats, keep_in_memory=True).compute(
+        predictions=pred, references=test.tags, tokens=test.tokens, detailed=True)
+    assert expected["match_scores"]["strict"]["f1"] == pytest.approx(expected.get("f1", expected["match_scores"]["strict"]["f1"]))
+    for mode, given in forms.items():
+        metric = evaluate.load(path, train=stats, config_name=mode, keep_in_memory=True)
+        for start in range(0, len(given), 40):
+            metric.add_batch(predictions=given[start:start + 40], references=test.tags[start:start + 40],
+                             tokens=test.tokens[start:start + 40])
+        result = metric.compute(detailed=True)
+        assert result.pop("n_hallucinated", 0) == 0 and result.pop("hallucinated", []) == []
+        assert result.pop("n_snapped", 0) == 0 and result.pop("snapped", []) == []
+        _same(expected, result)
+    with pytest.raises(ValueError, match="input modes are tags, spans, chars, mentions"):
+        evaluate.load(path, train=stats, config_name="span")
+
+
+def test_evaluate_mentions_mode_counts_hallucinations(demo):
+    import evaluate
+    from pathlib import Path
+
+    stats, test = demo
+    mentions = as_mentions(test.tokens, as_spans(test.tags))
+    mentions[2] = mentions[2] + [{"text": "Nowhere Land", "type": "LOC"}]
+    metric = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "tmr"), train=stats,
+                           config_name="mentions", keep_in_memory=True)
+    result = metric.compute(predictions=mentions, references=test.tags, tokens=test.tokens, detailed=True,
+                            match="partial")
+    assert result["recall"] == 1 and result["n_hallucinated"] == 1
+    assert result["hallucinated"] == [{"sentence": 2, "text": "Nowhere Land", "type": "LOC"}]
+    n = result["n_mentions"]
+    assert result["precision"] == pytest.approx(n / (n + 1))
+    assert result["match_scores"]["strict"]["spurious"] == 1

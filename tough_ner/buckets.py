@@ -343,7 +343,7 @@ def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
                 for attribute, rows in tables.items()}
             diagnostics["bootstrap"]["f1"] = ranges["f1"]
         result["diagnostics"] = diagnostics
-    result.update(input_counts(batch))
+    result.update(input_counts(batch, detailed))
     return result
 
 

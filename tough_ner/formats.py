@@ -199,8 +199,9 @@ def _flat(sentence: int, spans: List[Span], side: str) -> List[Span]:
 class Converted:
     """One side as token spans per sentence, with what the conversion noticed."""
 
-    def __init__(self, spans, hallucinated=None, snapped=()):
+    def __init__(self, spans, hallucinated=None, snapped=(), tags=None):
         self.spans: List[List[Span]] = spans
+        self.tags: Optional[Sequence[Sequence[str]]] = tags  # the tags as given, for a side given as tags
         self.hallucinated: Optional[List[List[dict]]] = hallucinated
         self.snapped: List[dict] = list(snapped)
 
@@ -247,7 +248,7 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
                 hallucinated[-1] = [{**m, "type": type_map.get(m["type"], m["type"])} for m in hallucinated[-1]
                                     if type_map.get(m["type"], m["type"]) is not None]
         spans.append(found if format == "tags" else _flat(s, found, side))
-    return out_tokens, Converted(spans, hallucinated, snapped)
+    return out_tokens, Converted(spans, hallucinated, snapped, sentences if format == "tags" else None)
 
 
 def to_tags(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any], format: Optional[str] = None,
@@ -261,10 +262,10 @@ def to_tags(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
 def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any],
              predictions: Optional[Sequence[Any]] = None, reference_format: Optional[str] = None,
              prediction_format: Optional[str] = None, *, misaligned: str = "snap", case_sensitive: bool = True,
-             type_map: Optional[Mapping[str, Optional[str]]] = None) -> Batch:
+             type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None) -> Batch:
     """The decoded ``Batch`` of gold and predictions given in any format (module docstring).
 
-    The batch carries ``hallucinated`` (per sentence, the predicted mentions placed nowhere;
+    ``documents``: a document id per sentence (resampling by document).  The batch carries ``hallucinated`` (per sentence, the predicted mentions placed nowhere;
     None unless predictions are mention lists), ``snapped`` (character spans expanded to token
     boundaries: sentence, offsets, label, token span) and ``formats``.
     """
@@ -276,18 +277,37 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     if gold.hallucinated is not None and any(gold.hallucinated):
         s = next(s for s, items in enumerate(gold.hallucinated) if items)
         raise ValueError(f"sentence {s}: gold mention {gold.hallucinated[s][0]!r} does not occur in the sentence")
-    batch = Batch(tokens, [spans_to_tags(spans, len(words)) for spans, words in zip(gold.spans, tokens)],
-                  None if pred is None else [spans_to_tags(spans, len(words))
-                                             for spans, words in zip(pred.spans, tokens)])
+    # A side given as tags keeps them (the canonical sentence order hashes the gold tags); others are
+    # written in IOB2, which the decoder reads back as the same flat spans.
+    tags = [None if side is None else side.tags if side.tags is not None else
+            [spans_to_tags(spans, len(words)) for spans, words in zip(side.spans, tokens)] for side in (gold, pred)]
+    batch = Batch(tokens, tags[0], tags[1], documents)
     batch.formats = {"references": reference_format or detect(references),
                      "predictions": None if predictions is None else prediction_format or detect(predictions)}
     batch.snapped = [{**item, "side": "reference"} for item in gold.snapped] + (
         [] if pred is None else [{**item, "side": "prediction"} for item in pred.snapped])
     if pred is not None and pred.hallucinated is not None:
-        batch.hallucinated = pred.hallucinated
-        extra = {m["type"] for items in pred.hallucinated for m in items} - set(batch.types)
-        if extra:  # a type only hallucinated mentions have still gets its per-type row
-            batch.types = sorted(set(batch.types) | extra)
-            batch.type_index = {t: i for i, t in enumerate(batch.types)}
+        _set_hallucinated(batch, pred.hallucinated)
     return batch
 
+
+def _set_hallucinated(batch: Batch, hallucinated: List[List[dict]]) -> None:
+    batch.hallucinated = hallucinated
+    extra = {m["type"] for items in hallucinated for m in items} - set(batch.types)
+    if extra:  # a type only hallucinated mentions have still gets its per-type row
+        batch.types = sorted(set(batch.types) | extra)
+        batch.type_index = {t: i for i, t in enumerate(batch.types)}
+
+
+
+def select(batch: Batch, rows: Sequence[int]) -> Batch:
+    """The batch of some of ``batch``'s sentences, keeping what ``as_batch`` recorded."""
+    part = Batch([batch.tokens[i] for i in rows], [batch.references[i] for i in rows],
+                 None if batch.predictions is None else [batch.predictions[i] for i in rows],
+                 None if batch.documents is None else [batch.documents[i] for i in rows])
+    part.formats = batch.formats
+    if batch.hallucinated is not None:
+        _set_hallucinated(part, [batch.hallucinated[i] for i in rows])
+    where = {row: k for k, row in enumerate(rows)}
+    part.snapped = [{**item, "sentence": where[item["sentence"]]} for item in batch.snapped if item["sentence"] in where]
+    return part

@@ -149,7 +149,7 @@ def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str =
         result["per_type"] = {t: scores(masks, errors, type_array == t) for t in sorted(set(types))}
         result["hard_tokens"] = hard_tokens(stats, tokens, types, masks, errors)
         result["error_breakdown"] = error_breakdown(masks, errors)
-    result.update(input_counts(batch))  # hallucinated mentions have no token: they change no TER
+    result.update(input_counts(batch, detailed))  # hallucinated mentions have no token: they change no TER
     return result
 
 

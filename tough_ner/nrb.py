@@ -318,7 +318,7 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
             result.update({f"{name}_{key}": value for key, value in per_set[name].items()})
     if ci:
         result = with_intervals(result, counts(batch, type_map, portion, stats), n_resamples, confidence, seed, unit)
-    result.update(input_counts(batch))
+    result.update(input_counts(batch, detailed))
     return result
 
 

@@ -122,7 +122,7 @@ def rockner(original: Batch, attacked: Batch, detailed: bool = False, ci: bool =
         for key in ("precision", "recall", "f1"):
             result[f"{key}_{name}"] = scores[key]
         analyses[name] = error_analysis(batch)
-        result.update({f"{key}_{name}": value for key, value in input_counts(batch).items()})
+        result.update({f"{key}_{name}": value for key, value in input_counts(batch, detailed).items()})
     result["f1_drop"] = result["f1_original"] - result["f1_attacked"]
     result["f1_drop_relative"] = ratio(result["f1_drop"], result["f1_original"])
     for name in VERSIONS:

@@ -43,14 +43,20 @@ def unplaced_per_sentence(batch: Batch) -> np.ndarray:
     return np.array([len(items) for items in batch.hallucinated], dtype=float)
 
 
-def input_counts(batch: Batch) -> Dict[str, int]:
+def input_counts(batch: Batch, detailed: bool = False) -> Dict[str, object]:
     """What the input conversion noticed, for every method's result: ``n_hallucinated``
-    when predictions were mention lists, ``n_snapped`` when character spans were given."""
-    counts = {}
+    when predictions were mention lists, ``n_snapped`` when character spans were given;
+    with ``detailed``, the lists ``hallucinated`` (sentence, text, type) and ``snapped``."""
+    counts: Dict[str, object] = {}
     if batch.hallucinated is not None:
         counts["n_hallucinated"] = len(unplaced_types(batch))
     if batch.snapped or "chars" in (batch.formats or {}).values():
         counts["n_snapped"] = len(batch.snapped)
+    if detailed and batch.hallucinated is not None:
+        counts["hallucinated"] = [{"sentence": s, **item} for s, items in enumerate(batch.hallucinated)
+                                  for item in items]
+    if detailed and "n_snapped" in counts:
+        counts["snapped"] = list(batch.snapped)
     return counts
 
 

@@ -117,7 +117,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
             name: {**spans["per_type"][name], **_subset_keys(masks, hit, gold_types == index)}
             for index, name in enumerate(batch.types)}
         result["share"] = {name: ratio(result[f"n_{name}"], len(hit)) for name in SUBSETS}
-    result.update(input_counts(batch))
+    result.update(input_counts(batch, detailed))
     return result
 
 
