@@ -311,3 +311,39 @@ def select(batch: Batch, rows: Sequence[int]) -> Batch:
     where = {row: k for k, row in enumerate(rows)}
     part.snapped = [{**item, "sentence": where[item["sentence"]]} for item in batch.snapped if item["sentence"] in where]
     return part
+
+
+def read_jsonl(path) -> List[Any]:
+    """One sentence per line of a JSON Lines file: the sentence's value in its format (a list
+    of tags, of token spans, of mentions, or a character-span record)."""
+    import json
+    import os
+
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"no such JSONL file: {path}")
+    sentences = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                raise ValueError(f"{path} line {number}: blank line (one JSON value per sentence, no blank lines)")
+            try:
+                sentences.append(json.loads(line))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path} line {number}: not JSON ({error.msg})") from None
+    return sentences
+
+
+def batch_from_files(tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], path, format: str,
+                     **options) -> Batch:
+    """Gold tags read elsewhere (a CoNLL file) and predictions from a JSONL file in ``format``;
+    an error about sentence k names the file's line k + 1."""
+    import re
+
+    predictions = read_jsonl(path)
+    try:
+        return as_batch(tokens, gold, predictions, "tags", format, **options)
+    except ValueError as error:
+        message = re.sub(r"^sentence (\d+)", lambda m: f"line {int(m.group(1)) + 1} (sentence {m.group(1)})",
+                         str(error))
+        raise ValueError(f"{path}: {message}") from None

@@ -158,6 +158,13 @@ def flat_keys(table: Dict[str, dict]) -> Dict[str, float]:
     return {f"{scheme}_{key}": table[scheme][key] for scheme in SCHEMES for key in ("precision", "recall", "f1")}
 
 
+def report_scores(stats, batch: Batch, detailed: bool = False) -> dict:
+    """The report's ``match_scores`` method: flat ``{scheme}_{precision,recall,f1}`` keys and,
+    with ``detailed``, the whole table under ``schemes`` (``stats`` is not needed)."""
+    table = match_scores(batch, detailed=detailed)
+    return {**flat_keys(table), **({"schemes": table} if detailed else {})}
+
+
 def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray) -> Dict[str, object]:
     """Micro precision (predicted credits / predictions, hallucinated mentions included) and
     recall (gold credits / gold entities), overall and per type, from per-entity credits.
