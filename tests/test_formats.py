@@ -314,3 +314,16 @@ def test_evaluate_mentions_mode_counts_hallucinations(demo):
     n = result["n_mentions"]
     assert result["precision"] == pytest.approx(n / (n + 1))
     assert result["match_scores"]["strict"]["spurious"] == 1
+
+
+@given(st.lists(st.text("ab ", min_size=1, max_size=3).filter(lambda t: t.strip() == t and " " not in t),
+                min_size=1, max_size=6), st.data())
+def test_both_character_locators_agree(tokens, data):
+    # the fast path (tokens joined by single spaces) and the general offsets path snap alike
+    from tough_ner.formats import _joined_locator, _offsets_locator, token_offsets
+
+    text = " ".join(tokens)
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    fast, general = _joined_locator(text)(start, end), _offsets_locator(*token_offsets(0, tokens, text))(start, end)
+    assert fast[2] == general[2] and (fast[:2] == general[:2] or fast[0] >= fast[1] and general[0] >= general[1])

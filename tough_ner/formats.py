@@ -39,6 +39,10 @@ SIDES = {"references": "reference", "predictions": "prediction"}
 
 
 # ---- detection -------------------------------------------------------------------------
+def _is_record(item) -> bool:
+    return isinstance(item, dict) or isinstance(item, Mapping)  # the plain dict test first: ABC checks are slow
+
+
 def _is_spacy(item) -> bool:
     return hasattr(item, "ents") and hasattr(item, "text") or hasattr(item, "predicted") and hasattr(item, "reference")
 
@@ -76,7 +80,7 @@ def _label(item: Mapping, sentence: int, what: str) -> str:
 def _token_spans(sentence: int, items, length: int) -> List[Span]:
     spans = []
     for item in items:
-        if isinstance(item, Mapping):
+        if _is_record(item):
             start, end, label = item.get("start"), item.get("end"), _label(item, sentence, "span")
         else:
             if len(item) != 3:
@@ -104,27 +108,53 @@ def token_offsets(sentence: int, tokens: Sequence[str], text: str) -> Tuple[List
 
 
 def _char_spans(sentence: int, record, tokens: Sequence[str], misaligned: str, snapped: list) -> List[Span]:
-    if not isinstance(record, Mapping) or not isinstance(record.get("entities", []), (list, tuple)):
+    if not _is_record(record) or not isinstance(record.get("entities", []), (list, tuple)):
         raise ValueError(f"sentence {sentence}: expected {{'text': ..., 'entities': [{{'start', 'end', 'label'}}]}}, "
                          f"got {record!r}")
+    if not record.get("entities"):
+        return []
+    joined = " ".join(tokens)
     text = record.get("text")
-    text = " ".join(tokens) if text is None else text
-    starts, ends = token_offsets(sentence, tokens, text)
-    return [_snap(sentence, item, starts, ends, text, misaligned, snapped) for item in record.get("entities", [])]
+    text = joined if text is None else text
+    if text == joined and text.count(" ") == len(tokens) - 1:  # the usual text: no offsets needed
+        locate = _joined_locator(text)
+    else:
+        locate = _offsets_locator(*token_offsets(sentence, tokens, text))
+    return [_snap(sentence, item, locate, text, misaligned, snapped) for item in record["entities"]]
 
 
-def _snap(sentence, item, starts, ends, text, misaligned, snapped) -> Span:
+def _offsets_locator(starts: List[int], ends: List[int]):
+    """(first token, end token, on token boundaries) of a character span, from token offsets."""
+    def locate(start: int, end: int) -> Tuple[int, int, bool]:
+        first = bisect_right(ends, start)       # first token ending after the span starts
+        last = bisect_left(starts, end)         # tokens before this one start before the span ends
+        return first, last, first < last and starts[first] == start and ends[last - 1] == end
+    return locate
+
+
+def _joined_locator(text: str):
+    """The same over tokens joined by single spaces (no token holds a space): a character's
+    token is the number of spaces before it."""
+    def locate(start: int, end: int) -> Tuple[int, int, bool]:
+        first = text.count(" ", 0, start) + (text[start] == " ")
+        last = text.count(" ", 0, end - 1) + 1
+        aligned = ((start == 0 or text[start - 1] == " ") and text[start] != " "
+                   and (end == len(text) or text[end] == " ") and text[end - 1] != " ")
+        return first, last, aligned
+    return locate
+
+
+def _snap(sentence, item, locate, text, misaligned, snapped) -> Span:
     """A character span as the token span it covers: the tokens it touches."""
-    start, end = (item.get("start"), item.get("end")) if isinstance(item, Mapping) else (None, None)
+    start, end = (item.get("start"), item.get("end")) if _is_record(item) else (None, None)
     if not (isinstance(start, int) and isinstance(end, int)) or not 0 <= start < end <= len(text):
         raise ValueError(f"sentence {sentence}: character span {item!r} needs integer 'start' < 'end' within "
                          f"the text ({len(text)} characters)")
     label = _label(item, sentence, "character span")
-    first = bisect_right(ends, start)       # first token ending after the span starts
-    last = bisect_left(starts, end)         # tokens before this one start before the span ends
+    first, last, aligned = locate(start, end)
     if first >= last:
         raise ValueError(f"sentence {sentence}: character span {start}-{end} {text[start:end]!r} covers no token")
-    if starts[first] != start or ends[last - 1] != end:
+    if not aligned:
         if misaligned == "error":
             raise ValueError(f"sentence {sentence}: character span {start}-{end} {text[start:end]!r} does not "
                              f"fall on token boundaries (misaligned='snap' expands it to the tokens it touches)")
@@ -150,7 +180,7 @@ def _mention_spans(sentence: int, items, tokens: Sequence[str], case_sensitive: 
             end_token[bounds[i] + len(piece)] = i + 1
     mentions = []
     for k, item in enumerate(items):
-        if not isinstance(item, Mapping) or not isinstance(item.get("text"), str):
+        if not _is_record(item) or not isinstance(item.get("text"), str):
             raise ValueError(f"sentence {sentence}: mention {item!r} is not {{'text': ..., 'type': ...}}")
         needle = fold("".join(item["text"].split()))
         mentions.append((k, needle, _label(item, sentence, "mention")))
