@@ -327,3 +327,16 @@ def test_both_character_locators_agree(tokens, data):
     end = data.draw(st.integers(start + 1, len(text)))
     fast, general = _joined_locator(text)(start, end), _offsets_locator(*token_offsets(0, tokens, text))(start, end)
     assert fast[2] == general[2] and (fast[:2] == general[:2] or fast[0] >= fast[1] and general[0] >= general[1])
+
+
+@pytest.mark.parametrize("name", ["hardeval", "tmr", "bucket_f1", "nrb", "rockner"])
+def test_cards_document_the_input_modes_and_new_keys(name):
+    from pathlib import Path
+
+    card = (Path(__file__).resolve().parents[1] / "metrics" / name / "README.md").read_text()
+    keys = ["config_name", "hallucinated", "snapped"] + (
+        ["n_hallucinated_original", "n_snapped_attacked"] if name == "rockner" else ["n_hallucinated", "n_snapped"])
+    keys += ["match_scores"] if name in ("hardeval", "tmr", "bucket_f1") else []
+    keys += ["match", "per_type", "possible", "actual"] if name in ("tmr", "bucket_f1") else []
+    keys += ["n_correct_gold"] if name == "bucket_f1" else []
+    assert [key for key in keys if f"`{key}`" not in card] == []
