@@ -340,3 +340,69 @@ def test_cards_document_the_input_modes_and_new_keys(name):
     keys += ["match", "per_type", "possible", "actual"] if name in ("tmr", "bucket_f1") else []
     keys += ["n_correct_gold"] if name == "bucket_f1" else []
     assert [key for key in keys if f"`{key}`" not in card] == []
+
+
+# ---- match= in TMR and bucket F1 --------------------------------------------------------------
+def test_match_option_credits_by_hand():
+    stats = tough_ner.TrainStats.from_lists([["Ann", "Lee", "x"]], [["B-PER", "I-PER", "O"]])
+    batch = tough_ner.as_batch([["Ann", "Lee", "x"]], [[(0, 2, "PER")]], [[(0, 1, "PER")]])
+    recall = {m: tough_ner.tmr(stats, batch, match=m)["recall_seen"] for m in ("strict", "exact", "partial", "type")}
+    assert recall == {"strict": 0, "exact": 0, "partial": 0.5, "type": 1}
+    result = tough_ner.bucket_f1(stats, batch, match="partial", detailed=True, bootstrap=20)
+    one, two = result["buckets"]["eLen"][:2]  # the prediction has 1 token, the gold entity 2
+    assert (one["n_pred"], one["n_correct"], one["precision"], one["n_gold"]) == (1, 0.5, 0.5, 0)
+    assert (two["n_gold"], two["n_correct_gold"], two["recall"], two["n_pred"]) == (1, 0.5, 0.5, 0)
+    assert result["f1"] == 0.5 and result["diagnostics"]["bootstrap"]["f1"] == [0.5, 0.5]
+    with pytest.raises(ValueError, match="unknown match 'loose'"):
+        tough_ner.tmr(stats, batch, match="loose")
+
+
+@pytest.mark.parametrize("match", ["strict", "exact", "partial", "type"])
+def test_match_option_overall_equals_match_scores(demo, match):
+    stats, test = demo
+    batch = tough_ner.Batch(test.tokens, test.tags, test.predictions[1])
+    table = match_scores(batch)[match]
+    result = tough_ner.tmr(stats, batch, match=match, detailed=True)
+    assert (result["precision"], result["recall"], result["f1"]) == pytest.approx(
+        (table["precision"], table["recall"], table["f1"]))
+    assert tough_ner.bucket_f1(stats, batch, match=match, bootstrap=0)["f1"] == pytest.approx(table["f1"])
+    assert sum(r["n"] * r["recall"] for r in result["per_type"].values()) == pytest.approx(table["recall"] * table["possible"])
+
+
+# ---- command line -------------------------------------------------------------------------------
+def test_cli_pred_format(tmp_path, capsys, demo):
+    import json
+    from tough_ner.cli import main
+    from tough_ner.demo import TRAIN
+
+    stats, test = demo
+    gold = tmp_path / "gold.conll"
+    gold.write_text("".join("\n".join(f"{a} {b}" for a, b in zip(w, t)) + "\n\n" for w, t in zip(test.tokens, test.tags)))
+    spans = as_spans(test.predictions[0])
+    mentions = as_mentions(test.tokens, spans)
+    mentions[3].append({"text": "Nowhere", "type": "LOC"})
+    files = {}
+    for name, rows in (("spans", spans), ("chars", as_chars(test.tokens, spans)), ("mentions", mentions)):
+        files[name] = tmp_path / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps(row) + "\n" for row in rows))
+    expected = tough_ner.tmr(stats, tough_ner.Batch(test.tokens, test.tags, test.predictions[0]))
+    for name, path in files.items():
+        assert main(["tmr", "--train", str(TRAIN), "--test", str(gold), "--pred", str(path), "--pred-format", name,
+                     "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["recall"] == pytest.approx(expected["recall"])
+        assert result.get("n_hallucinated", 0) == (1 if name == "mentions" else 0)
+    assert main(["buckets", "--train", str(TRAIN), "--test", str(gold), "--pred", str(files["mentions"]),
+                 "--pred-format", "mentions", "--match", "partial", "--bootstrap", "0"]) == 0
+    assert "sys0 = " in capsys.readouterr().out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[]\n[[0, 99, \"PER\"]]\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(gold), "--pred", str(bad),
+                 "--pred-format", "spans"]) == 2
+    assert f"bad.jsonl: {len(test)} token sentences but 2 prediction sentences" in capsys.readouterr().err
+    rows = files["spans"].read_text().splitlines()
+    rows[4] = "[[0, 99, \"PER\"]]"
+    bad.write_text("\n".join(rows) + "\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(gold), "--pred", str(bad),
+                 "--pred-format", "spans"]) == 2
+    assert "bad.jsonl: line 5 (sentence 4): span [0, 99, 'PER']" in capsys.readouterr().err
