@@ -111,14 +111,12 @@ def _char_spans(sentence: int, record, tokens: Sequence[str], misaligned: str, s
     if not _is_record(record) or not isinstance(record.get("entities", []), (list, tuple)):
         raise ValueError(f"sentence {sentence}: expected {{'text': ..., 'entities': [{{'start', 'end', 'label'}}]}}, "
                          f"got {record!r}")
-    if not record.get("entities"):
-        return []
     joined = " ".join(tokens)
     text = record.get("text")
     text = joined if text is None else text
     if text == joined and text.count(" ") == len(tokens) - 1:  # the usual text: no offsets needed
         locate = _joined_locator(text)
-    else:
+    else:  # also checks that the text holds the tokens (a shifted line is an error)
         locate = _offsets_locator(*token_offsets(sentence, tokens, text))
     return [_snap(sentence, item, locate, text, misaligned, snapped) for item in record["entities"]]
 
