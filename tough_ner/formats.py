@@ -118,7 +118,20 @@ def _char_spans(sentence: int, record, tokens: Sequence[str], misaligned: str, s
         locate = _joined_locator(text)
     else:  # also checks that the text holds the tokens (a shifted line is an error)
         locate = _offsets_locator(*token_offsets(sentence, tokens, text))
-    return [_snap(sentence, item, locate, text, misaligned, snapped) for item in record["entities"]]
+        return [_snap(sentence, item, locate, text, misaligned, snapped) for item in record.get("entities", [])]
+    spans, n = [], len(text)
+    for item in record.get("entities", []):
+        # the usual well-formed, aligned span inline; anything else through _snap (checks, snapping)
+        if type(item) is dict:
+            start, end, label = item.get("start"), item.get("end"), item.get("type", item.get("label"))
+            if (type(start) is int and type(end) is int and type(label) is str and label and 0 <= start < end <= n
+                    and (start == 0 or text[start - 1] == " ") and text[start] != " "
+                    and (end == n or text[end] == " ") and text[end - 1] != " "):
+                first = text.count(" ", 0, start)
+                spans.append((first, first + text.count(" ", start, end) + 1, label))
+                continue
+        spans.append(_snap(sentence, item, locate, text, misaligned, snapped))
+    return spans
 
 
 def _offsets_locator(starts: List[int], ends: List[int]):
