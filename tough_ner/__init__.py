@@ -7,10 +7,12 @@ RockNER attacks (``tough_ner.attacks``, ``tough_ner.rockner``).  ``evaluate`` mo
 into ``transformers.Trainer``.
 """
 from .batch import Batch
+from .formats import as_batch
 from .buckets import bucket_f1
 from .comparison import compare
 from .corpus import Corpus, from_dataset, read_conll, read_predictions
 from .hardeval import hardeval, kfold_hard_tokens
+from .matching import match_scores
 from .schemes import decode, to_bilou, to_bio, to_io
 from .stats import TrainStats
 from .tmr import tmr
@@ -25,5 +27,6 @@ def __getattr__(name):
     raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
 
 
-__all__ = ["Batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset", "hardeval",
+__all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset",
+           "hardeval", "match_scores",
            "kfold_hard_tokens", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io", "__version__"]

@@ -19,7 +19,13 @@ class Batch:
     Bad input raises ``ValueError`` naming the sentence and position: differing sentence
     counts or lengths, non-string tokens, unknown tags.  Spans are kept per sentence
     (``gold_spans``, ``pred_spans``) and as flat arrays over all tokens.
+    ``tough_ner.as_batch`` builds one from other formats and sets the last three below.
     """
+
+    # Predictions that have no position (mentions found nowhere): per sentence, or None.
+    hallucinated: Optional[List[List[dict]]] = None
+    snapped: Sequence[dict] = ()  # character spans expanded to token boundaries
+    formats: Optional[dict] = None  # the input format of each side
 
     def __init__(self, tokens: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
                  predictions: Optional[Sequence[Sequence[str]]] = None, documents: Optional[Sequence] = None):

@@ -14,6 +14,14 @@ and of each token of an entity (items are (token, type) pairs):
 Every value depends only on (sentence, span, type), so a correct prediction always falls in
 the bucket of the gold item it matches.
 
+``match=`` (``tough_ner.matching``): ``"strict"`` (default) counts an entity right when the
+other side has the same span and type.  Under ``"exact"``, ``"partial"`` and ``"type"`` each
+gold and predicted entity gets its credit from that scheme's one-to-one matching (1 or 0, 0.5
+for a partial match): bucket recall = gold credits / gold entities, precision = predicted
+credits / predicted entities, so a prediction and the gold entity it matches may sit in
+different buckets.  Token items (tFre, tCon) are right when the other side labels the token
+with the same type (``strict``, ``type``) or with any type (``exact``, ``partial``).
+
 Bucketing: 0 (and 1 for the consistencies) get special buckets that always exist; the rest
 splits into equal-count buckets cut on gold values without splitting a value; the first
 and last regular buckets are open, so every item, gold or predicted, has exactly one bucket.
@@ -26,7 +34,9 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .batch import Batch
-from .scoring import matched, prf, span_scores
+from .matching import check_match, credits, outcomes, _table
+from .scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
+                      unplaced_types)
 from .stats import TrainStats
 from .uncertainty import intervals, per_sentence, with_intervals
 
@@ -39,10 +49,11 @@ NumberOfBuckets = Union[int, Mapping[str, int]]
 
 
 # ---- attribute values ------------------------------------------------------------------
-def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False) -> Dict[str, dict]:
+def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False,
+                     match: str = "strict") -> Dict[str, dict]:
     """``{"gold": items, "pred": items}``; items hold, per level (``"span"``, ``"token"``),
     the attribute arrays, ``sentence`` (for resampling) and ``correct`` (the item is also
-    an item of the other side)."""
+    an item of the other side; under a ``match`` other than strict, its credit)."""
     if lowercase:
         stats = stats.lowercased()
         flat = [token.lower() for token in batch.flat_tokens]
@@ -64,6 +75,7 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False) -
 
     gold_token_types, pred_token_types = batch.token_types("gold"), batch.token_types("pred")
     gold_keys = set(zip(*(array.tolist() for array in batch.span_arrays("gold"))))
+    credit = None if match == "strict" else dict(zip(("gold", "pred"), credits(batch, match)))
     sides = {}
     for which in ("gold", "pred"):
         sentence, start, end, types = batch.span_arrays(which)
@@ -82,7 +94,7 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False) -
             "eCon": _share(annotated, occurrences),
             "tag": types,
             "sentence": sentence,
-            "correct": (matched(batch) if which == "gold" else
+            "correct": (credit[which] if credit is not None else matched(batch) if which == "gold" else
                         np.fromiter((key in gold_keys for key in zip(*(a.tolist() for a in batch.span_arrays("pred")))),
                                     dtype=bool, count=len(types))),
         }
@@ -97,7 +109,8 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False) -
             "tFre": _share(totals[positions], stats.n_tokens),
             "tCon": _share(labelled, totals[positions]),
             "sentence": per_token_sentence[positions],
-            "correct": other[positions] == token_types,
+            "correct": (other[positions] >= 0 if match in ("exact", "partial") else
+                        other[positions] == token_types),
         }
         sides[which] = {"span": span, "token": token}
     return sides
@@ -208,9 +221,11 @@ def _options(value, attribute, default):
 
 
 # ---- scoring ---------------------------------------------------------------------------
-def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool):
+def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool,
+                   match: str = "strict"):
     """(attribute values of both sides, bucket tables, (gold, pred) bucket index per attribute)."""
-    sides = batch.memo(("attribute_values", lowercase), stats, lambda: attribute_values(stats, batch, lowercase))
+    sides = batch.memo(("attribute_values", lowercase, match), stats,
+                       lambda: attribute_values(stats, batch, lowercase, match))
     tables, assignments = {}, {}
     for attribute in ATTRIBUTES:
         level = _level(attribute)
@@ -226,11 +241,23 @@ def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, 
         assignments[attribute] = (gold_index, pred_index)
         n_gold = np.bincount(gold_index, minlength=n)
         n_pred = np.bincount(pred_index, minlength=n)
-        n_correct = np.bincount(pred_index[pred["correct"]], minlength=n)
-        tables[attribute] = [{"interval": interval, "n_gold": int(g), "n_pred": int(p), "n_correct": int(c),
-                              **prf(int(c), int(g), int(p))}
-                             for interval, g, p, c in zip(intervals, n_gold, n_pred, n_correct)]
+        if match == "strict":
+            n_correct = np.bincount(pred_index[pred["correct"]], minlength=n)
+            tables[attribute] = [{"interval": interval, "n_gold": int(g), "n_pred": int(p), "n_correct": int(c),
+                                  **prf(int(c), int(g), int(p))}
+                                 for interval, g, p, c in zip(intervals, n_gold, n_pred, n_correct)]
+        else:  # credits: precision from the predictions', recall from the gold entities'
+            n_correct = np.bincount(pred_index, weights=pred["correct"], minlength=n)
+            n_found = np.bincount(gold_index, weights=gold["correct"], minlength=n)
+            tables[attribute] = [{"interval": interval, "n_gold": int(g), "n_pred": int(p), "n_correct": float(c),
+                                  "n_correct_gold": float(cg), **_credit_prf(c, cg, g, p)}
+                                 for interval, g, p, c, cg in zip(intervals, n_gold, n_pred, n_correct, n_found)]
     return sides, tables, assignments
+
+
+def _credit_prf(pred_credit: float, gold_credit: float, n_gold: int, n_pred: int) -> Dict[str, float]:
+    precision, recall = ratio(float(pred_credit), int(n_pred)), ratio(float(gold_credit), int(n_gold))
+    return {"precision": precision, "recall": recall, "f1": harmonic_f1(precision, recall, int(n_gold), int(n_pred))}
 
 
 def bucket_key(attribute: str, index: int, interval, measure: str = "f1") -> str:
@@ -240,54 +267,69 @@ def bucket_key(attribute: str, index: int, interval, measure: str = "f1") -> str
     return f"tag_{interval}_{measure}" if attribute == "tag" else f"{attribute}_{index}_{measure}"
 
 
-def _counts(batch: Batch, sides, tables, assignments):
+def _counts(batch: Batch, sides, tables, assignments, match: str = "strict"):
     table = batch.counts()
     n = len(batch)
+
+    def credit(items, where=None):  # per sentence, the items' credits (strict: how many are right)
+        where = np.ones(len(items["sentence"]), dtype=bool) if where is None else where
+        return np.bincount(items["sentence"][where], weights=items["correct"][where].astype(float), minlength=n)
+
+    strict = match == "strict"
     gold, pred = sides["gold"]["span"], sides["pred"]["span"]
-    table.prf(per_sentence(gold["sentence"], n, gold["correct"]), per_sentence(gold["sentence"], n),
-              per_sentence(pred["sentence"], n))
+    # hallucinated mentions: predictions of the overall F1, in no bucket
+    predicted = per_sentence(pred["sentence"], n) + unplaced_per_sentence(batch)
+    table.prf(credit(gold) if strict else credit(pred), per_sentence(gold["sentence"], n), predicted,
+              found=None if strict else credit(gold))
     for attribute in ATTRIBUTES:
         level = _level(attribute)
         gold, pred = sides["gold"][level], sides["pred"][level]
         gold_index, pred_index = assignments[attribute]
         for i, row in enumerate(tables[attribute]):
             in_gold, in_pred = gold_index == i, pred_index == i
-            table.prf(per_sentence(pred["sentence"], n, in_pred & pred["correct"]),
-                      per_sentence(gold["sentence"], n, in_gold), per_sentence(pred["sentence"], n, in_pred),
+            table.prf(credit(pred, in_pred), per_sentence(gold["sentence"], n, in_gold),
+                      per_sentence(pred["sentence"], n, in_pred), found=None if strict else credit(gold, in_gold),
                       keys=[bucket_key(attribute, i, row["interval"], name) for name in ("precision", "recall", "f1")])
     return table
 
 
 def counts(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
-           edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False):
+           edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False, match: str = "strict"):
     """Per-sentence correct / gold / predicted counts of the overall F1 and of every bucket
     (``uncertainty.Counts``: keys ``f1``, and each bucket's ``bucket_key`` with its precision and recall)."""
     if batch.predictions is None:
         raise ValueError("bucket_f1 needs predictions")
     check_options(n_buckets, edges, 0, 0.95)
-    return _counts(batch, *_bucket_tables(stats, batch, n_buckets, edges, lowercase))
+    check_match(match)
+    return _counts(batch, *_bucket_tables(stats, batch, n_buckets, edges, lowercase, match), match)
 
 
 def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
               edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False,
               detailed: bool = False, bootstrap: int = 1000, confidence: float = 0.95, seed: int = 0,
-              ci: bool = False, n_resamples: Optional[int] = None, unit: str = "sentence") -> dict:
+              ci: bool = False, n_resamples: Optional[int] = None, unit: str = "sentence",
+              match: str = "strict") -> dict:
     """F1 per attribute bucket: flat ``{attr}_{i}_f1`` keys (``tag_{type}_f1`` for types) and
     overall ``f1``; with
     ``detailed``, the ``buckets`` tables and ``diagnostics`` (self-diagnosis, Spearman and
     std of bucket F1, mean attribute value ζ, bootstrap intervals of ``bootstrap`` resamples
     of sentences).  ``ci``: ``<key>_ci_low`` / ``<key>_ci_high`` for every flat F1 key, with
-    ``n_resamples`` resamples (default: ``bootstrap``, or 1000)."""
+    ``n_resamples`` resamples (default: ``bootstrap``, or 1000).  ``match`` picks the matching
+    scheme (module docstring)."""
     if batch.predictions is None:
         raise ValueError("bucket_f1 needs predictions")
     check_options(n_buckets, edges, bootstrap, confidence)
-    sides, tables, assignments = _bucket_tables(stats, batch, n_buckets, edges, lowercase)
-    result = {"f1": span_scores(batch)["f1"]}
+    check_match(match)
+    sides, tables, assignments = _bucket_tables(stats, batch, n_buckets, edges, lowercase, match)
+    if match == "strict":
+        result = {"f1": span_scores(batch)["f1"]}
+    else:
+        result = {"f1": _table(*outcomes(batch, match), len(unplaced_types(batch)))["f1"]}
     for attribute, rows in tables.items():
         result.update({bucket_key(attribute, i, row["interval"]): row["f1"] for i, row in enumerate(rows)})
     table = None
     if ci or (detailed and bootstrap):
-        table = _counts(batch, sides, tables, assignments)
+        table = _counts(batch, sides, tables, assignments, match)
     if ci:
         result = with_intervals(result, table, n_resamples or bootstrap or 1000, confidence, seed, unit)
     if detailed:
@@ -301,6 +343,7 @@ def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
                 for attribute, rows in tables.items()}
             diagnostics["bootstrap"]["f1"] = ranges["f1"]
         result["diagnostics"] = diagnostics
+    result.update(input_counts(batch, detailed))
     return result
 
 

@@ -56,6 +56,37 @@ def _versus(args, method: str, systems: dict, **options) -> bool:
     return True
 
 
+def _runs(args, paths, versus=()):
+    """(batches of ``paths``, batches of ``versus``): prediction CoNLL files (token ... gold
+    prediction) with the same tokens and gold tags, or with ``--pred`` JSON Lines files in
+    ``--pred-format`` over the gold CoNLL file ``--test``."""
+    paths, versus = list(paths), list(versus or ())
+    if not args.pred:
+        if args.pred_format != "tags":
+            raise ValueError(f"--pred-format {args.pred_format} reads --pred JSONL files: give --pred")
+        batches = [_batch(run) for run in _read_runs(paths + versus)]
+    else:
+        from .formats import batch_from_files
+
+        tests = args.test if isinstance(args.test, list) else [args.test]
+        if len(tests) != 1:
+            raise ValueError("with --pred, give one --test file: the gold CoNLL file (token ... gold)")
+        gold = read_conll(tests[0])
+        batches = [batch_from_files(gold.tokens, gold.tags, path, args.pred_format, documents=gold.documents)
+                   for path in paths + versus]
+    return batches[:len(paths)], batches[len(paths):]
+
+
+def _add_pred_format(p, repeat_help: str) -> None:
+    p.add_argument("--pred", action="append",
+                   help="predictions as JSON Lines, one sentence per line in --pred-format; --test is then the "
+                        "gold CoNLL file (token ... gold) and --versus files are JSONL too" + repeat_help)
+    p.add_argument("--pred-format", default="tags", choices=["tags", "spans", "chars", "mentions"],
+                   help="form of each --pred line: a list of tags; of [start, end, type] token spans; "
+                        '{"text", "entities": [{"start", "end", "label"}]} character spans; or of '
+                        '{"text", "type"} mentions (LLM output; unplaced ones count as hallucinated)')
+
+
 def _names(paths) -> List[str]:
     """Display names of files: their paths, made unique."""
     names = [os.fspath(p) for p in paths]
@@ -66,14 +97,13 @@ def cmd_hardeval(args) -> None:
     from .hardeval import hardeval
 
     stats = TrainStats.coerce(args.train)
-    test = read_predictions(args.test)
     options = {"strict": args.strict, "error": args.error}
-    if args.versus:
-        runs = [test] + _read_runs([args.test, args.versus])[1:]
-        if _versus(args, "hardeval", dict(zip(_names([args.test, args.versus]), map(_batch, runs))), train=stats,
-                   **options):
-            return
-    result = hardeval(stats, _batch(test), detailed=args.detailed, ci=args.ci, **options, **_resampling(args))
+    paths = (args.pred or [args.test])[:1]
+    (test,), others = _runs(args, paths, [args.versus] if args.versus else [])
+    if others and _versus(args, "hardeval", dict(zip(_names(paths + [args.versus]), [test] + others)), train=stats,
+                          **options):
+        return
+    result = hardeval(stats, test, detailed=args.detailed, ci=args.ci, **options, **_resampling(args))
     print(_json(result)) if args.json else _print_flat(result)
 
 
@@ -90,21 +120,22 @@ def cmd_tmr(args) -> None:
     from .uncertainty import aggregate_runs, compare_runs
 
     stats = TrainStats.coerce(args.train)
-    runs = _read_runs(args.test)
-    others = _read_runs(args.test[:1] + args.versus)[1:] if args.versus else []
+    paths = args.pred or args.test
+    runs, others = _runs(args, paths, args.versus)
     if len(runs) == 1 and len(others) == 1:  # one run each: the paired test on sentences
-        _versus(args, "tmr", dict(zip(_names(args.test + args.versus), map(_batch, runs + others))), train=stats)
+        _versus(args, "tmr", dict(zip(_names(paths + args.versus), runs + others)), train=stats, match=args.match)
         return
-    results = [tmr(stats, _batch(run), detailed=args.detailed, ci=args.ci, **_resampling(args)) for run in runs]
+    results = [tmr(stats, run, detailed=args.detailed, ci=args.ci, match=args.match, **_resampling(args))
+               for run in runs]
     if len(results) == 1 and not others:
         print(_json(results[0])) if args.json else _print_flat(results[0])
         return
     table = {"runs": len(results), "aggregate": aggregate_runs(results)}
     if others:
-        other_results = [tmr(stats, _batch(run)) for run in others]
+        other_results = [tmr(stats, run, match=args.match) for run in others]
         table["versus"] = aggregate_runs(other_results)
-        table["comparison"] = compare_runs(results, other_results, [counts(stats, _batch(r)) for r in runs],
-                                           [counts(stats, _batch(r)) for r in others], **_resampling(args))
+        table["comparison"] = compare_runs(results, other_results, [counts(stats, r, args.match) for r in runs],
+                                           [counts(stats, r, args.match) for r in others], **_resampling(args))
     if args.json:
         print(_json(table))
         return
@@ -127,10 +158,10 @@ def cmd_buckets(args) -> None:
     from .uncertainty import analyse
 
     stats = TrainStats.coerce(args.train)
-    runs = _read_runs(args.test)
-    names = _names(args.test)
-    options = {"n_buckets": args.n_buckets, "lowercase": args.lowercase}
-    batches = dict(zip(names, map(_batch, runs)))
+    runs, _ = _runs(args, args.pred or args.test)
+    names = _names(args.pred or args.test)
+    options = {"n_buckets": args.n_buckets, "lowercase": args.lowercase, "match": args.match}
+    batches = dict(zip(names, runs))
     results = {name: bucket_f1(stats, batch, detailed=True, bootstrap=args.resamples, ci=args.ci, **options,
                                **{k: v for k, v in _resampling(args).items() if k != "n_resamples"})
                for name, batch in batches.items()}
@@ -362,6 +393,12 @@ def cmd_report(args) -> None:
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
         test = read_conll(args.test)
         for path in args.pred:
+            if args.pred_format != "tags" or path.endswith(".jsonl"):
+                from .formats import batch_from_files
+
+                test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
+                                                         documents=test.documents))
+                continue
             predicted = read_conll(path)
             if predicted.tokens != test.tokens:
                 raise ValueError(f"{path} does not have the tokens of {args.test}")
@@ -439,6 +476,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--error", default="bilou", choices=["bilou", "bio", "io"], help="label comparison")
     p.add_argument("--detailed", action="store_true", help="per-type tables and hard tokens (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_pred_format(p, "")
     p.set_defaults(run=cmd_hardeval)
 
     p = commands.add_parser("tmr", help="Tough Mentions Recall on unseen and type-confusable mentions")
@@ -450,6 +488,9 @@ def main(argv: Optional[List[str]] = None) -> int:
                         "aggregates with the pooled paired test and Wilcoxon over runs paired in order")
     p.add_argument("--detailed", action="store_true", help="per-type tables (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--match", default="strict", choices=["strict", "exact", "partial", "type"],
+                   help="when a mention counts as found (nervaluate's schemes; default strict)")
+    _add_pred_format(p, "; repeat for several runs")
     p.set_defaults(run=cmd_tmr)
 
     p = commands.add_parser("buckets", help="F1 per bucket of entity attributes (interpretable evaluation)")
@@ -460,6 +501,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--lowercase", action="store_true", help="match tokens lowercased")
     p.add_argument("--seed", type=int, default=0, help="resampling seed")
     p.add_argument("--json", action="store_true", help="print every table as JSON")
+    p.add_argument("--match", default="strict", choices=["strict", "exact", "partial", "type"],
+                   help="when an entity counts as right (nervaluate's schemes; default strict)")
+    _add_pred_format(p, "; repeat for systems side by side")
     p.set_defaults(run=cmd_buckets)
 
     p = commands.add_parser("nrb", help="Name Regularity Bias: accuracy on NRB and its WTS control set")
@@ -522,7 +566,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = commands.add_parser("report", help="every method, every system (text, JSON, HTML); no arguments: the demo")
     p.add_argument("--train", help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", help="gold CoNLL file (gold tag last)")
-    p.add_argument("--pred", action="append", help="a system's CoNLL file (prediction last); repeatable")
+    p.add_argument("--pred", action="append", help="a system's CoNLL file (prediction last), or a JSON Lines "
+                                                   "file in --pred-format (.jsonl); repeatable")
+    p.add_argument("--pred-format", default="tags", choices=["tags", "spans", "chars", "mentions"],
+                   help="form of the --pred JSONL lines (as for tmr); tags: CoNLL files unless named .jsonl")
     p.add_argument("--nrb", help="NRB sentences: token gold, then one prediction column per --pred system")
     p.add_argument("--wts", help="WTS sentences, same columns as --nrb")
     p.add_argument("--type-map", default="nrb", help="system types to NRB types: nrb, conll or ontonotes")

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .batch import Batch
-from .scoring import ratio
+from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import per_sentence, with_intervals
 
@@ -149,6 +149,7 @@ def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str =
         result["per_type"] = {t: scores(masks, errors, type_array == t) for t in sorted(set(types))}
         result["hard_tokens"] = hard_tokens(stats, tokens, types, masks, errors)
         result["error_breakdown"] = error_breakdown(masks, errors)
+    result.update(input_counts(batch, detailed))  # hallucinated mentions have no token: they change no TER
     return result
 
 

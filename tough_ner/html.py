@@ -166,6 +166,16 @@ def render(report: dict) -> str:
                                                      + [results["systems"][s]["tmr"][f"recall_{x}"] for s in systems]
                                                      for x in tmr_subsets]))
 
+    schemes = [s for s in systems if "schemes" in results["details"][s].get("match_scores", {})]
+    if schemes:
+        parts.append("<h2>Partial matches (SemEval-2013 schemes, as nervaluate)</h2><p class='note'>strict: same "
+                     "span and type; exact: same span; partial: overlap, half credit; type: overlap, same type. "
+                     "COR / INC / PAR / MIS / SPU counts.</p>")
+        names = ["correct", "incorrect", "partial", "missed", "spurious", "precision", "recall", "f1"]
+        parts.append(_table(["system", "scheme", "COR", "INC", "PAR", "MIS", "SPU", "P", "R", "F1"], [
+            [s, scheme] + [results["details"][s]["match_scores"]["schemes"][scheme][k] for k in names]
+            for s in schemes for scheme in ("strict", "exact", "partial", "type")]))
+
     parts.append("<h2>Bucket F1 per attribute</h2><p class='note'>Bars: F1 per bucket with its number of gold "
                  "entities; whiskers: bootstrap confidence intervals.</p>")
     if plt:

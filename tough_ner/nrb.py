@@ -17,7 +17,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .batch import Batch
-from .scoring import ratio
+from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import with_intervals
 
@@ -318,6 +318,7 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
             result.update({f"{name}_{key}": value for key, value in per_set[name].items()})
     if ci:
         result = with_intervals(result, counts(batch, type_map, portion, stats), n_resamples, confidence, seed, unit)
+    result.update(input_counts(batch, detailed))
     return result
 
 

@@ -17,6 +17,7 @@ from .comparison import COUNTS, describe_test, direction, finish, format_p
 from .corpus import Corpus
 from .findings import findings
 from .hardeval import hardeval
+from .matching import report_scores
 from .nrb import TypeMap, nrb, sets_batch
 from .rockner import rockner
 from .scoring import matched
@@ -69,12 +70,20 @@ def hard_mentions(stats: TrainStats, batch: Batch, top: int = 10) -> List[dict]:
     return sorted(rows, key=lambda r: (-r["misses"], -r["n"], r["text"], r["type"]))[:top]
 
 
+def _batch(test: Corpus, predictions) -> Batch:
+    """A system's batch: its tags over the test set, or a batch ``tough_ner.as_batch`` built
+    from another format (which keeps its hallucinated mentions)."""
+    return predictions if isinstance(predictions, Batch) else Batch(test.tokens, test.tags, predictions,
+                                                                    test.documents)
+
+
 def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optional[Tuple[Corpus, Corpus]] = None,
         type_map: TypeMap = None, attacked: Optional[Mapping[str, Sequence[Tuple[str, Corpus]]]] = None,
         bootstrap: int = 1000, seed: int = 0, progress: Callable[[Steps], Steps] = lambda steps: steps,
         confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05) -> dict:
     """Every method for every system.
 
+    A system's predictions in ``test.predictions`` are tags or a ``Batch`` (``as_batch``).
     ``nrb_sets``: NRB and WTS corpora with one prediction list per system (types mapped by
     ``type_map``).  ``attacked``: per system, attacked versions of the test set ``(label,
     corpus with that system's predictions)``, mildest first; the ``rockner`` keys are those of
@@ -105,9 +114,10 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
 
     def score_system(name: str, predictions) -> Callable[[], None]:
         def step():
-            batch = Batch(test.tokens, test.tags, predictions, test.documents)
+            batch = _batch(test, predictions)
             for method, score in METHODS.items():
                 record(name, method, score(stats, batch, detailed=True, **OPTIONS.get(method, {})), batch)
+            record(name, "match_scores", report_scores(stats, batch, detailed=True))  # no intervals: no counts
             results["details"][name]["hard_mentions"] = hard_mentions(stats, batch)
         return step
 
@@ -122,7 +132,7 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
 
     def score_attacks(name: str, versions) -> Callable[[], None]:
         def step():
-            original = Batch(test.tokens, test.tags, test.predictions[list(systems).index(name)], test.documents)
+            original = _batch(test, test.predictions[list(systems).index(name)])
             pairs = [(label, original, Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents))
                      for label, corpus in versions]
             curve = [(label, rockner(original, attacked_batch, True)) for label, original, attacked_batch in pairs]

@@ -18,7 +18,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .batch import Batch
-from .scoring import matched, ratio, span_scores
+from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from .uncertainty import per_sentence, with_intervals
 
 CATEGORIES = ("exact_right_type", "exact_wrong_type",
@@ -92,7 +92,8 @@ def counts(original: Batch, attacked: Batch):
         place = rows[name]
         gold_sentences, pred_sentences = place[batch.span_arrays("gold")[0]], place[batch.span_arrays("pred")[0]]
         table.prf(per_sentence(gold_sentences, n, matched(batch)), per_sentence(gold_sentences, n),
-                  per_sentence(pred_sentences, n), keys=[f"{key}_{name}" for key in ("precision", "recall", "f1")])
+                  per_sentence(pred_sentences, n) + np.bincount(place, weights=unplaced_per_sentence(batch), minlength=n),
+                  keys=[f"{key}_{name}" for key in ("precision", "recall", "f1")])
         categories, _ = _analysis(batch)
         sentences = np.array([place[s] for s, _ in categories], dtype=np.int64)
         labels = np.array([category for _, category in categories], dtype=object)
@@ -121,6 +122,7 @@ def rockner(original: Batch, attacked: Batch, detailed: bool = False, ci: bool =
         for key in ("precision", "recall", "f1"):
             result[f"{key}_{name}"] = scores[key]
         analyses[name] = error_analysis(batch)
+        result.update({f"{key}_{name}": value for key, value in input_counts(batch, detailed).items()})
     result["f1_drop"] = result["f1_original"] - result["f1_attacked"]
     result["f1_drop_relative"] = ratio(result["f1_drop"], result["f1_original"])
     for name in VERSIONS:

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import math
-from typing import Dict
+from collections import Counter
+from typing import Dict, List
 
 import numpy as np
 
@@ -29,6 +30,36 @@ def prf(n_correct: int, n_gold: int, n_pred: int) -> Dict[str, float]:
     return {"precision": precision, "recall": recall, "f1": f1(precision, recall, n_gold, n_pred)}
 
 
+def unplaced_types(batch: Batch) -> List[str]:
+    """The types of the predictions without a position (hallucinated mentions): false
+    positives for every precision."""
+    return [item["type"] for items in (batch.hallucinated or ()) for item in items]
+
+
+def unplaced_per_sentence(batch: Batch) -> np.ndarray:
+    """How many predictions without a position (hallucinated mentions) each sentence has."""
+    if batch.hallucinated is None:
+        return np.zeros(len(batch))
+    return np.array([len(items) for items in batch.hallucinated], dtype=float)
+
+
+def input_counts(batch: Batch, detailed: bool = False) -> Dict[str, object]:
+    """What the input conversion noticed, for every method's result: ``n_hallucinated``
+    when predictions were mention lists, ``n_snapped`` when character spans were given;
+    with ``detailed``, the lists ``hallucinated`` (sentence, text, type) and ``snapped``."""
+    counts: Dict[str, object] = {}
+    if batch.hallucinated is not None:
+        counts["n_hallucinated"] = len(unplaced_types(batch))
+    if batch.snapped or "chars" in (batch.formats or {}).values():
+        counts["n_snapped"] = len(batch.snapped)
+    if detailed and batch.hallucinated is not None:
+        counts["hallucinated"] = [{"sentence": s, **item} for s, items in enumerate(batch.hallucinated)
+                                  for item in items]
+    if detailed and "n_snapped" in counts:
+        counts["snapped"] = list(batch.snapped)
+    return counts
+
+
 def matched(batch: Batch) -> np.ndarray:
     """For each gold span (in ``span_arrays("gold")`` order), whether a predicted span has
     the same sentence, boundaries and type."""
@@ -39,14 +70,16 @@ def matched(batch: Batch) -> np.ndarray:
 
 def span_scores(batch: Batch) -> Dict[str, object]:
     """Micro precision/recall/F1 over exact spans (conlleval's and seqeval's default on
-    valid BIO), and the same per type: ``{"precision", "recall", "f1", "per_type": {...}}``."""
+    valid BIO), and the same per type: ``{"precision", "recall", "f1", "per_type": {...}}``.
+    Hallucinated mentions count as wrong predictions."""
     gold_types = batch.span_arrays("gold")[3]
     pred_types = batch.span_arrays("pred")[3]
+    unplaced = Counter(unplaced_types(batch))
     hit = matched(batch)
-    result: Dict[str, object] = prf(int(hit.sum()), len(gold_types), len(pred_types))
+    result: Dict[str, object] = prf(int(hit.sum()), len(gold_types), len(pred_types) + sum(unplaced.values()))
     per_type = {}
     for index, name in enumerate(batch.types):
-        n_gold, n_pred = int(np.sum(gold_types == index)), int(np.sum(pred_types == index))
+        n_gold, n_pred = int(np.sum(gold_types == index)), int(np.sum(pred_types == index)) + unplaced[name]
         per_type[name] = {**prf(int(np.sum(hit & (gold_types == index))), n_gold, n_pred), "n": n_gold}
     result["per_type"] = per_type
     return result

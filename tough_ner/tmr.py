@@ -9,7 +9,10 @@ Among the gold test mentions:
   TCM_ALL        the text occurs with 2+ types.  TCM_UNSEEN = TCM_ALL & UNSEEN_TOKENS;
                  TCM_SEEN = the rest of TCM_ALL.
 Recall of a subset = its mentions exactly matched (span and type) by a prediction / its size.
-Spurious predictions belong to no subset, so subsets have recall only.
+Spurious predictions belong to no subset, so subsets have recall only.  With ``match=``
+(``"exact"``, ``"partial"``, ``"type"``; ``tough_ner.matching``) a mention counts by its credit
+under that scheme (1 matched, 0.5 partly matched under ``partial``) and the overall precision,
+recall and F1 are that scheme's.
 """
 from __future__ import annotations
 
@@ -19,7 +22,8 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from .batch import Batch
-from .scoring import matched, ratio, span_scores
+from .matching import check_match, credit_scores, credits
+from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from .stats import TrainStats
 from .uncertainty import aggregate_runs, per_sentence, with_intervals
 
@@ -50,26 +54,38 @@ def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
 def _subset_keys(masks: Dict[str, np.ndarray], hit: np.ndarray, where: np.ndarray) -> Dict[str, float]:
     keys = {}
     for name in SUBSETS:
-        keys[f"recall_{name}"] = ratio(int(np.sum(masks[name] & where & hit)), int(np.sum(masks[name] & where)))
+        keys[f"recall_{name}"] = ratio(np.sum(hit[masks[name] & where]).item(), int(np.sum(masks[name] & where)))
     for name in SUBSETS:
         keys[f"n_{name}"] = int(np.sum(masks[name] & where))
     return keys
 
 
-def counts(stats: TrainStats, batch: Batch):
+def _hits(batch: Batch, match: str):
+    """(credit of each gold mention, of each prediction) under ``match``; strict: booleans."""
+    if match == "strict":
+        return matched(batch), None
+    return credits(batch, match)
+
+
+def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
     """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
+    check_match(match)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
-    hit = matched(batch)
+    hit, pred_credit = _hits(batch, match)
     gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
     n = len(batch)
+    found = lambda weights: np.bincount(gold_sentences, weights=weights, minlength=n).astype(float)
+    predicted = per_sentence(pred_sentences, n) + unplaced_per_sentence(batch)
     table = batch.counts()
-    table.prf(per_sentence(gold_sentences, n, hit), per_sentence(gold_sentences, n),
-              per_sentence(pred_sentences, n))
+    if pred_credit is None:
+        table.prf(per_sentence(gold_sentences, n, hit), per_sentence(gold_sentences, n), predicted)
+    else:  # credits: precision from the predictions', recall from the gold mentions'
+        table.prf(np.bincount(pred_sentences, weights=pred_credit, minlength=n).astype(float),
+                  per_sentence(gold_sentences, n), predicted, found=found(hit))
     for name in SUBSETS:
-        table.ratio(f"recall_{name}", per_sentence(gold_sentences, n, masks[name] & hit),
-                    per_sentence(gold_sentences, n, masks[name]))
+        table.ratio(f"recall_{name}", found(masks[name] * hit), per_sentence(gold_sentences, n, masks[name]))
     # The paper's contrast within one system: recall on seen minus recall on unseen-token mentions.
     table.derive("recall_seen_minus_unseen", "diff", "recall_seen", "recall_unseen_tokens",
                  size=per_sentence(gold_sentences, n, masks["seen"] | masks["unseen_tokens"]))
@@ -77,28 +93,31 @@ def counts(stats: TrainStats, batch: Batch):
 
 
 def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = False, n_resamples: int = 1000,
-        confidence: float = 0.95, seed: int = 0, unit: str = "sentence") -> dict:
+        confidence: float = 0.95, seed: int = 0, unit: str = "sentence", match: str = "strict") -> dict:
     """Tough Mentions Recall of predictions against gold, with training statistics ``stats``.
-    ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
+    ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``).
+    ``match`` picks the matching scheme (default ``strict``: exact span and type)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
+    check_match(match)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
-    hit = matched(batch)
+    hit, pred_credit = _hits(batch, match)
+    spans = span_scores(batch) if pred_credit is None else credit_scores(batch, hit, pred_credit)
     every = np.ones(len(hit), dtype=bool)
-    spans = span_scores(batch)
     result = {"precision": spans["precision"], "recall": spans["recall"], "f1": spans["f1"]}
     subset_keys = _subset_keys(masks, hit, every)
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)
     result.update({k: v for k, v in subset_keys.items() if k.startswith("n_")})
     if ci:
-        result = with_intervals(result, counts(stats, batch), n_resamples, confidence, seed, unit)
+        result = with_intervals(result, counts(stats, batch, match), n_resamples, confidence, seed, unit)
     if detailed:
         gold_types = batch.span_arrays("gold")[3]
         result["per_type"] = {
             name: {**spans["per_type"][name], **_subset_keys(masks, hit, gold_types == index)}
             for index, name in enumerate(batch.types)}
         result["share"] = {name: ratio(result[f"n_{name}"], len(hit)) for name in SUBSETS}
+    result.update(input_counts(batch, detailed))
     return result
 
 

@@ -53,7 +53,8 @@ class Counts:
     """The per-sentence counts of one system's result and the formula of each key.
 
     ``keys`` holds ``(kind, operands)``: ``("ratio", num, den)`` over columns,
-    ``("f1", correct, gold, pred)`` over columns, and ``("mean" | "diff" | "relative", a, b)``
+    ``("f1", correct, gold, pred)`` over columns (``("f1", correct, gold, pred, found)`` when the
+    gold side has its own correct count, as with partial-match credits), and ``("mean" | "diff" | "relative", a, b)``
     over keys already defined (mean of a and b; a - b; a / b).  ``size`` names each key's n.
     """
 
@@ -87,13 +88,19 @@ class Counts:
         self.keys[key] = ("ratio", self.column(key + "/num", numerator), self.column(key + "/den", denominator))
         self.size[key] = key + "/den"
 
-    def prf(self, correct, gold, predicted, keys: Sequence[str] = ("precision", "recall", "f1")) -> None:
+    def prf(self, correct, gold, predicted, keys: Sequence[str] = ("precision", "recall", "f1"),
+            found=None) -> None:
         """precision, recall and F1 keys (named by ``keys``) from per-sentence correct, gold and
-        predicted counts; n = gold."""
+        predicted counts; n = gold.  ``found``: the gold side's own correct counts (recall's
+        numerator; partial-match credits), ``correct`` then being the predictions'."""
         precision, recall, f1 = keys
         c, g, p = (self.column(f"{f1}/{name}", values)
                    for name, values in (("correct", correct), ("gold", gold), ("pred", predicted)))
-        self.keys[precision], self.keys[recall], self.keys[f1] = ("ratio", c, p), ("ratio", c, g), ("f1", c, g, p)
+        if found is None:
+            self.keys[precision], self.keys[recall], self.keys[f1] = ("ratio", c, p), ("ratio", c, g), ("f1", c, g, p)
+        else:
+            r = self.column(f"{f1}/found", found)
+            self.keys[precision], self.keys[recall], self.keys[f1] = ("ratio", c, p), ("ratio", r, g), ("f1", c, g, p, r)
         for key in keys:
             self.size[key] = g
 
@@ -129,6 +136,11 @@ def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarr
             if kind == "ratio":
                 num, den = (sums[..., names[c]] for c in operands)
                 values[key] = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+            elif kind == "f1" and len(operands) == 4:  # 2PR / (P + R) with P = c / p, R = r / g
+                c, g, p, r = (sums[..., names[c]] for c in operands)
+                denominator = c * g + r * p
+                f1 = 2 * c * r / np.where(denominator > 0, denominator, 1)
+                values[key] = np.where(g + p > 0, np.where(denominator > 0, f1, 0.0), np.nan)
             elif kind == "f1":  # 2c / (g + p): the harmonic mean of P and R, 0 when nothing is right
                 c, g, p = (sums[..., names[c]] for c in operands)
                 total = g + p

@@ -7,6 +7,8 @@ import datasets
 import evaluate
 
 from ..batch import Batch
+from ..formats import as_batch
+from ..matching import match_scores
 from ..stats import TrainStats
 from ..uncertainty import check_options as check_resampling
 
@@ -31,11 +33,36 @@ TAG_ARGS = """    predictions: predicted tags, one list of strings per sentence 
     tokens: the test tokens, same shape."""
 
 
-def input_features(extra: Sequence[str] = ()) -> datasets.Features:
-    """predictions, references and tokens: one list of strings per sentence; each ``extra``
-    input is one string per sentence."""
+# Input modes (config_name): the form of the predictions; references stay gold tags.
+def _records(**fields) -> dict:
+    return {name: datasets.Value(kind) for name, kind in fields.items()}
+
+
+PREDICTION_FEATURES = {
+    "tags": datasets.List(datasets.Value("string")),
+    "spans": datasets.List(_records(start="int64", end="int64", type="string")),
+    "chars": {"text": datasets.Value("string"),
+              "entities": datasets.List(_records(start="int64", end="int64", label="string"))},
+    "mentions": datasets.List(_records(text="string", type="string")),
+}
+INPUT_MODES = tuple(PREDICTION_FEATURES)
+MODES_TEXT = """
+Input modes (config_name at load time; references are always gold tags):
+    "tags" (default): predictions are tags, like the references.
+    "spans": per sentence a list of {"start", "end", "type"} token spans (end exclusive; (start, end, type)
+        tuples are accepted too).
+    "chars": per sentence {"text": ..., "entities": [{"start", "end", "label"}]} character spans over the
+        sentence text (null text: the tokens joined by spaces); expanded to the tokens they touch.
+    "mentions": per sentence a list of {"text", "type"} without positions (LLM output); a mention placed
+        nowhere is a hallucinated false positive (n_hallucinated).
+    Results then gain n_hallucinated ("mentions") or n_snapped ("chars")."""
+
+
+def input_features(extra: Sequence[str] = (), mode: str = "tags") -> datasets.Features:
+    """predictions (in the ``mode``'s form), references and tokens: one list of strings per
+    sentence; each ``extra`` input is one string per sentence."""
     strings = datasets.List(datasets.Value("string"))
-    return datasets.Features({"predictions": strings, "references": strings, "tokens": strings,
+    return datasets.Features({"predictions": PREDICTION_FEATURES[mode], "references": strings, "tokens": strings,
                               **{name: datasets.Value("string") for name in extra}})
 
 
@@ -51,6 +78,8 @@ class ToughMetric(evaluate.Metric):
     # Extra per-sentence string inputs: name -> default; a single string applies to the whole batch.
     extra_inputs: ClassVar[Dict[str, str]] = {}
     needs_train: ClassVar[bool] = True
+    # Add the partial-match table (tough_ner.match_scores) to the detailed output.
+    match_table: ClassVar[bool] = False
     description: ClassVar[str] = ""
     citation_text: ClassVar[str] = ""
     inputs_text: ClassVar[str] = ""
@@ -66,6 +95,10 @@ class ToughMetric(evaluate.Metric):
             self.train_stats = TrainStats.coerce(train)
         else:
             self.train_stats = None
+        mode = kwargs.get("config_name") or "default"
+        if mode not in ("default",) + INPUT_MODES:
+            raise ValueError(f"config_name={mode!r}: the input modes are {', '.join(INPUT_MODES)}")
+        self.input_mode = "tags" if mode == "default" else mode
         # evaluate's own seed keyword doubles as the resampling seed: read, not taken.
         self.defaults = {name: kwargs.get(name, default) if name == "seed" else kwargs.pop(name, default)
                          for name, default in self.options.items()}
@@ -80,7 +113,8 @@ class ToughMetric(evaluate.Metric):
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
             description=self.description, citation=self.citation_text, inputs_description=self.inputs_text,
-            features=input_features(list(self.extra_inputs)), reference_urls=list(self.reference_urls))
+            features=input_features(list(self.extra_inputs), self.input_mode),
+            reference_urls=list(self.reference_urls))
 
     def add_batch(self, *, predictions=None, references=None, tokens=None, **kwargs):
         """Add a batch of sentences: predicted tags, gold tags and tokens."""
@@ -88,7 +122,7 @@ class ToughMetric(evaluate.Metric):
         unknown = sorted(set(kwargs) - set(self.extra_inputs))
         if unknown:
             raise TypeError(f"{type(self).__name__}.add_batch got unexpected keyword argument(s) {', '.join(unknown)}")
-        return super().add_batch(predictions=predictions, references=references, tokens=tokens,
+        return super().add_batch(predictions=self._storable(predictions, tokens), references=references, tokens=tokens,
                                  **self._extra_columns(kwargs, references))
 
     def compute(self, *, predictions=None, references=None, tokens=None, **kwargs):
@@ -104,12 +138,23 @@ class ToughMetric(evaluate.Metric):
                 raise ValueError(f"{', '.join(extra)} given without predictions and references")
             result = super().compute(**kwargs)
         else:
-            result = super().compute(predictions=predictions, references=references, tokens=tokens,
+            result = super().compute(predictions=self._storable(predictions, tokens), references=references, tokens=tokens,
                                      **self._extra_columns(extra, references), **kwargs)
         # evaluate 0.4.6 keeps released file locks on the object, which cannot be pickled.
         self.filelocks = None
         self.rendez_vous_lock = None
         return result
+
+    def _storable(self, predictions, tokens):
+        """Predictions as the records the features hold: token spans given as (start, end,
+        type) tuples become dicts; a character record without text gets the tokens joined by spaces."""
+        if predictions is None or tokens is None or self.input_mode not in ("spans", "chars"):
+            return predictions
+        if self.input_mode == "chars":
+            return [{**record, "text": " ".join(words)} if isinstance(record, dict) and record.get("text") is None
+                    else record for record, words in zip(predictions, tokens)]
+        return [[span if isinstance(span, dict) else dict(zip(("start", "end", "type"), span)) for span in sentence]
+                for sentence in predictions]
 
     def _extra_columns(self, given: Dict[str, Any], references) -> Dict[str, list]:
         """Each extra input as one string per sentence (a single string fills the batch)."""
@@ -130,7 +175,14 @@ class ToughMetric(evaluate.Metric):
         chosen = {**self.defaults, **options}
         self.check_options(chosen)
         documents = chosen.pop("documents", None)
-        return self.score(Batch(tokens, references, predictions, documents), **extra, **chosen)
+        if self.input_mode == "tags":
+            batch = Batch(tokens, references, predictions, documents)
+        else:
+            batch = as_batch(tokens, references, predictions, "tags", self.input_mode, documents=documents)
+        result = self.score(batch, **extra, **chosen)
+        if self.match_table and chosen.get("detailed"):
+            result["match_scores"] = plain(match_scores(batch, detailed=True))
+        return result
 
     def score(self, batch: Batch, **options) -> dict:
         raise NotImplementedError

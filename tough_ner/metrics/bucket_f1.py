@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..buckets import bucket_f1, check_options
-from .base import RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..matching import check_match
+from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Interpretable evaluation (Fu, Liu & Neubig, 2020): entity F1 per bucket of an entity
 attribute: entity length (eLen), sentence length (sLen), entity density (eDen), OOV density
@@ -19,11 +20,13 @@ _CITATION = """@inproceedings{fu-etal-2020-interpretable,
   doi = {10.18653/v1/2020.emnlp-main.489}
 }"""
 
-_INPUTS = "\nArgs:\n" + TAG_ARGS + """
+_INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
     n_buckets: buckets per attribute, special ones included (default 4); an int or {attribute: int}.
     edges: {attribute: [cuts]} user-given cuts of the regular buckets (special buckets stay).
     lowercase: match tokens and mention texts lowercased (default False: exact).
-    detailed: add the "buckets" tables and "diagnostics" (default False).
+    match: "strict" (default), "exact", "partial" or "type": how an entity counts as right (credits of
+        nervaluate's schemes; see the card).
+    detailed: add the "buckets" tables, "diagnostics" and "match_scores" (default False).
     bootstrap: resamples for the bucket intervals of the diagnostics (default 1000; 0: none).
 """ + RESAMPLING_ARGS + """
 Returns:
@@ -38,7 +41,8 @@ class BucketF1(ToughMetric):
     """F1 per attribute bucket; ``train=`` gives the training statistics."""
 
     options = {"n_buckets": 4, "edges": None, "lowercase": False, "detailed": False, "bootstrap": 1000,
-               **RESAMPLING}
+               "match": "strict", **RESAMPLING}
+    match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION
     inputs_text = _INPUTS
@@ -47,6 +51,7 @@ class BucketF1(ToughMetric):
     def check_options(self, options):
         super().check_options(options)
         check_options(options["n_buckets"], options["edges"], options["bootstrap"], options["confidence"])
+        check_match(options["match"])
 
     def score(self, batch: Batch, **options) -> dict:
         return plain(bucket_f1(self.train_stats, batch, **options))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..hardeval import ERROR_SCHEMES, hardeval
-from .base import RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
+from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """HardEval (Bernier-Colborne & Langlais, 2020): token error rates on the test tokens that
 are hard for a model that memorises its training data: tokens never seen in training
@@ -18,7 +18,7 @@ _CITATION = """@inproceedings{bernier-colborne-langlais-2020-hardeval,
   pages = {1704--1711}
 }"""
 
-_INPUTS = """
+_INPUTS = MODES_TEXT + """
 Args:
     predictions: predicted tags, one list of strings per sentence (BIO, IOB1, BIOES/BILOU or IO).
     references: gold tags, same shape.
@@ -38,6 +38,7 @@ class Hardeval(ToughMetric):
     """HardEval token error rates; ``train=`` gives the training statistics."""
 
     options = {"strict": False, "error": "bilou", "detailed": False, **RESAMPLING}
+    match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION
     inputs_text = _INPUTS

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..nrb import nrb, resolve_type_map
-from .base import RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
+from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Name Regularity Bias (Ghaddar et al., TACL 2021): accuracy on sentences whose one target
 entity can only be typed from its context (NRB), on the same names in easy contexts (WTS, the
@@ -20,7 +20,7 @@ _CITATION = """@article{ghaddar-etal-2021-context,
   doi = {10.1162/tacl_a_00386}
 }"""
 
-_INPUTS = """
+_INPUTS = MODES_TEXT + """
 Args:
     predictions: predicted tags, one list of strings per sentence (any tag scheme, system types).
     references: gold tags of NRB / WTS sentences: exactly one entity per sentence, typed

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ..batch import Batch
 from ..rockner import rockner, split_versions
-from .base import RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..formats import select
+from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """RockNER (Lin et al., EMNLP 2021): how much a system's F1 drops from the original test
 set to its natural adversarial version (entities replaced by other real entities of the same
@@ -19,7 +20,7 @@ _CITATION = """@inproceedings{lin-etal-2021-rockner,
   doi = {10.18653/v1/2021.emnlp-main.302}
 }"""
 
-_INPUTS = "\nArgs:\n" + TAG_ARGS + """
+_INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
     version: "original" or "attacked" for the whole batch (or one per sentence); both sets are needed.
     detailed: add "errors" (counts per category) and "confusion" tables (default False).
 """ + RESAMPLING_ARGS + """
@@ -45,4 +46,7 @@ class Rockner(ToughMetric):
     def score(self, batch: Batch, version=(), detailed=False, **resampling) -> dict:
         original, attacked = split_versions(batch.tokens, batch.references, batch.predictions, list(version),
                                             batch.documents)
+        if batch.formats is not None:  # keep what as_batch recorded (hallucinated mentions) per version
+            original, attacked = (select(batch, [i for i, v in enumerate(version) if v == name])
+                                  for name in ("original", "attacked"))
         return plain(rockner(original, attacked, detailed, **resampling))

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from ..batch import Batch
+from ..matching import check_match
 from ..tmr import tmr
-from .base import RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Tough Mentions Recall: recall on gold test mentions that are unseen in training (by
 text, or by text and type) and on type-confusable mentions (text with 2+ types in the test
@@ -17,8 +18,10 @@ _CITATION = """@inproceedings{tu-lignos-2021-tmr,
   note = {arXiv:2103.12312}
 }"""
 
-_INPUTS = "\nArgs:\n" + TAG_ARGS + """
-    detailed: add "per_type" and "share" tables (default False).
+_INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
+    match: "strict" (default: exact span and type), "exact", "partial" or "type": how a mention counts as
+        found (nervaluate's schemes; "partial" gives half credit to an overlapping prediction).
+    detailed: add "per_type", "share" and "match_scores" tables (default False).
 """ + RESAMPLING_ARGS + """
 Returns:
     precision, recall, f1 (overall micro), recall_seen, recall_unseen_any, recall_unseen_tokens,
@@ -30,11 +33,16 @@ Returns:
 class Tmr(ToughMetric):
     """Tough Mentions Recall; ``train=`` gives the training statistics."""
 
-    options = {"detailed": False, **RESAMPLING}
+    options = {"detailed": False, "match": "strict", **RESAMPLING}
+    match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION
     inputs_text = _INPUTS
     reference_urls = ["https://arxiv.org/abs/2103.12312"]
 
-    def score(self, batch: Batch, detailed=False, **resampling) -> dict:
-        return plain(tmr(self.train_stats, batch, detailed=detailed, **resampling))
+    def check_options(self, options):
+        super().check_options(options)
+        check_match(options["match"])
+
+    def score(self, batch: Batch, detailed=False, match="strict", **resampling) -> dict:
+        return plain(tmr(self.train_stats, batch, detailed=detailed, match=match, **resampling))

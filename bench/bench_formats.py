@@ -1,0 +1,80 @@
+"""Input formats and partial-match scoring on CoNLL-2003 test, with nervaluate and seqeval
+measured in the same run.
+
+Goal: converting and scoring the test set given as character spans takes at most twice the
+time of the same work given as tags (scoring: TMR and the four match schemes).
+
+    python bench/bench_formats.py [path/to/conll2003]
+"""
+from __future__ import annotations
+
+from nervaluate import Evaluator
+from seqeval.metrics import classification_report
+
+from tough_ner import Batch, TrainStats, as_batch, match_scores, read_conll
+from tough_ner.baselines import memorization
+from tough_ner.schemes import decode
+from tough_ner.tmr import tmr
+
+from common import DATA, best, peak_mb, print_table
+
+
+def forms(tokens, tags):
+    spans = [decode(sentence) for sentence in tags]
+    chars = []
+    for words, sentence in zip(tokens, spans):
+        starts, position = [], 0
+        for word in words:
+            starts.append(position)
+            position += len(word) + 1
+        chars.append({"text": " ".join(words), "entities": [
+            {"start": starts[a], "end": starts[b - 1] + len(words[b - 1]), "label": t} for a, b, t in sentence]})
+    mentions = [[{"text": " ".join(words[a:b]), "type": t} for a, b, t in sentence]
+                for words, sentence in zip(tokens, spans)]
+    return {"tags": tags, "spans": spans, "chars": chars, "mentions": mentions}
+
+
+def main():
+    stats = TrainStats.from_conll(DATA / "train.txt")
+    test = read_conll(DATA / "test.txt")
+    predictions = memorization(stats, test.tokens)
+    gold, pred = forms(test.tokens, test.tags), forms(test.tokens, predictions)
+
+    def score(batch):
+        return tmr(stats, batch), match_scores(batch)
+
+    runs = {"tags": lambda: score(Batch(test.tokens, test.tags, predictions)),
+            **{name: (lambda name=name: score(as_batch(test.tokens, gold[name], pred[name])))
+               for name in ("spans", "chars", "mentions")}}
+    times = {name: float("inf") for name in runs}
+    for _ in range(7):  # interleaved, best of 7: a busy machine slows every format alike
+        for name, work in runs.items():
+            times[name] = min(times[name], best(work, 1)[0])
+    t_convert, _ = best(lambda: as_batch(test.tokens, gold["chars"], pred["chars"]), 5)
+    batch = Batch(test.tokens, test.tags, predictions)
+    t_match, _ = best(lambda: match_scores(batch), 5)
+    t_match_detailed, _ = best(lambda: match_scores(batch, detailed=True), 3)
+    as_dicts = lambda spans: [[{"label": t, "start": a, "end": b - 1} for a, b, t in s] for s in spans]
+    t_nervaluate, _ = best(lambda: Evaluator(as_dicts(gold["spans"]), as_dicts(pred["spans"]), batch.types,
+                                             loader="dict").evaluate(), 3)
+    t_seqeval, _ = best(lambda: classification_report(test.tags, predictions, digits=4), 3)
+    peak = peak_mb(lambda: score(as_batch(test.tokens, gold["chars"], pred["chars"])))
+    ratio = times["chars"] / times["tags"]
+    print_table([
+        ("tags -> Batch, TMR + match_scores", times["tags"], ""),
+        ("token spans -> as_batch, TMR + match_scores", times["spans"], ""),
+        ("character spans -> as_batch, TMR + match_scores", times["chars"], "<= 2x tags"),
+        ("mention lists -> as_batch, TMR + match_scores", times["mentions"], ""),
+        ("as_batch of character spans alone (gold + predictions)", t_convert, ""),
+        ("match_scores, 4 schemes (decoded batch)", t_match, ""),
+        ("match_scores, 4 schemes + per type (decoded batch)", t_match_detailed, ""),
+        ("nervaluate Evaluator.evaluate, 4 schemes + per type (peer)", t_nervaluate, ""),
+        ("seqeval classification_report (peer)", t_seqeval, ""),
+    ])
+    print(f"{'ratio character spans / tags':<58} {ratio:>9.2f}x  goal <= 2x: {'MET' if ratio <= 2 else 'MISSED'}")
+    print(f"{'ratio nervaluate / match_scores detailed':<58} {t_nervaluate / t_match_detailed:>9.1f}x")
+    print(f"{'peak memory, character spans converted + scored (MB)':<58} {peak:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()

