@@ -26,6 +26,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .batch import Batch
+from .checks import check_inputs
 from .scoring import matched, prf, span_scores
 from .stats import TrainStats
 from .uncertainty import intervals, per_sentence, with_intervals
@@ -210,6 +211,7 @@ def _options(value, attribute, default):
 # ---- scoring ---------------------------------------------------------------------------
 def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool):
     """(attribute values of both sides, bucket tables, (gold, pred) bucket index per attribute)."""
+    check_inputs(stats, batch, lowercase)
     sides = batch.memo(("attribute_values", lowercase), stats, lambda: attribute_values(stats, batch, lowercase))
     tables, assignments = {}, {}
     for attribute in ATTRIBUTES:

@@ -19,6 +19,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from .batch import Batch
+from .checks import check_inputs
 from .scoring import matched, ratio, span_scores
 from .stats import TrainStats
 from .uncertainty import aggregate_runs, per_sentence, with_intervals
@@ -60,6 +61,7 @@ def counts(stats: TrainStats, batch: Batch):
     """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
+    check_inputs(stats, batch)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit = matched(batch)
     gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
@@ -82,6 +84,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
+    check_inputs(stats, batch)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit = matched(batch)
     every = np.ones(len(hit), dtype=bool)
