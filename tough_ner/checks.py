@@ -59,9 +59,10 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
     predicted = Counter(t for spans in batch.pred_spans for _, _, t in spans)
     known = gold | (train or set())
     if predicted and gold and not known & set(predicted):
+        also = f" nor the training types {type_names(train)}" if train else ""
         raise ValueError(f"the predicted entity types {type_names(predicted)} share nothing with the gold types "
-                         f"{type_names(gold)}{f' nor the training types {type_names(train)}' if train else ''}: map the system's types to the gold ones (a type map), or check the "
-                         f"prediction column (columns= / --columns token,gold,pred)")
+                         f"{type_names(gold)}{also}: map the system's types to the gold ones (a type map), or "
+                         f"check the prediction column (columns= / --columns token,gold,pred)")
     unknown = {t: n for t, n in predicted.items() if t not in known}
     if unknown:
         where = "gold or training data" if train else "gold data"

@@ -287,7 +287,8 @@ def cmd_rockner(args) -> None:
         return
     results = {}
     for path in args.attacked:
-        results[path] = rockner(base, _batch(read_predictions(path, args.columns)), args.detailed, ci=args.ci, **_resampling(args))
+        results[path] = rockner(base, _batch(read_predictions(path, args.columns)), args.detailed, ci=args.ci,
+                                **_resampling(args))
     if len(results) == 1:
         result = results[args.attacked[0]]
         print(_json(result)) if args.json else _print_flat(result)

@@ -182,7 +182,8 @@ def column_indices(columns: ColumnChoice, width: int, n_predictions: Optional[in
         indices = as_int
         if len(indices) < 2:
             raise ValueError(f"columns {items}: give the token column, the gold column and any prediction columns")
-        if width and (not all(-width <= c < width for c in indices) or len({c % width for c in indices}) < len(indices)):
+        if width and (not all(-width <= c < width for c in indices)
+                      or len({c % width for c in indices}) < len(indices)):
             raise ValueError(f"{path}: {width} columns cannot provide columns {items} (token, gold, predictions)")
         indices = [c % width if width else c for c in indices]
     elif any(i is not None for i in as_int):
