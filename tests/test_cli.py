@@ -43,7 +43,7 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
     assert "no such file" in capsys.readouterr().err
     unknown = write(tmp_path / "unknown.conll", "EU B-ORG X-ORG\n")
     assert main(["hardeval", "--train", str(TRAIN), "--test", str(unknown)]) == 2
-    assert "sentence 0, position 0: unknown tag 'X-ORG'" in capsys.readouterr().err
+    assert "unknown.conll, line 1, column 3: unknown tag 'X-ORG'" in capsys.readouterr().err
 
 
 def test_report_on_demo_runs_as_console_script(tmp_path):

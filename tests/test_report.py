@@ -134,7 +134,7 @@ def test_without_resamples_nothing_is_marked():
     assert all(row["best"] == [] and row["tests"] == [] and row["ci"] == {} for row in results["summary"]["rows"])
 
 
-def test_report_from_files_with_nrb_and_attacked_sets(tmp_path):
+def test_report_from_files_with_nrb_and_attacked_sets(tmp_path, capsys):
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     write_conll(tmp_path / "gold.conll", test.tokens, test.tags)
@@ -150,13 +150,17 @@ def test_report_from_files_with_nrb_and_attacked_sets(tmp_path):
     out = tmp_path / "out"
     assert main(["report", "--train", str(TRAIN), "--test", str(tmp_path / "gold.conll"),
                  "--pred", str(tmp_path / "memorizer.conll"), "--pred", str(tmp_path / "contextual.conll"),
-                 "--nrb", str(tmp_path / "nrb.conll"), "--wts", str(tmp_path / "wts.conll"), "--type-map", "conll",
+                 "--nrb", str(tmp_path / "nrb.conll"), "--wts", str(tmp_path / "wts.conll"),
                  "--attacked", str(tmp_path / "att.conll"), "--json", str(out / "r.json"), "--html",
                  str(out / "r.html"), "--bootstrap", "0", "--quiet"]) == 0
     report = json.loads((out / "r.json").read_text())
     systems = [str(tmp_path / f"{name}.conll") for name in SYSTEMS]
     assert [entry["path"] for entry in report["inputs"]["pred"]] == systems
     assert report["results"]["systems"][systems[0]]["rockner"]["f1_attacked"] == 0.0
+    # no --type-map: detected from the systems' CoNLL labels, and said
+    assert [report["results"]["systems"][s]["nrb"]["type_map"] for s in systems] == ["conll", "conll"]
+    assert report["options"]["type_map"] == "auto"
+    assert f"NRB type map: {systems[0]} conll, {systems[1]} conll" in capsys.readouterr().out
     assert report["results"]["systems"][systems[1]]["nrb"]["nrb_accuracy"] == \
         score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[1]),
                     "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[1])}, "conll")["nrb_accuracy"]

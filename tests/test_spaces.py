@@ -141,7 +141,7 @@ def test_bad_input_shows_a_readable_message(browser, served, tmp_path):
     page.fill("#hardeval-train textarea", "Ann B-PER\nsaw O\n")
     cases = [("", "test data is empty"),
              ("Ann B-PER B-PER\nsaw O\n", "line 2: 2 columns where earlier lines have 3"),
-             ("Ann B-PER X-PER\nsaw O O\n", "sentence 0, position 0: unknown tag 'X-PER'")]
+             ("Ann B-PER X-PER\nsaw O O\n", "line 1, column 3: unknown tag 'X-PER'")]
     for text, message in cases:
         page.fill("#hardeval-test textarea", text)
         page.click("#hardeval-run")

@@ -12,7 +12,7 @@ from conftest import write
 WORDS = ["a", "b", "Paris", "May", "x-y"]
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-geo-loc"]
 sentences = st.lists(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(TAGS)), min_size=1, max_size=6),
-                     max_size=5)
+                     min_size=1, max_size=5)  # training data holds at least one sentence
 
 
 def split(data):
@@ -71,8 +71,9 @@ def test_bad_training_input():
         TrainStats.from_lists([["a", 3]], [["O", "O"]])
     with pytest.raises(ValueError, match="sentence 0, position 0: unknown tag 'Z'"):
         TrainStats.from_lists([["a"]], [["Z"]])
-    empty = TrainStats.from_lists([], [])
-    assert empty.n_tokens == 0 and empty.labels == ["O"]
+    for tokens in ([], [[]]):
+        with pytest.raises(ValueError, match="training data holds no sentence"):
+            TrainStats.from_lists(tokens, tokens)
 
 
 def test_parallel_dataset_build_equals_single_process():

@@ -206,7 +206,8 @@ def test_runs_aggregate_and_compare():
 
 
 def test_compare_checks_its_inputs():
-    tokens, gold, pred = random_batch(2, n_sentences=6)
+    tokens, gold, _ = random_batch(2, n_sentences=6)
+    pred = [["O"] * len(gold[0])] + gold[1:]  # another system with gold's types (disjoint types are an input error)
     with pytest.raises(ValueError, match="at least two systems"):
         compare({"a": Batch(tokens, gold, pred)}, "tmr", STATS)
     with pytest.raises(ValueError, match="method="):

@@ -7,7 +7,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .schemes import decode
+from .schemes import check_sentence, decode
 
 # Token label codes: 0 is O; an entity token is 1 + 4 * type id + its role.
 ROLES = {"bilou": "BILU", "bio": "BI", "io": "I"}
@@ -130,6 +130,9 @@ def _check(tokens, references, predictions) -> None:
     if predictions is not None and len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} prediction sentences but {len(references)} reference sentences")
     for s, (sentence, gold) in enumerate(zip(tokens, references)):
+        if isinstance(gold, str) or (predictions is not None and isinstance(predictions[s], str)):
+            check_sentence(gold, s, "reference tags")
+            check_sentence(predictions[s], s, "predicted tags")
         if len(sentence) != len(gold):
             raise ValueError(f"sentence {s}: {len(sentence)} tokens but {len(gold)} reference tags")
         if predictions is not None and len(predictions[s]) != len(gold):

@@ -34,6 +34,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from .batch import Batch
+from .checks import check_inputs
 from .matching import check_match, credits, outcomes, _table
 from .scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
                       unplaced_types)
@@ -224,6 +225,7 @@ def _options(value, attribute, default):
 def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool,
                    match: str = "strict"):
     """(attribute values of both sides, bucket tables, (gold, pred) bucket index per attribute)."""
+    check_inputs(stats, batch, lowercase)
     sides = batch.memo(("attribute_values", lowercase, match), stats,
                        lambda: attribute_values(stats, batch, lowercase, match))
     tables, assignments = {}, {}

@@ -6,10 +6,11 @@ import json
 import math
 import os
 import sys
+import warnings
 from typing import List, Optional
 
 from .batch import Batch
-from .corpus import Corpus, read_conll, read_predictions
+from .corpus import Corpus, read_conll
 from .report import format_interval, format_value
 from .stats import TrainStats
 
@@ -33,6 +34,20 @@ def _print_flat(result: dict) -> None:
     width = max(map(len, flat), default=0)
     for key, value in flat.items():
         print(f"{key:<{width}}  {format_value(value)}")
+
+
+def _read(path, n_predictions: int = 0, columns=None) -> Corpus:
+    """A test or prediction file; one holding no sentence is an error here (the Python API
+    returns NaN with n = 0 for it)."""
+    corpus = read_conll(path, n_predictions, columns)
+    if not len(corpus):
+        raise ValueError(f"{corpus.path} holds no sentence")
+    return corpus
+
+
+def read_predictions(path, columns=None) -> Corpus:
+    """A prediction file: token ... gold prediction, or the columns chosen by --columns."""
+    return _read(path, 1, columns)
 
 
 def _resampling(args) -> dict:
@@ -64,14 +79,14 @@ def _runs(args, paths, versus=()):
     if not args.pred:
         if args.pred_format != "tags":
             raise ValueError(f"--pred-format {args.pred_format} reads --pred JSONL files: give --pred")
-        batches = [_batch(run) for run in _read_runs(paths + versus)]
+        batches = [_batch(run) for run in _read_runs(paths + versus, getattr(args, "columns", None))]
     else:
         from .formats import batch_from_files
 
         tests = args.test if isinstance(args.test, list) else [args.test]
         if len(tests) != 1:
             raise ValueError("with --pred, give one --test file: the gold CoNLL file (token ... gold)")
-        gold = read_conll(tests[0])
+        gold = _read(tests[0])
         batches = [batch_from_files(gold.tokens, gold.tags, path, args.pred_format, documents=gold.documents)
                    for path in paths + versus]
     return batches[:len(paths)], batches[len(paths):]
@@ -107,8 +122,8 @@ def cmd_hardeval(args) -> None:
     print(_json(result)) if args.json else _print_flat(result)
 
 
-def _read_runs(paths):
-    runs = [read_predictions(path) for path in paths]
+def _read_runs(paths, columns=None):
+    runs = [read_predictions(path, columns) for path in paths]
     for path, run in zip(paths[1:], runs[1:]):
         if run.tokens != runs[0].tokens or run.tags != runs[0].tags:
             raise ValueError(f"{path} does not hold the tokens and gold tags of {paths[0]}")
@@ -218,7 +233,6 @@ def cmd_nrb(args) -> None:
             type_map = json.load(handle)
     if args.spacy:
         tag = spacy_tagger(args.spacy)
-        type_map = type_map or "ontonotes"
         predictions = [tag(dataset["tokens"]) for _, dataset in sets]
     else:
         predictions = [read_nrb_predictions(path, dataset["tokens"]) for path, (_, dataset) in zip(args.pred, sets)]
@@ -267,7 +281,7 @@ def cmd_attack(args) -> None:
     from .attacks import attack
     from .corpus import write_conll
 
-    test = read_conll(args.test)
+    test = _read(args.test)
     if args.level != "entity" and (args.mlm is None or args.pos is None):
         raise ValueError(f"--level {args.level} needs --mlm (a local masked-LM directory) and --pos")
     ratios = [float(r) for r in args.ratios.split(",")] if args.ratios else [args.ratio]
@@ -294,17 +308,18 @@ def cmd_attack(args) -> None:
 def cmd_rockner(args) -> None:
     from .rockner import rockner
 
-    base = _batch(read_predictions(args.original))
+    base = _batch(read_predictions(args.original, args.columns))
     if args.versus:
         if len(args.attacked) != 1:
             raise ValueError("--versus compares one attacked set: give one --attacked file")
-        other_original, other_attacked = (_batch(read_predictions(path)) for path in args.versus)
-        _versus(args, "rockner", {"A": (base, _batch(read_predictions(args.attacked[0]))),
+        other_original, other_attacked = (_batch(read_predictions(path, args.columns)) for path in args.versus)
+        _versus(args, "rockner", {"A": (base, _batch(read_predictions(args.attacked[0], args.columns))),
                                   "B": (other_original, other_attacked)})
         return
     results = {}
     for path in args.attacked:
-        results[path] = rockner(base, _batch(read_predictions(path)), args.detailed, ci=args.ci, **_resampling(args))
+        results[path] = rockner(base, _batch(read_predictions(path, args.columns)), args.detailed, ci=args.ci,
+                                **_resampling(args))
     if len(results) == 1:
         result = results[args.attacked[0]]
         print(_json(result)) if args.json else _print_flat(result)
@@ -323,7 +338,7 @@ def cmd_describe(args) -> None:
     stats = TrainStats.coerce(args.train)
     result = {"train": stats.describe()}
     for path in args.test or []:
-        test = read_conll(path)
+        test = _read(path)
         result[path] = stats.describe_test(test.tokens, test.tags)
     print(_json(result))
 
@@ -391,7 +406,7 @@ def cmd_report(args) -> None:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
-        test = read_conll(args.test)
+        test = _read(args.test)
         for path in args.pred:
             if args.pred_format != "tags" or path.endswith(".jsonl"):
                 from .formats import batch_from_files
@@ -399,10 +414,10 @@ def cmd_report(args) -> None:
                 test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
                                                          documents=test.documents))
                 continue
-            predicted = read_conll(path)
+            predicted = _read(path, 1 if args.columns else 0, args.columns)  # the pred column of --columns
             if predicted.tokens != test.tokens:
                 raise ValueError(f"{path} does not have the tokens of {args.test}")
-            test.predictions.append(predicted.tags)
+            test.predictions.append(predicted.predictions[0] if args.columns else predicted.tags)
         systems = list(args.pred)
         inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
                   "pred": [_file_input(p) for p in args.pred]}
@@ -418,7 +433,7 @@ def cmd_report(args) -> None:
             attacked = {name: [(label, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
                                for label, corpus in versions] for i, name in enumerate(systems)}
             inputs["attacked"] = [_file_input(path) for path in args.attacked]
-    options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map, "n_buckets": 4,
+    options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map or "auto", "n_buckets": 4,
                "systems": systems}
     results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
                   progress=_progress(args.quiet))
@@ -512,7 +527,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--pred", action="append",
                    help="predictions as 'token TAG' lines, one file per set (NRB first, then WTS)")
     p.add_argument("--spacy", help="tag the sentences with this spaCy pipeline (name or path) instead")
-    p.add_argument("--type-map", help="nrb, conll, ontonotes (default with --spacy) or a JSON file {type: NRB type}")
+    p.add_argument("--type-map", help="auto (default: detected from the system's labels), nrb, conll, ontonotes "
+                                      "or a JSON file {type: NRB type}")
     p.add_argument("--train", help="training CoNLL file or stats: count targets seen with another type")
     p.add_argument("--versus", action="append", help="another system's predictions, one file per set as --pred: "
                                                      "paired comparison")
@@ -572,7 +588,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="form of the --pred JSONL lines (as for tmr); tags: CoNLL files unless named .jsonl")
     p.add_argument("--nrb", help="NRB sentences: token gold, then one prediction column per --pred system")
     p.add_argument("--wts", help="WTS sentences, same columns as --nrb")
-    p.add_argument("--type-map", default="nrb", help="system types to NRB types: nrb, conll or ontonotes")
+    p.add_argument("--type-map", help="system types to NRB types: auto (default: detected from the system's "
+                                      "labels), nrb, conll or ontonotes")
     p.add_argument("--attacked", action="append",
                    help="an attacked test set: token gold, then one prediction column per --pred system; "
                         "repeat, mildest first, for an attack curve")
@@ -592,10 +609,19 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     for name in ("hardeval", "tmr", "buckets", "nrb", "rockner"):
         _resampling_flags(commands.choices[name], name)
+    for name in ("hardeval", "tmr", "buckets", "rockner", "report"):
+        commands.choices[name].add_argument(
+            "--columns", help="the columns of the prediction files: indices token,gold,pred (e.g. 0,3,4) or one "
+                              "name per column (e.g. token,pos,chunk,gold,pred; other names are skipped)"
+                              + ("; for report, of the --pred files" if name == "report" else ""))
+
     args = parser.parse_args(argv)
     try:
-        args.run(args)
-    except (ValueError, FileNotFoundError, TypeError) as error:
+        with warnings.catch_warnings():
+            warnings.showwarning = lambda message, category, *rest, **kw: print(
+                f"tough-ner {args.command}: warning: {message}", file=sys.stderr)
+            args.run(args)
+    except (ValueError, FileNotFoundError, IsADirectoryError, TypeError) as error:
         print(f"tough-ner {args.command}: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # output piped into `head` and closed early: not an error

@@ -29,7 +29,7 @@ Rules (the metric cards repeat them):
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from .batch import Batch
 from .schemes import Span, decode, spans_to_tags

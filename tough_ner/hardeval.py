@@ -19,6 +19,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .batch import Batch
+from .checks import check_inputs
 from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import per_sentence, with_intervals
@@ -115,6 +116,7 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
 
 
 def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
+    check_inputs(stats, batch)
     return batch.memo(("hardeval", strict), stats, lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict))
 
 

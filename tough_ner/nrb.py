@@ -17,6 +17,8 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from .batch import Batch
+from .checks import type_names
+from .corpus import quote, read_text
 from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import with_intervals
@@ -33,16 +35,18 @@ PRESETS: Dict[str, Dict[str, str]] = {
                   "ORG": "ORGANIZATION"},
 }
 TypeMap = Union[None, str, Mapping[str, Optional[str]]]
+AUTO = "auto"
 
 
 def resolve_type_map(type_map: TypeMap) -> Dict[str, str]:
     """A preset name (``nrb``, ``conll``, ``ontonotes``), a dict ``{system type: NRB type
-    or None}``, or None (the ``nrb`` preset: systems already use the NRB types)."""
-    if type_map is None:
+    or None}``, or None / ``"auto"`` (here: the ``nrb`` preset; ``nrb()`` detects the preset
+    from the predicted types with ``choose_type_map``)."""
+    if type_map is None or type_map == AUTO:
         return PRESETS["nrb"]
     if isinstance(type_map, str):
         if type_map not in PRESETS:
-            raise ValueError(f"unknown type map {type_map!r}: use {', '.join(PRESETS)} or a dict")
+            raise ValueError(f"unknown type map {type_map!r}: use {AUTO}, {', '.join(PRESETS)} or a dict")
         return PRESETS[type_map]
     if not isinstance(type_map, Mapping):
         raise ValueError(f"type_map must be a preset name or a dict, not {type(type_map).__name__}")
@@ -50,6 +54,37 @@ def resolve_type_map(type_map: TypeMap) -> Dict[str, str]:
     if wrong:
         raise ValueError(f"type_map values must be one of {', '.join(NRB_TYPES)}, 'other' or None; got {wrong}")
     return {k: v for k, v in type_map.items() if v in NRB_TYPES}
+
+
+def detect_type_map(predicted: Mapping[str, int]) -> Optional[str]:
+    """The preset whose system types cover the most distinct predicted types (then the most
+    predicted spans; ties in the order nrb, conll, ontonotes), or None when none covers any."""
+    def cover(name: str):
+        known = [t for t in predicted if t in PRESETS[name]]
+        return len(known), sum(predicted[t] for t in known)
+    best = max(PRESETS, key=lambda name: (cover(name), -list(PRESETS).index(name)))
+    return best if cover(best)[0] else None
+
+
+def choose_type_map(type_map: TypeMap, batch: Batch) -> Tuple[str, Dict[str, str]]:
+    """The type map's name (``custom`` for a dict) and mapping; None or ``"auto"`` detects
+    the preset from the predicted types.  Predicted spans none of whose types maps to an
+    NRB type are an error (every target would count as wrong)."""
+    predicted = Counter(t for spans in (batch.pred_spans or []) for _, _, t in spans)
+    if type_map is None or type_map == AUTO:
+        name = detect_type_map(predicted)
+        if name is None and predicted:
+            raise ValueError(f"no type map preset ({', '.join(PRESETS)}) knows the predicted types "
+                             f"{type_names(predicted)}: pass type_map= a dict {{system type: NRB type}}")
+        name = name or "nrb"
+    else:
+        name = type_map if isinstance(type_map, str) else "custom"
+    mapping = resolve_type_map(type_map if name == "custom" else name)
+    if predicted and not any(t in mapping for t in predicted):
+        raise ValueError(f"with the {name} type map, none of the predicted types {type_names(predicted)} maps to an "
+                         f"NRB type ({', '.join(NRB_TYPES)}): choose the map of the system's labels "
+                         f"(type_map= / --type-map: {AUTO}, {', '.join(PRESETS)} or a dict)")
+    return name, mapping
 
 
 # ---- reading the benchmark files ---------------------------------------------------------
@@ -88,27 +123,31 @@ def _read_conll(path: str, iob2: bool = True) -> Tuple[List[List[str]], List[Lis
     first_lines: List[int] = []
     sentence_tokens: List[str] = []
     sentence_tags: List[str] = []
-    with open(path, encoding="utf-8", newline="") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\r\n")
-            if not line:
-                if sentence_tokens:
-                    tokens.append(sentence_tokens)
-                    tags.append(sentence_tags)
-                    sentence_tokens, sentence_tags = [], []
-                continue
-            token, space, tag = line.rpartition(" ")
-            if not space or not token or not tag or (iob2 and not _valid_tag(tag)):
-                raise ValueError(f"{path}:{number}: expected 'token TAG' with an IOB2 tag (O, B-TYPE, I-TYPE), "
-                                 f"got {line!r}")
-            if not sentence_tokens:
-                first_lines.append(number)
-            sentence_tokens.append(token)
-            sentence_tags.append(tag)
+    for number, line in enumerate(_lines(path), 1):
+        if not line:
+            if sentence_tokens:
+                tokens.append(sentence_tokens)
+                tags.append(sentence_tags)
+                sentence_tokens, sentence_tags = [], []
+            continue
+        token, space, tag = line.rpartition(" ")
+        if not space or not token or not tag or (iob2 and not _valid_tag(tag)):
+            raise ValueError(f"{path}:{number}: expected 'token TAG' with an IOB2 tag (O, B-TYPE, I-TYPE), "
+                             f"got {quote(line)}")
+        if not sentence_tokens:
+            first_lines.append(number)
+        sentence_tokens.append(token)
+        sentence_tags.append(tag)
     if sentence_tokens:
         tokens.append(sentence_tokens)
         tags.append(sentence_tags)
     return tokens, tags, first_lines
+
+
+def _lines(path: str) -> List[str]:
+    """The lines of a benchmark or prediction file under the readers' file rules (UTF-8, BOM
+    dropped, only \\n and \\r\\n end a line; see ``tough_ner.corpus``)."""
+    return [line[:-1] if line.endswith("\r") else line for line in read_text(path).split("\n")]
 
 
 def read_nrb_predictions(path: Union[str, os.PathLike], tokens: Sequence[Sequence[str]]) -> List[List[str]]:
@@ -143,25 +182,23 @@ def tokenize(text: str) -> List[str]:
 def _read_txt(path: str) -> Tuple[List[List[str]], List[List[str]], List[int]]:
     """One sentence per line with the target marked ``[Name]_{TYPE}``; other brackets are text."""
     tokens, tags, lines = [], [], []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
-            markers = list(MARKER.finditer(line))
-            if len(markers) != 1:
-                raise ValueError(f"{path}:{number}: expected exactly one [name]_{{TYPE}} target, "
-                                 f"found {len(markers)}")
-            marker = markers[0]
-            name = tokenize(marker.group(1))
-            if not name:
-                raise ValueError(f"{path}:{number}: the target [{marker.group(1)}] holds no token")
-            before, after = tokenize(line[:marker.start()]), tokenize(line[marker.end():])
-            entity_type = marker.group(2)
-            tokens.append(before + name + after)
-            tags.append(["O"] * len(before) + ["B-" + entity_type] + ["I-" + entity_type] * (len(name) - 1)
-                        + ["O"] * len(after))
-            lines.append(number)
+    for number, line in enumerate(_lines(path), 1):
+        if not line.strip():
+            continue
+        markers = list(MARKER.finditer(line))
+        if len(markers) != 1:
+            raise ValueError(f"{path}:{number}: expected exactly one [name]_{{TYPE}} target, "
+                             f"found {len(markers)}")
+        marker = markers[0]
+        name = tokenize(marker.group(1))
+        if not name:
+            raise ValueError(f"{path}:{number}: the target [{marker.group(1)}] holds no token")
+        before, after = tokenize(line[:marker.start()]), tokenize(line[marker.end():])
+        entity_type = marker.group(2)
+        tokens.append(before + name + after)
+        tags.append(["O"] * len(before) + ["B-" + entity_type] + ["I-" + entity_type] * (len(name) - 1)
+                    + ["O"] * len(after))
+        lines.append(number)
     return tokens, tags, lines
 
 
@@ -267,9 +304,10 @@ def counts(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[st
     """Per-sentence counts of every accuracy key (``uncertainty.Counts``); the NRB and WTS
     sentences are resampled separately."""
     target_spans = targets(batch)
-    correct = np.array([outcome == "correct" for outcome, _ in outcomes(batch, type_map, target_spans)], dtype=float)
+    _, mapping = choose_type_map(type_map, batch)
+    correct = np.array([outcome == "correct" for outcome, _ in outcomes(batch, mapping, target_spans)], dtype=float)
     types = np.array(target_spans[2], dtype=object)
-    seen = None if stats is None else seen_with_other_type(stats, batch, type_map)
+    seen = None if stats is None else seen_with_other_type(stats, batch, mapping)
     sets = {"": np.ones(len(batch), dtype=bool)}
     strata = None
     if portion is not None:
@@ -298,11 +336,16 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
     and every per-set key prefixed ``nrb_`` / ``wts_`` (NaN with n 0 for a set not given).
     With ``stats``: also ``n_seen_other_type`` and ``accuracy_seen_other_type``; with
     ``detailed``: ``confusion`` (target type -> system label -> count) and ``n_per_type``.
-    ``ci``: ``<key>_ci_low`` / ``<key>_ci_high`` for every accuracy and the gap."""
+    ``ci``: ``<key>_ci_low`` / ``<key>_ci_high`` for every accuracy and the gap.
+    ``type_map`` None or ``"auto"`` detects the preset from the predicted types; the key
+    ``type_map`` names the map used (``custom`` for a dict)."""
     target_spans = targets(batch)
-    results = outcomes(batch, type_map, target_spans)
+    if batch.predictions is None:
+        raise ValueError("NRB needs predictions")
+    map_name, mapping = choose_type_map(type_map, batch)
+    results = outcomes(batch, mapping, target_spans)
     types = np.array(target_spans[2], dtype=object)
-    seen = None if stats is None else seen_with_other_type(stats, batch, type_map)
+    seen = None if stats is None else seen_with_other_type(stats, batch, mapping)
     if portion is None:
         result = _summary(results, types, seen, detailed)
     else:
@@ -317,8 +360,9 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
         for name in PORTIONS:
             result.update({f"{name}_{key}": value for key, value in per_set[name].items()})
     if ci:
-        result = with_intervals(result, counts(batch, type_map, portion, stats), n_resamples, confidence, seed, unit)
+        result = with_intervals(result, counts(batch, mapping, portion, stats), n_resamples, confidence, seed, unit)
     result.update(input_counts(batch, detailed))
+    result["type_map"] = map_name
     return result
 
 

@@ -365,6 +365,9 @@ def format_text(results: dict, full: bool = False) -> str:
         lines += [f"  {item['attribute']:<5} {item['bucket']:<22} n {item['n']:>5}  {item['difference']:+.4f} "
                   f"{format_interval(item['ci'])}  Holm p {format_p(item['p_adjusted'])}" for item in found] \
             or ["  none: no bucket F1 differs significantly"]
+    maps = {s: scores["nrb"].get("type_map") for s, scores in results["systems"].items() if "nrb" in scores}
+    if maps:  # the map decides what counts as right: always say which one was used
+        lines += ["", "NRB type map: " + ", ".join(f"{s} {m}" for s, m in maps.items())]
     for name, curve in results.get("attack_curve", {}).items():
         lines += ["", f"attack curve, {name}: F1 on each attacked set (drop, relative drop)"]
         lines += [f"  {point['set']:<14} {format_value(point['f1_attacked'])}  ({format_value(point['f1_drop'])}, "

@@ -18,6 +18,7 @@ from typing import Dict, List, Optional, Tuple
 import numpy as np
 
 from .batch import Batch
+from .checks import check_types
 from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from .uncertainty import per_sentence, with_intervals
 
@@ -74,10 +75,18 @@ def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str
             for row in rows}
 
 
+def _check(original: Batch, attacked: Batch) -> None:
+    """The input checks, either version's gold types being known to both."""
+    known = {t for batch in (original, attacked) for spans in batch.gold_spans for _, _, t in spans}
+    check_types(original, also_gold=known)
+    check_types(attacked, also_gold=known)
+
+
 def counts(original: Batch, attacked: Batch):
     """Per-sentence counts of the P/R/F1 keys of both sets, the drops and the category shares
     (``uncertainty.Counts``).  An attacked set with one sentence per original sentence is
     resampled with it, sentence by sentence; otherwise the two sets are resampled separately."""
+    _check(original, attacked)
     paired = len(original) == len(attacked)
     n = len(original) if paired else len(original) + len(attacked)
     if paired:
@@ -115,6 +124,7 @@ def rockner(original: Batch, attacked: Batch, detailed: bool = False, ci: bool =
     the gold entities.  ``detailed`` adds ``errors`` (counts) and ``confusion``
     (``original``, ``attacked`` and ``difference`` = attacked - original).
     """
+    _check(original, attacked)
     result: Dict[str, object] = {}
     analyses = {}
     for name, batch in zip(VERSIONS, (original, attacked)):

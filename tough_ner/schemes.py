@@ -21,13 +21,29 @@ def parse_label(label, sentence: int | None = None, position: int | None = None)
     """Split a tag into a normalised prefix (O, B, I, E, S) and its type."""
     parsed = _PARSED.get(label) if isinstance(label, str) else None
     if parsed is None:
-        prefix, sep, entity_type = label.partition("-") if isinstance(label, str) else ("", "", "")
+        from .corpus import quote
+
+        where = "" if sentence is None else f"sentence {sentence}, position {position}: "
+        if not isinstance(label, str):
+            raise ValueError(f"{where}unknown tag {repr(label)[:200]}: a {type(label).__name__}, not a string")
+        if label != label.strip():
+            raise ValueError(f"{where}tag {quote(label)} has surrounding whitespace (strip the tags; it is not "
+                             f"a new type)")
+        prefix, sep, entity_type = label.partition("-")
         if not sep or not entity_type or prefix not in _PREFIXES:
-            where = "" if sentence is None else f"sentence {sentence}, position {position}: "
             raise ValueError(
-                f"{where}unknown tag {label!r} (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")
+                f"{where}unknown tag {quote(label)} (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")
         parsed = _PARSED[label] = (_PREFIXES[prefix], entity_type)
     return parsed
+
+
+def check_sentence(tags, sentence: int, what: str = "tags") -> None:
+    """A sentence's tags (or tokens) must be a list, not one string (``"OOO"`` would be read
+    as three tags)."""
+    if isinstance(tags, str):
+        from .corpus import quote
+
+        raise ValueError(f"sentence {sentence}: {what} must be a list of strings, not one string {quote(tags)}")
 
 
 def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import demo as demo_data
 from .batch import Batch
-from .corpus import Corpus, conll_text, parse_conll
+from .checks import InputWarning
+from .corpus import Corpus, conll_text, parse_conll, read_text, split_rows
 from .html import label_counts
 from .report import format_value
 from .stats import TrainStats
@@ -27,8 +29,7 @@ TITLES = {"hardeval": "HardEval", "tmr": "Tough Mentions Recall", "bucket_f1": "
 def _text(text: Optional[str], upload: Optional[str]) -> str:
     """An uploaded file's content, else the pasted text."""
     if upload:
-        with open(upload, encoding="utf-8") as handle:
-            return handle.read()
+        return read_text(upload)  # the file rules of every reader: UTF-8, BOM dropped
     return text or ""
 
 
@@ -38,7 +39,7 @@ def _empty(what: str) -> ValueError:
 
 def _systems(text: str, what: str) -> Corpus:
     """Token, gold and 1 or 2 prediction columns (the last ones)."""
-    widths = {len(line.split()) for line in text.splitlines() if line.strip() and not line.startswith("-DOCSTART-")}
+    widths = {len(fields) for fields in split_rows(text) if fields and fields[0] != "-DOCSTART-"}
     width = max(widths, default=0)
     if width == 0:
         raise _empty(what)
@@ -166,7 +167,7 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
             bucket_figure(_plotting(), results), worst)
 
 
-def score_nrb(nrb_text, wts_text, train_text="", type_map="conll"):
+def score_nrb(nrb_text, wts_text, train_text="", type_map="auto"):
     from .nrb import nrb, sets_batch
 
     stats = _stats(train_text) if (train_text or "").strip() else None
@@ -257,7 +258,11 @@ def _safe(function: Callable, n_outputs: int) -> Callable:
     """Run a scorer; any error becomes a message in the page (first output), never a trace."""
     def run(*args):
         try:
-            return ("", *function(*args))
+            with warnings.catch_warnings(record=True) as caught:  # input warnings are shown on the page
+                warnings.simplefilter("always", InputWarning)
+                outputs = function(*args)
+            notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, InputWarning)))
+            return ("\n\n".join(f"**Warning:** {note}" for note in notes), *outputs)
         except Exception as error:  # noqa: BLE001 -- every failure is shown to the person, readably
             kind = "" if isinstance(error, (ValueError, FileNotFoundError)) else f"{type(error).__name__}: "
             return (f"**Error:** {kind}{error}", *([None] * n_outputs))
@@ -291,7 +296,8 @@ def ui(name: str) -> None:
         inputs = [*_text_input("NRB sentences: token gold prediction [second prediction]", f"{name}-nrb"),
                   *_text_input("WTS sentences (optional)", f"{name}-wts"),
                   *_text_input("Training data (optional): token ... tag", f"{name}-train")]
-        options = [gr.Dropdown(["nrb", "conll", "ontonotes"], value="conll", label="system types (type map)")]
+        options = [gr.Dropdown(["auto", "nrb", "conll", "ontonotes"], value="auto",
+                               label="system types (type map; auto: detected from the labels)")]
         scorer, texts = score_nrb, 3
     elif name == "rockner":
         inputs = [*_text_input("Training data: token ... tag", f"{name}-train"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sys
 import zipfile
 from collections import Counter
 from functools import cached_property, reduce
@@ -20,8 +21,9 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._util import no_gc
-from .corpus import Corpus, decode_tag_ids, from_dataset, read_conll, tag_names
-from .schemes import decode
+from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, from_dataset, parse_conll, quote, read_conll,
+                     tag_names)
+from .schemes import check_sentence, decode
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
@@ -48,25 +50,29 @@ class TrainStats:
         self.mentions = mentions
         self.token_ids = token_ids
         self.sentence_starts = sentence_starts
+        if len(token_ids) == 0:  # every method would divide by nothing later, far from the cause
+            raise ValueError("training data holds no sentence (no token): check the training file or dataset")
         self.token_index = {token: i for i, token in enumerate(vocab)}
         self.label_index = {label: i for i, label in enumerate(labels)}
 
     # ---- building -------------------------------------------------------------------
     @classmethod
-    def from_lists(cls, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> "TrainStats":
-        """Stats of sentences given as token lists and tag lists (any scheme)."""
+    def from_lists(cls, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]],
+                   first: int = 0) -> "TrainStats":
+        """Stats of sentences given as token lists and tag lists (any scheme); errors number
+        the sentences from ``first`` (a shard's place in the whole data)."""
         with no_gc():
-            return cls._from_lists(tokens, tags)
+            return cls._from_lists(tokens, tags, first)
 
     @classmethod
-    def _from_lists(cls, tokens, tags) -> "TrainStats":
-        _check_sentences(tokens, tags)
+    def _from_lists(cls, tokens, tags, first: int = 0) -> "TrainStats":
+        _check_sentences(tokens, tags, first)
         flat = list(chain.from_iterable(tokens))
         token_index = {token: i for i, token in enumerate(dict.fromkeys(flat))}
         token_ids = np.fromiter(map(token_index.__getitem__, flat), dtype=np.int32, count=len(flat))
         starts = np.zeros(len(tokens) + 1, dtype=np.int64)
         np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
-        spans = [decode(sentence_tags, s) for s, sentence_tags in enumerate(tags)]
+        spans = [decode(sentence_tags, s) for s, sentence_tags in enumerate(tags, first)]
         label_names = ["O"] + sorted({entity_type for sentence in spans for _, _, entity_type in sentence})
         label_index = {label: i for i, label in enumerate(label_names)}
         mentions: Counter = Counter()
@@ -102,10 +108,13 @@ class TrainStats:
         from_dataset(dataset.select(range(0)), tokens_column, tags_column)  # column checks
         names = tag_names(dataset, tags_column)
         shard = -(-len(dataset) // num_proc)
-        parts = dataset.map(_stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc,
+        parts = dataset.map(_stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc, with_indices=True,
                             remove_columns=dataset.column_names, load_from_cache_file=False,
                             fn_kwargs={"tokens_column": tokens_column, "tags_column": tags_column, "names": names})
-        return reduce(TrainStats.merge, (cls.from_bytes(blob) for blob in parts["stats"]))
+        blobs = [blob for blob in parts["stats"] if blob]  # a shard of empty sentences gives nothing
+        if not blobs:
+            raise ValueError("training data holds no sentence (no token): check the training file or dataset")
+        return reduce(TrainStats.merge, (cls.from_bytes(blob) for blob in blobs))
 
     @classmethod
     def coerce(cls, train) -> "TrainStats":
@@ -117,6 +126,13 @@ class TrainStats:
                              "a CoNLL training file or a datasets.Dataset")
         if isinstance(train, (str, os.PathLike)):
             path = os.fspath(train)
+            if path in STDIN:  # a stats file or CoNLL text on standard input
+                blob = sys.stdin.buffer.read()
+                if blob[:4] == b"PK\x03\x04":
+                    return cls.from_bytes(blob, "<stdin>")
+                return cls.from_corpus(parse_conll(decode_text(blob, "<stdin>"), name="<stdin>"))
+            if os.path.isdir(path):
+                raise IsADirectoryError(f"train={path!r} is a directory, not a stats or CoNLL file")
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"train={path!r}: no such file")
             if path.endswith(".npz") or zipfile.is_zipfile(path):
@@ -184,6 +200,11 @@ class TrainStats:
     def token_totals(self) -> np.ndarray:
         """Training occurrences of each vocabulary token (any label)."""
         return self.label_counts.sum(axis=1)
+
+    @cached_property
+    def lower_vocab(self) -> frozenset:
+        """The vocabulary lowercased (the casing check)."""
+        return frozenset(token.lower() for token in self.vocab)
 
     @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
@@ -270,23 +291,10 @@ class TrainStats:
 
     @classmethod
     def from_bytes(cls, blob: bytes, source: str = "stats bytes") -> "TrainStats":
-        try:
-            with np.load(io.BytesIO(blob), allow_pickle=False) as archive:
-                meta = json.loads(archive[_META].tobytes().decode("utf-8"))
-                arrays = {name: archive[name] for name in ("label_counts", "token_ids", "sentence_starts")}
-        except Exception as error:  # zip, npy or json damage all mean the same to the user
-            raise ValueError(f"{source} is not a readable tough-ner stats file ({error})") from None
-        if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-            raise ValueError(f"{source} is not a tough-ner stats file")
-        if meta.get("version") != VERSION:
-            raise ValueError(f"{source} has stats format version {meta.get('version')}; "
-                             f"this tough-ner reads version {VERSION}: rebuild the stats")
-        mentions = {(text, entity_type): count for text, entity_type, count in meta["mentions"]}
-        stats = cls(meta["vocab"], meta["labels"], arrays["label_counts"], mentions,
-                    arrays["token_ids"], arrays["sentence_starts"])
-        if stats.label_counts.shape != (len(stats.vocab), len(stats.labels)):
-            raise ValueError(f"{source} is inconsistent: label counts do not match the vocabulary")
-        return stats
+        """Statistics from ``to_bytes`` output.  Everything is checked before anything large
+        is allocated (member names, declared sizes, array headers), then every value: a
+        corrupt, crafted or foreign file is a ``ValueError``, never a wrong result."""
+        return cls(*_read_archive(blob, source))
 
     # ---- descriptive statistics (HardEval Tables 1 and 2) --------------------------------
     def describe(self) -> Dict[str, int]:
@@ -313,10 +321,14 @@ class TrainStats:
                 "unseen_unique_mentions": sum(text not in seen for text in unique)}
 
 
-def _check_sentences(tokens, tags) -> None:
+def _check_sentences(tokens, tags, first: int = 0) -> None:
+    if isinstance(tokens, str) or isinstance(tags, str):
+        raise ValueError("tokens and tags must be lists of sentences, not one string")
     if len(tokens) != len(tags):
         raise ValueError(f"{len(tokens)} token sentences but {len(tags)} tag sentences")
-    for s, (sentence, sentence_tags) in enumerate(zip(tokens, tags)):
+    for s, (sentence, sentence_tags) in enumerate(zip(tokens, tags), first):
+        check_sentence(sentence, s, "tokens")
+        check_sentence(sentence_tags, s)
         if len(sentence) != len(sentence_tags):
             raise ValueError(f"sentence {s}: {len(sentence)} tokens but {len(sentence_tags)} tags")
         if not all(type(token) is str for token in sentence):
@@ -325,6 +337,109 @@ def _check_sentences(tokens, tags) -> None:
                              f"{type(sentence[i]).__name__}, not a string")
 
 
-def _stats_bytes_of_batch(batch, tokens_column, tags_column, names):
-    tags = decode_tag_ids(batch[tags_column], names)
-    return {"stats": [TrainStats.from_lists(batch[tokens_column], tags).to_bytes()]}
+def _stats_bytes_of_batch(batch, indices, tokens_column, tags_column, names):
+    first = indices[0] if indices else 0  # errors give the sentence's index in the whole dataset
+    tags = decode_tag_ids(batch[tags_column], names, first)
+    if not any(batch[tokens_column]):
+        _check_sentences(batch[tokens_column], tags, first)
+        return {"stats": [b""]}
+    return {"stats": [TrainStats.from_lists(batch[tokens_column], tags, first).to_bytes()]}
+
+
+# ---- validated loading --------------------------------------------------------------------
+# Each array of the file: its dtype (as written by to_bytes) and number of dimensions.
+_ARRAYS = {_META: (np.uint8, 1), "label_counts": (np.int64, 2), "token_ids": (np.int32, 1),
+           "sentence_starts": (np.int64, 1)}
+# np.savez stores members uncompressed; a re-compressed file may shrink, but a member that
+# would expand beyond this factor of the whole file (plus 1 MiB) is refused unread (zip bomb).
+MAX_EXPANSION = 100
+
+
+def _read_archive(blob: bytes, source: str):
+    def bad(reason: str) -> ValueError:
+        return ValueError(f"{source} is not a readable tough-ner stats file ({reason})")
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(blob))
+        infos = {info.filename: info for info in archive.infolist()}
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        raise bad(str(error)) from None
+    expected = {name + ".npy" for name in _ARRAYS}
+    if set(infos) != expected:
+        missing, extra = sorted(expected - set(infos)), sorted(set(infos) - expected)
+        raise bad(f"missing {missing}, unexpected {extra}"[:QUOTE])
+    declared = sum(info.file_size for info in infos.values())
+    if declared > MAX_EXPANSION * len(blob) + 2 ** 20:
+        raise ValueError(f"{source}: its members declare {declared} bytes uncompressed from a {len(blob)}-byte "
+                         f"file; refused unread (a tough-ner stats file is stored uncompressed)")
+    arrays = {}
+    for name, (dtype, ndim) in _ARRAYS.items():
+        info = infos[name + ".npy"]
+        try:
+            with archive.open(info) as member:  # the header first: refuse before allocating
+                version = np.lib.format.read_magic(member)
+                if version not in ((1, 0), (2, 0)):
+                    raise bad(f"{name} has .npy format version {version}")
+                read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                               else np.lib.format.read_array_header_2_0)
+                shape, fortran, found = read_header(member)
+                header = member.tell() if hasattr(member, "tell") else None
+            if found != np.dtype(dtype) or len(shape) != ndim or fortran:
+                raise bad(f"{name} is {found} of {len(shape)} dimension(s), expected {np.dtype(dtype)} of {ndim}")
+            size = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
+            if header is not None and header + size != info.file_size:
+                raise bad(f"{name} declares {info.file_size} bytes but its header describes {header + size}")
+            with archive.open(info) as member:
+                arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
+        except ValueError as error:
+            if str(error).startswith(source):
+                raise
+            raise bad(str(error)[:QUOTE]) from None
+        except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as error:  # damaged data, CRC mismatch
+            raise bad(str(error)[:QUOTE]) from None
+    try:
+        meta = json.loads(arrays.pop(_META).tobytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise bad(f"metadata: {error}"[:QUOTE]) from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{source} is not a tough-ner stats file")
+    if meta.get("version") != VERSION:
+        raise ValueError(f"{source} has stats format version {meta.get('version')}; "
+                         f"this tough-ner reads version {VERSION}: rebuild the stats")
+    return _check_contents(meta, arrays, source)
+
+
+def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
+    def wrong(reason: str) -> ValueError:
+        return ValueError(f"{source} is inconsistent: {reason}")
+
+    missing = [key for key in ("vocab", "labels", "mentions") if key not in meta]
+    if missing:
+        raise wrong(f"its metadata lacks {', '.join(missing)}")
+    vocab, labels, mention_rows = meta["vocab"], meta["labels"], meta["mentions"]
+    if not isinstance(vocab, list) or not all(type(t) is str for t in vocab) or len(set(vocab)) != len(vocab):
+        raise wrong("the vocabulary is not a list of distinct strings")
+    if (not isinstance(labels, list) or not labels or labels[0] != "O" or len(set(labels)) != len(labels)
+            or not all(type(x) is str and x and x != "O" for x in labels[1:])):
+        raise wrong("the labels are not 'O' followed by distinct entity types")
+    entity_types = set(labels[1:])
+    mentions: Dict[Tuple[str, str], int] = {}
+    if not isinstance(mention_rows, list):
+        raise wrong("the mentions are not a list")
+    for row in mention_rows:
+        if (not isinstance(row, list) or len(row) != 3 or type(row[0]) is not str or row[1] not in entity_types
+                or type(row[2]) is not int or row[2] < 1 or (row[0], row[1]) in mentions):
+            raise wrong(f"mention {quote(json.dumps(row))} is not a distinct [text, known type, count >= 1]")
+        mentions[(row[0], row[1])] = row[2]
+    counts, ids, starts = arrays["label_counts"], arrays["token_ids"], arrays["sentence_starts"]
+    if counts.shape != (len(vocab), len(labels)):
+        raise wrong(f"label counts of shape {counts.shape} for {len(vocab)} tokens and {len(labels)} labels")
+    if counts.size and counts.min() < 0:
+        raise wrong("negative label counts")
+    if ids.size and (ids.min() < 0 or ids.max() >= len(vocab)):
+        raise wrong(f"token ids outside the vocabulary of {len(vocab)}")
+    if len(starts) < 1 or starts[0] != 0 or starts[-1] != len(ids) or (np.diff(starts) < 0).any():
+        raise wrong("sentence starts do not run from 0 to the number of tokens")
+    if not np.array_equal(counts.sum(axis=1), np.bincount(ids, minlength=len(vocab))):
+        raise wrong("label counts disagree with the training token ids")
+    return vocab, labels, counts, mentions, ids, starts

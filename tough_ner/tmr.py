@@ -22,6 +22,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from .batch import Batch
+from .checks import check_inputs
 from .matching import check_match, credit_scores, credits
 from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from .stats import TrainStats
@@ -72,6 +73,7 @@ def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
     check_match(match)
+    check_inputs(stats, batch)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit, pred_credit = _hits(batch, match)
     gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
@@ -100,6 +102,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
     check_match(match)
+    check_inputs(stats, batch)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit, pred_credit = _hits(batch, match)
     spans = span_scores(batch) if pred_credit is None else credit_scores(batch, hit, pred_credit)

@@ -28,13 +28,14 @@ Args:
     tokens: the sentences' tokens, same shape.
     portion: optional, "nrb" or "wts" for the whole batch (or one per sentence): with it the
         result holds both sets and their gap.
-    type_map: "nrb" (default: the system uses the NRB types), "conll", "ontonotes" or a dict
-        {system type: NRB type or None}; unmapped types are always wrong.
+    type_map: "auto" (default: detected from the predicted types), "nrb", "conll", "ontonotes"
+        or a dict {system type: NRB type or None}; unmapped types are always wrong; the key
+        type_map of the result names the map used.
     detailed: add the confusion counts (default False).
 """ + RESAMPLING_ARGS + """
 Returns:
     accuracy, n, accuracy_PERSON, accuracy_LOCATION, accuracy_ORGANIZATION, n_boundary_errors,
-    n_type_errors, n_missed (with train=: n_seen_other_type, accuracy_seen_other_type); with
+    n_type_errors, n_missed, type_map (with train=: n_seen_other_type, accuracy_seen_other_type); with
     portions: nrb_accuracy, wts_accuracy, gap (WTS - NRB) and every key prefixed nrb_ / wts_.
 """
 

@@ -1,0 +1,96 @@
+"""Guards against inputs that score but mean nothing (one place for every entry point).
+
+The methods call these on their batch, so the Python functions, the ``evaluate`` modules,
+the CLI, the report and the Spaces all get the same checks, once per batch:
+
+- entity types: gold types sharing nothing with the training types, or predicted types
+  sharing nothing with the gold types (nor the training types: a weak system predicting only
+  types absent from a small test set is no input error), are errors (a wrong column or an
+  unmapped tag set);
+  predicted types known to neither are a warning naming them and the spans they cover;
+- casing: when lowercasing both sides would cut the unseen test tokens by more than half,
+  the test and training data differ in casing: a warning points to ``lowercase=``.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from typing import Iterable, Optional
+
+import numpy as np
+
+from .batch import Batch
+
+
+class InputWarning(UserWarning):
+    """Input that scores, but probably not as meant."""
+
+
+def type_names(types: Iterable[str], limit: int = 20) -> str:
+    """``{LOC, ORG}``: sorted; long sets end with how many there are in all."""
+    types = sorted(types)
+    shown = ", ".join(types[:limit]) + (f", … ({len(types)} in all)" if len(types) > limit else "")
+    return "{" + shown + "}"
+
+
+def _once(batch: Batch, key) -> bool:
+    """True the first time ``key`` is checked on this batch (three methods share a batch in the report)."""
+    done = batch.__dict__.setdefault("_checked", set())
+    if key in done:
+        return False
+    done.add(key)
+    return True
+
+
+def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_gold: Iterable[str] = ()) -> None:
+    """Compare the entity types of training (optional), gold and predictions; ``also_gold``:
+    types of a companion set's gold (RockNER's other version)."""
+    train = None if train_types is None else set(train_types) - {"O"}
+    also_gold = frozenset(also_gold)
+    if not _once(batch, ("types", None if train is None else frozenset(train), also_gold)):
+        return
+    gold = {t for spans in batch.gold_spans for _, _, t in spans} | also_gold
+    if train and gold and not gold & train:
+        raise ValueError(f"the gold entity types {type_names(gold)} share nothing with the training types "
+                         f"{type_names(train)}: is the gold column the right one? (choose columns with columns= / "
+                         f"--columns token,gold,pred)")
+    if batch.pred_spans is None:
+        return
+    predicted = Counter(t for spans in batch.pred_spans for _, _, t in spans)
+    known = gold | (train or set())
+    if predicted and gold and not known & set(predicted):
+        also = f" nor the training types {type_names(train)}" if train else ""
+        raise ValueError(f"the predicted entity types {type_names(predicted)} share nothing with the gold types "
+                         f"{type_names(gold)}{also}: map the system's types to the gold ones (a type map), or "
+                         f"check the prediction column (columns= / --columns token,gold,pred)")
+    unknown = {t: n for t, n in predicted.items() if t not in known}
+    if unknown:
+        where = "gold or training data" if train else "gold data"
+        listed = ", ".join(f"{t} ({n} span{'s' if n != 1 else ''})" for t, n in sorted(unknown.items())[:20])
+        warnings.warn(f"predicted entity types absent from the {where}: {listed}"
+                      f"{' …' if len(unknown) > 20 else ''}; {sum(unknown.values())} of {sum(predicted.values())} "
+                      f"predicted spans can never be correct", InputWarning, stacklevel=3)
+
+
+def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
+    """Warn when the test tokens and the training vocabulary differ in casing."""
+    if lowercase or not _once(batch, ("casing", id(stats))):
+        return
+    tokens = batch.flat_tokens
+    unseen = stats.ids(tokens) < 0
+    n_unseen = int(unseen.sum())
+    if n_unseen == 0:
+        return
+    lower = stats.lower_vocab
+    n_lower = sum(token.lower() not in lower for token in np.array(tokens, dtype=object)[unseen].tolist())
+    if 2 * n_lower < n_unseen:
+        warnings.warn(f"{n_unseen} of {len(tokens)} test tokens are unseen in training, but only {n_lower} once both "
+                      f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "
+                      f"match tokens lowercased where offered (lowercase=True, --lowercase)", InputWarning,
+                      stacklevel=3)
+
+
+def check_inputs(stats, batch: Batch, lowercase: bool = False) -> None:
+    """Both checks of a training-based method."""
+    check_types(batch, stats.labels)
+    check_casing(stats, batch, lowercase)
