@@ -161,3 +161,22 @@ def decode_tag_ids(tags: Sequence[Sequence], names: Optional[Sequence[str]]) -> 
             bad = next(i for i in sentence if not isinstance(i, int) or not 0 <= i < len(names))
             raise ValueError(f"sentence {s}: tag id {bad!r} is not one of the {len(names)} class labels") from None
     return result
+
+
+def document_ids(path: str | os.PathLike) -> List[int]:
+    """The document of each sentence of a CoNLL file, as read by ``read_conll``: a
+    ``-DOCSTART-`` line starts a new document (0 before the first one)."""
+    ids: List[int] = []
+    doc, in_sentence, seen_start = 0, False, False
+    for line in _read_text(path).splitlines():
+        fields = line.split()
+        if fields and fields[0] != "-DOCSTART-":
+            if not in_sentence:
+                ids.append(doc)
+                in_sentence = True
+            continue
+        in_sentence = False
+        if fields:  # -DOCSTART-
+            doc += seen_start or bool(ids)
+            seen_start = True
+    return ids
