@@ -100,7 +100,8 @@ def to_dataset(tokens: Sentences, tags: Sentences, records: List[List[Record]],
     record = {name: datasets.Value("int32" if name in ("start", "end") else "string") for name in RECORD_FIELDS}
     fields = {"tokens": strings, "ner_tags": strings, "replacements": datasets.List(record)}
     data = {"tokens": tokens, "ner_tags": tags,
-            "replacements": [[{name: r.get(name, "") for name in RECORD_FIELDS} for r in rs] for rs in records]}
+            "replacements": [[r if len(r) == len(RECORD_FIELDS) else {name: r.get(name, "") for name in RECORD_FIELDS}
+                              for r in rs] for rs in records]}
     for name, values in (columns or {}).items():
         fields[name], data[name] = strings, values
     if documents is not None:
@@ -196,6 +197,9 @@ def pluralize(text: str) -> str:
 
 
 # ---- entity level ---------------------------------------------------------------------------
+_POOL_CACHE: Dict[str, Dict] = {}
+
+
 class _Pools:
     """Replacement candidates per (type, class, acronym), training mentions removed; drawn from
     seeded decks (sampling without replacement, reshuffled when used up) so that no candidate is
@@ -235,8 +239,9 @@ class _Pools:
                     return entity_type, candidate, shape
         return None
 
-    def draw(self, key: Tuple, rng: random.Random, avoid: set, weight: int = 1, cap: int = 0) -> str:
-        """A draw from the pool's deck (a partial Fisher-Yates shuffle), skipping ``avoid`` and,
+    def draw(self, key: Tuple, rng: random.Random, avoid: Tuple[set, ...], weight: int = 1, cap: int = 0) -> str:
+        """A draw from the pool's deck (a partial Fisher-Yates shuffle), skipping strings in the
+        ``avoid`` sets (casefolded) and,
         while another candidate is found within a few draws, candidates that have replaced
         more than ``cap`` mentions with this one's ``weight`` mentions added."""
         pool = self._pools[key]
@@ -250,7 +255,8 @@ class _Pools:
             choice = deck[j]
             deck[j], deck[left - 1] = deck[left - 1], choice
             left -= 1
-            if choice.casefold() in avoid:
+            folded = choice.casefold()
+            if any(folded in strings for strings in avoid):
                 continue
             if not cap or usage[choice] + weight <= cap:
                 best = choice
@@ -333,6 +339,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     excluded = set(stats.mention_text_counts) if stats is not None and exclude_seen else set()
     deciders, fallback = _fine_classes(dictionary, scheme, stats)
     pools = _Pools(dictionary, excluded, fallback)
+    if scheme is not None:  # the built-in dictionary: its filtered pools are kept with the statistics
+        holder = stats.__dict__ if stats is not None and exclude_seen else _POOL_CACHE
+        pools._pools = holder.setdefault(f"_attack_pools_{scheme}", {})
     docs = documents if documents is not None else list(range(len(tokens)))
     from .fine_classes import ROUTES, sports_documents, sports_sentence, split_suffix
     sports = sports_documents(tokens, docs) if documents is not None else {}
@@ -363,9 +372,11 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 if context:
                     m.name, m.route = context, "rule"
             m.pattern = case_pattern(m.stem)
-            if m.pattern == "upper" and shouts is None:
-                shouts = shouting(words)
-            m.acronym = m.pattern == "upper" and is_acronym(m.stem, shouts)
+            m.acronym = False
+            if m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12:  # could be an acronym
+                if shouts is None:
+                    shouts = shouting(words)
+                m.acronym = is_acronym(m.stem, shouts)
             m.part = ""
             mentions.append(m)
     # Units: one per (document, type, string); a lone surname joins its full name's unit.
@@ -405,11 +416,12 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     new_texts: Dict[int, Dict[int, List[str]]] = {}
     labels: Dict[int, Dict[int, str]] = {}
     notes: Dict[int, Dict[int, _Mention]] = {}
-    for index in chosen:
+    # Larger units first, so that the usage cap can still be kept for them (largest first packs best).
+    for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
         key, pool_key = eligible[index]
         members = units[key]
         avoid = used_in_doc.setdefault(key[0], set())
-        base = pools.draw(pool_key, rng, avoid | {m.stem.casefold() for m in members}, len(members),
+        base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100)
         avoid.add(base.casefold())
         for m in members:
@@ -636,7 +648,8 @@ def _pos_tags(pos, tokens: Sentences) -> Sentences:
 
 def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None, pos=None, *, n_candidates: int = 5,
                    max_words: int = 3, ranks: Tuple[int, int] = (51, 100), victim: Optional[Tagger] = None,
-                   seed: int = 0, mask_token: Optional[str] = None):
+                   seed: int = 0, mask_token: Optional[str] = None, batch_size: int = 64,
+                   progress: Optional[bool] = None):
     """RockNER's context-level attack.
 
     Args:
@@ -652,6 +665,9 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         victim: a tagger ``sentences -> tags``; the candidate where it misses most gold
             entities is kept (ties and no victim: a random candidate).
         seed: each sentence draws from ``random.Random(f"{seed}/{index}")``.
+        batch_size: masked texts per call of the model (a fill-mask function with a ``batch``
+            attribute, as ``tough_ner.taggers.mlm_fill_mask`` gives, takes a list of texts).
+        progress: a progress bar on stderr (default: when stderr is a terminal).
     """
     first, last = ranks
     if not 1 <= first <= last:
@@ -669,31 +685,44 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
     batch = Batch(tokens, tags)
     pos_tags = _pos_tags(pos, tokens)
     memo: Dict[str, List[str]] = {}
+    fill_many = getattr(fill_mask, "batch", None) or (lambda texts: [fill_mask(t) for t in texts])
 
-    def window(text: str) -> List[str]:
-        if text not in memo:
-            memo[text] = _proposals(fill_mask(text))[first - 1:last]
-        return memo[text]
-
-    rngs, candidates = [], []  # per sentence: its generator and candidate (words, changed positions)
+    # Every candidate's positions first; then one round per masked word: the texts of all
+    # candidates' k-th masks go to the model together (batched), earlier replacements in place.
+    rngs, candidates, plans = [], [], []  # per sentence: generator, candidates (words, changed), positions
     for s, sentence in enumerate(tokens):
         rng = random.Random(f"{seed}/{s}")
         rngs.append(rng)
         inside = {i for start, end, _ in batch.gold_spans[s] for i in range(start, end)}
         targets = [i for i, tag in enumerate(pos_tags[s]) if tag in CONTENT_TAGS and i not in inside]
-        options = []
-        for _ in range(n_candidates if targets else 0):
-            chosen = sorted(rng.sample(targets, rng.randint(1, min(max_words, len(targets)))))
-            words = list(sentence)
-            changed = []
-            for i in chosen:  # masked in turn, earlier replacements in place
-                proposals = [w for w in window(" ".join(words[:i] + [mask] + words[i + 1:]))
-                             if usable(w, sentence[i], mask)]
-                if proposals:
-                    words[i] = rng.choice(proposals)
-                    changed.append(i)
-            options.append((words, changed))
-        candidates.append(options)
+        chosen = [sorted(rng.sample(targets, rng.randint(1, min(max_words, len(targets)))))
+                  for _ in range(n_candidates if targets else 0)]
+        plans.append(chosen)
+        candidates.append([(list(sentence), []) for _ in chosen])
+    bar = _progress_bar(sum(len(c) for chosen in plans for c in chosen), "context attack", progress)
+    for k in range(max_words):
+        requests = [(s, c, chosen[k], " ".join(words[:chosen[k]] + [mask] + words[chosen[k] + 1:]))
+                    for s, sentence_plans in enumerate(plans) for c, (chosen, (words, _))
+                    in enumerate(zip(sentence_plans, candidates[s])) if len(chosen) > k]
+        if not requests:
+            break
+        new = sorted({text for *_, text in requests if text not in memo})
+        for first_new in range(0, len(new), batch_size):
+            texts = new[first_new:first_new + batch_size]
+            for text, result in zip(texts, fill_many(texts)):
+                memo[text] = _proposals(result)[first - 1:last]
+            if bar is not None:
+                bar.update(len(texts))
+        if bar is not None:
+            bar.update(len(requests) - len(new))
+        for s, c, i, text in requests:
+            words, changed = candidates[s][c]
+            proposals = [w for w in memo[text] if usable(w, tokens[s][i], mask)]
+            if proposals:
+                words[i] = rngs[s].choice(proposals)
+                changed.append(i)
+    if bar is not None:
+        bar.close()
     missed = _missed_by(victim, batch, candidates)
     out_tokens = []
     for s, options in enumerate(candidates):
@@ -707,6 +736,17 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
                                     "replacement": words[i], "label": pos_tags[s][i]} for i in changed]
     return to_dataset(out_tokens, [spans_to_tags(spans, len(t), "bio") for spans, t in zip(batch.gold_spans, tokens)],
                       records)
+
+
+def _progress_bar(total: int, label: str, progress: Optional[bool]):
+    import sys
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress or not total:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=label, unit="mask", file=sys.stderr)
 
 
 def _missed_by(victim: Optional[Tagger], batch: Batch, candidates) -> List[List[int]]:
@@ -726,17 +766,91 @@ def _missed_by(victim: Optional[Tagger], batch: Batch, candidates) -> List[List[
     return missed
 
 
+LEVELS = ("entity", "context", "both", "typo", "case", "cross_type")
+
+
 def attack(data, tags=None, level: str = "entity", ratio: float = 1.0, seed: int = 0, dictionary=None, train=None,
-           fill_mask=None, pos=None, **context_options):
-    """The entity attack, the context attack, or both (entities first, then context words)."""
-    if level not in ("entity", "context", "both"):
-        raise ValueError(f"level must be 'entity', 'context' or 'both', got {level!r}")
+           fill_mask=None, pos=None, *, columns=None, documents=None, mode: str = "lower", **context_options):
+    """One attack by name: ``entity``, ``context``, ``both`` (entities first, then context
+    words), ``typo``, ``case`` (``mode`` lower or upper) or ``cross_type``."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(map(repr, LEVELS))}, got {level!r}")
+    surface = {"columns": columns, "documents": documents}
+    if level == "typo":
+        return typo_attack(data, tags, ratio, seed, **surface)
+    if level == "case":
+        return case_attack(data, tags, ratio, seed, mode, **surface)
+    if level == "cross_type":
+        return cross_type_attack(data, tags, dictionary, ratio, seed, train, **surface)
     if level != "context":
-        data = entity_attack(data, tags, dictionary, ratio, seed, train)
+        data = entity_attack(data, tags, dictionary, ratio, seed, train, **surface)
         tags = None
         if level == "entity":
             return data
         if pos is not None and not callable(pos) and not hasattr(pos, "pipe"):
             raise ValueError("with level='both', pos= must tag the new sentences: give a function or a spaCy "
                              "pipeline, not fixed tag lists")
+    elif columns or documents is not None:
+        data, tags = attack_input(data, tags, columns, documents)[:2], None
+        data = to_dataset(*data, [[] for _ in data[0]], columns, _document_ids(documents))
     return context_attack(data, tags, fill_mask, pos, seed=seed, **context_options)
+
+
+def _document_ids(documents):
+    if documents is None:
+        return None
+    index: Dict = {}
+    return [index.setdefault(d, len(index)) for d in documents]
+
+
+def write_attacked(path, attacked, columns: Sequence[str] = ()) -> None:
+    """An attacked set as a CoNLL file: token, the named other columns, tag; a ``-DOCSTART-``
+    line before each document when the set has document ids.  Written atomically."""
+    import os
+    import tempfile
+
+    rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
+    docs = rows.get("document")
+    lines = []
+    for s, (words, tags) in enumerate(zip(rows["tokens"], rows["ner_tags"])):
+        if docs is not None and (s == 0 or docs[s] != docs[s - 1]):
+            lines.append(" ".join(["-DOCSTART-"] + ["-X-"] * len(columns) + ["O"]) + "\n\n")
+        values = [rows[name][s] for name in columns]
+        lines.append("".join(" ".join(fields) + "\n" for fields in zip(words, *values, tags)) + "\n")
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temp = tempfile.mkstemp(dir=folder, prefix=".attack-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write("".join(lines))
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
+    """``n`` random replaced entities of an attacked set in context (``width`` words either side),
+    each with its original, type, fine class and route, for a person to judge; then the
+    summary figures (``summary``)."""
+    rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
+    records = [(s, r) for s, rs in enumerate(rows["replacements"]) for r in rs if r["level"] != "context"]
+    picked = sorted(random.Random(seed).sample(range(len(records)), min(n, len(records))))
+    lines = [f"{len(picked)} of {len(records)} attacked entities, in context ([original -> replacement]):"]
+    for k, index in enumerate(picked, 1):
+        s, r = records[index]
+        words = rows["tokens"][s]
+        if r["level"] == "case":
+            lines.append(f"{k:>3}. sentence {s} ({r['label']}): {r['replacement']}")
+            continue
+        left = words[max(0, r["start"] - width):r["start"]]
+        right = words[r["end"]:r["end"] + width]
+        label = r["label"] if r.get("original_label") in ("", None, r["label"]) else f"{r['original_label']}->{r['label']}"
+        how = f"{r['fine_class']} by {r['route']}" if r.get("route") else r["level"]
+        lines.append(f"{k:>3}. {label:<9} {how:<24} ... {' '.join(left)} [{r['original']} -> {r['replacement']}] "
+                     f"{' '.join(right)} ...".replace("  ", " "))
+    facts = summary(rows)
+    if facts["n_replaced"]:
+        lines.append("")
+        lines.append(", ".join(f"{key} {value:.4f}" if isinstance(value, float) else f"{key} {value}"
+                               for key, value in facts.items()))
+    return "\n".join(lines)

@@ -163,9 +163,10 @@ def decode_tag_ids(tags: Sequence[Sequence], names: Optional[Sequence[str]]) -> 
     return result
 
 
-def document_ids(path: str | os.PathLike) -> List[int]:
+def document_ids(path: str | os.PathLike) -> Optional[List[int]]:
     """The document of each sentence of a CoNLL file, as read by ``read_conll``: a
-    ``-DOCSTART-`` line starts a new document (0 before the first one)."""
+    ``-DOCSTART-`` line starts a new document (0 before the first one); None when the file
+    has no ``-DOCSTART-`` line."""
     ids: List[int] = []
     doc, in_sentence, seen_start = 0, False, False
     for line in _read_text(path).splitlines():
@@ -179,4 +180,4 @@ def document_ids(path: str | os.PathLike) -> List[int]:
         if fields:  # -DOCSTART-
             doc += seen_start or bool(ids)
             seen_start = True
-    return ids
+    return ids if seen_start else None
