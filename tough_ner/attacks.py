@@ -71,9 +71,14 @@ def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = N
     columns = {name: [list(map(str, sentence)) for sentence in values] for name, values in (columns or {}).items()}
     if hasattr(data, "column_names"):
         from .corpus import decode_tag_ids, tag_names
-        for name in ("pos_tags", "chunk_tags"):
-            if name in data.column_names and name not in columns:
-                columns[name] = [list(map(str, s)) for s in decode_tag_ids(data[name], tag_names(data, name))]
+        for name in data.column_names:  # other per-token columns (pos_tags, chunk_tags ...)
+            if name in ("tokens", "ner_tags", "replacements", "document", "id") or name in columns:
+                continue
+            if not hasattr(data.features[name], "feature"):  # not a list per sentence
+                continue
+            values = [list(map(str, s)) for s in decode_tag_ids(data[name], tag_names(data, name))]
+            if all(len(v) == len(t) for v, t in zip(values, tokens)):
+                columns[name] = values
         if documents is None and "document" in data.column_names:
             documents = data["document"]
     for name, values in columns.items():
@@ -239,9 +244,10 @@ class _Pools:
                     return entity_type, candidate, shape
         return None
 
-    def draw(self, key: Tuple, rng: random.Random, avoid: Tuple[set, ...], weight: int = 1, cap: int = 0) -> str:
+    def draw(self, key: Tuple, rng: random.Random, avoid: Tuple[set, ...], weight: int = 1, cap: int = 0,
+             valid=None) -> str:
         """A draw from the pool's deck (a partial Fisher-Yates shuffle), skipping strings in the
-        ``avoid`` sets (casefolded) and,
+        ``avoid`` sets (casefolded) and those ``valid`` rejects, and,
         while another candidate is found within a few draws, candidates that have replaced
         more than ``cap`` mentions with this one's ``weight`` mentions added."""
         pool = self._pools[key]
@@ -256,7 +262,7 @@ class _Pools:
             deck[j], deck[left - 1] = deck[left - 1], choice
             left -= 1
             folded = choice.casefold()
-            if any(folded in strings for strings in avoid):
+            if any(folded in strings for strings in avoid) or (valid is not None and not valid(choice)):
                 continue
             if not cap or usage[choice] + weight <= cap:
                 best = choice
@@ -293,6 +299,15 @@ def _builtin_lookup(scheme: str):
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
                  "name", "route")
+
+
+def _surface(base: str, m: "_Mention") -> str:
+    """A replacement as the original appears: a surname's last word, plural, case, suffix."""
+    text = base.split()[-1] if m.part == "last" else base
+    if m.suffix == "s":
+        text = pluralize(text)
+    text = with_case(text, m.pattern) if m.pattern in ("upper", "lower") else text
+    return text + (m.suffix if m.suffix != "s" else "")
 
 
 def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, ratio: float = 1.0, seed: int = 0,
@@ -369,7 +384,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 if s not in sports_cache:
                     sports_cache[s] = sports.get(docs[s], False) or sports_sentence(words)
                 context = deciders.by_context(entity_type, words, start, end, sports_cache[s])
-                if context:
+                if context is not None:
                     m.name, m.route = context, "rule"
             m.pattern = case_pattern(m.stem)
             m.acronym = False
@@ -421,16 +436,13 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         key, pool_key = eligible[index]
         members = units[key]
         avoid = used_in_doc.setdefault(key[0], set())
+        # the surfaces (case, suffix, a surname's last word) must not be training mentions either
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
-                          demand[pool_key[0]] // 100)
+                          demand[pool_key[0]] // 100,
+                          lambda c: not excluded or all(_surface(c, m) not in excluded for m in members))
         avoid.add(base.casefold())
         for m in members:
-            text = base.split()[-1] if m.part == "last" else base
-            if m.suffix == "s":
-                text = pluralize(text)
-            text = with_case(text, m.pattern) if m.pattern in ("upper", "lower") else text
-            text += m.suffix if m.suffix != "s" else ""
-            new_texts.setdefault(m.s, {})[m.i] = text.split()
+            new_texts.setdefault(m.s, {})[m.i] = _surface(base, m).split()
             labels.setdefault(m.s, {})[m.i] = pool_key[0]
             notes.setdefault(m.s, {})[m.i] = m
     out_tokens, out_tags = [], []
@@ -649,7 +661,8 @@ def _pos_tags(pos, tokens: Sentences) -> Sentences:
 def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None, pos=None, *, n_candidates: int = 5,
                    max_words: int = 3, ranks: Tuple[int, int] = (51, 100), victim: Optional[Tagger] = None,
                    seed: int = 0, mask_token: Optional[str] = None, batch_size: int = 64,
-                   progress: Optional[bool] = None):
+                   progress: Optional[bool] = None, columns: Optional[Mapping[str, Sentences]] = None,
+                   documents: Optional[Sequence] = None):
     """RockNER's context-level attack.
 
     Args:
@@ -668,6 +681,7 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         batch_size: masked texts per call of the model (a fill-mask function with a ``batch``
             attribute, as ``tough_ner.taggers.mlm_fill_mask`` gives, takes a list of texts).
         progress: a progress bar on stderr (default: when stderr is a terminal).
+        columns, documents: other per-token columns and document ids, kept (see ``entity_attack``).
     """
     first, last = ranks
     if not 1 <= first <= last:
@@ -681,7 +695,7 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         from .taggers import mlm_fill_mask
         fill_mask = mlm_fill_mask(fill_mask, top_k=last)
     mask = _mask_of(fill_mask, mask_token)
-    tokens, tags, records = as_lists(data, tags)
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
     pos_tags = _pos_tags(pos, tokens)
     memo: Dict[str, List[str]] = {}
@@ -735,7 +749,7 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         records[s] = records[s] + [{"level": "context", "start": i, "end": i + 1, "original": tokens[s][i],
                                     "replacement": words[i], "label": pos_tags[s][i]} for i in changed]
     return to_dataset(out_tokens, [spans_to_tags(spans, len(t), "bio") for spans, t in zip(batch.gold_spans, tokens)],
-                      records)
+                      records, columns, documents)
 
 
 def _progress_bar(total: int, label: str, progress: Optional[bool]):
@@ -790,17 +804,8 @@ def attack(data, tags=None, level: str = "entity", ratio: float = 1.0, seed: int
         if pos is not None and not callable(pos) and not hasattr(pos, "pipe"):
             raise ValueError("with level='both', pos= must tag the new sentences: give a function or a spaCy "
                              "pipeline, not fixed tag lists")
-    elif columns or documents is not None:
-        data, tags = attack_input(data, tags, columns, documents)[:2], None
-        data = to_dataset(*data, [[] for _ in data[0]], columns, _document_ids(documents))
-    return context_attack(data, tags, fill_mask, pos, seed=seed, **context_options)
-
-
-def _document_ids(documents):
-    if documents is None:
-        return None
-    index: Dict = {}
-    return [index.setdefault(d, len(index)) for d in documents]
+        return context_attack(data, None, fill_mask, pos, seed=seed, **context_options)
+    return context_attack(data, tags, fill_mask, pos, seed=seed, **surface, **context_options)
 
 
 def write_attacked(path, attacked, columns: Sequence[str] = ()) -> None:

@@ -153,7 +153,7 @@ class FineClasses:
         classes = self.classes.get(entity_type, ())
         if "person" in classes and "surname" in classes:
             return "surname" if len(words) == 1 else "person"
-        if len(classes) == 1:
+        if len(classes) == 1:  # nothing to decide
             return classes[0]
         for name, heads in HEADS:
             if name in classes and any(w in heads for w in words):
@@ -261,14 +261,16 @@ class FineClasses:
             return None, "fallback"
         table = self.lookup.get(entity_type, {})
         stem, _ = split_suffix(text, lambda s: s.casefold() in table)
-        name = table.get(text.casefold()) or table.get(stem.casefold())
-        if name:
+        name = table.get(text.casefold(), table.get(stem.casefold()))
+        if name is not None:
             return name, "dictionary"
-        name = self.by_string(entity_type, stem) or self.by_context(entity_type, words, start, end, sports)
-        if name:
+        name = self.by_string(entity_type, stem)
+        if name is None:
+            name = self.by_context(entity_type, words, start, end, sports)
+        if name is not None:
             return name, "rule"
         name = self.by_training(entity_type, text)
-        if name:
+        if name is not None:
             return name, "training"
         name = self.fallback.get(entity_type)
         if name not in classes:
