@@ -301,13 +301,13 @@ class _Mention:
                  "name", "route")
 
 
-def _surface(base: str, m: "_Mention") -> str:
+def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
     """A replacement as the original appears: a surname's last word, plural, case, suffix."""
     text = base.split()[-1] if m.part == "last" else base
-    if m.suffix == "s":
+    if m.suffix == "s" and not cross:
         text = pluralize(text)
     text = with_case(text, m.pattern) if m.pattern in ("upper", "lower") else text
-    return text + (m.suffix if m.suffix != "s" else "")
+    return text + (m.suffix if m.suffix != "s" else "")  # another type: no plural
 
 
 def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, ratio: float = 1.0, seed: int = 0,
@@ -403,7 +403,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     units: Dict[Tuple, List[_Mention]] = {}
     for m in mentions:
         key = (docs[m.s], m.type, m.stem.casefold())
-        if " " not in m.stem and m.name == "surname" and (key in full_names):
+        if " " not in m.stem and m.name == "surname" and key in full_names and not cross_type:
             key, m.part, m.route = full_names[key], "last", "coreference"
         units.setdefault(key, []).append(m)
     eligible = []  # (unit key, pool key)
@@ -439,10 +439,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         # the surfaces (case, suffix, a surname's last word) must not be training mentions either
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100,
-                          lambda c: not excluded or all(_surface(c, m) not in excluded for m in members))
+                          lambda c: not excluded or all(_surface(c, m, cross_type) not in excluded for m in members))
         avoid.add(base.casefold())
         for m in members:
-            new_texts.setdefault(m.s, {})[m.i] = _surface(base, m).split()
+            new_texts.setdefault(m.s, {})[m.i] = _surface(base, m, cross_type).split()
             labels.setdefault(m.s, {})[m.i] = pool_key[0]
             notes.setdefault(m.s, {})[m.i] = m
     out_tokens, out_tags = [], []

@@ -119,10 +119,12 @@ def sports_documents(tokens: Sequence[Sequence[str]], documents: Sequence[int]) 
 
 
 def split_suffix(text: str, known) -> Tuple[str, str]:
-    """(stem, suffix): an attached possessive (``'s``, ``'``) or, when the stem is known
+    """(stem, suffix): a possessive (``'s``, ``'``, attached or a token of its own) or, when the stem is known
     (``known(stem)``), a plural ``s`` ("Germans" -> "German", "s")."""
     for suffix in ("'s", "\u2019s", "'"):
         if text.endswith(suffix) and len(text) > len(suffix) + 1:
+            if text[-len(suffix) - 1] == " ":  # a token of its own ("McDonald 's"): it stays one
+                return text[: -len(suffix) - 1], " " + suffix
             return text[: -len(suffix)], suffix
     if text.endswith("s") and not text.endswith("ss") and len(text) > 3 and known(text[:-1]):
         return text[:-1], "s"
