@@ -68,7 +68,7 @@ def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = N
     columns (``{name: sentences}``) written back for the new tokens; ``documents``: a
     document id per sentence (repeated strings are replaced alike within a document)."""
     tokens, tags, records = as_lists(data, tags)
-    columns = {name: [list(map(str, sentence)) for sentence in values] for name, values in (columns or {}).items()}
+    columns = dict(columns or {})  # read only: new sentences are new lists
     if hasattr(data, "column_names"):
         from .corpus import decode_tag_ids, tag_names
         for name in data.column_names:  # other per-token columns (pos_tags, chunk_tags ...)
@@ -145,11 +145,17 @@ def draw_other(rng: random.Random, pool: Tuple[str, ...], text: str) -> str:
 _BIO = re.compile(r"^(?:[BIESLU]-.+|O)$")
 
 
-def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence[Span], replaced) -> List[str]:
+def bio_like(values: Sentences) -> bool:
+    """A column of chunk-like tags (``B-X``, ``I-X``, ``O`` ...)."""
+    return all(_BIO.match(v) for v in {v for sentence in values for v in sentence})
+
+
+def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence[Span], replaced,
+                   bio: bool) -> List[str]:
     """Another column (POS, chunk) for a rewritten sentence: outside replaced spans the values
     move along; a new span copies the original's values position by position (a proper-noun
-    ``NNP`` stays ``NNP``; the last one repeats), or, for a BIO-like column (chunks), keeps the
-    original's first tag and continues its chunk with ``I-``."""
+    ``NNP`` stays ``NNP``; the last one repeats), or, for a BIO-like column (``bio``: chunks),
+    keeps the original's first tag and continues its chunk with ``I-``."""
     result: List[str] = []
     last = 0
     for i, ((start, end, _), (new_start, new_end, _)) in enumerate(zip(spans, moved)):
@@ -157,7 +163,7 @@ def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence
         old = list(values[start:end])
         if i in replaced:
             n = new_end - new_start
-            if all(_BIO.match(v) for v in old):
+            if bio:
                 first = old[0]
                 rest = "O" if first == "O" else "I-" + first.split("-", 1)[1]
                 old = [first] + [rest] * (n - 1)
@@ -447,6 +453,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             notes.setdefault(m.s, {})[m.i] = m
     out_tokens, out_tags = [], []
     out_columns: Dict[str, Sentences] = {name: [] for name in columns}
+    bio = {name: bio_like(values) for name, values in columns.items()}
     for s, sentence in enumerate(tokens):
         spans = batch.gold_spans[s]
         if s not in new_texts:
@@ -460,7 +467,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         out_tokens.append(new_tokens)
         out_tags.append(new_tags)
         for name in columns:
-            out_columns[name].append(rewrite_column(columns[name][s], spans, moved, new_texts[s]))
+            out_columns[name].append(rewrite_column(columns[name][s], spans, moved, new_texts[s], bio[name]))
         records[s] = _shifted(records[s], spans, moved, new_texts[s])
         for i, words in sorted(new_texts[s].items()):
             start, end, label = moved[i]

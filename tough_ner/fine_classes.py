@@ -91,15 +91,14 @@ DEMONYM = re.compile(r"^[A-Z][a-z]+(?:ian|ean|an|ese|ish|i|ic|ch|ss|ot|ite)s?$")
 WORK_WORDS = frozenset("novel film movie album song book play opera series show documentary poem painting".split())
 DIGIT = re.compile(r"\d")
 LETTER = re.compile(r"[^\W\d_]")
-NUMBER = re.compile(r"^[-+]?\d[\d.,:/-]*$")
 
 
 def sports_sentence(words: Sequence[str]) -> bool:
     """Sports vocabulary, or a results/standings line (half its tokens numbers)."""
-    numbers = sum(bool(NUMBER.match(w)) for w in words)
+    numbers = sum(1 for w in words if w[:1].isdigit() or (w[:1] in "+-" and w[1:2].isdigit()))
     if numbers >= 2 and numbers * 2 >= len(words) - 2:
         return True
-    return any(w.lower() in SPORTS for w in words) or any(w in HEADLINE_SPORTS for w in words)
+    return not SPORTS.isdisjoint(map(str.lower, words)) or not HEADLINE_SPORTS.isdisjoint(words)
 
 
 def sports_documents(tokens: Sequence[Sequence[str]], documents: Sequence[int]) -> Dict[int, bool]:
