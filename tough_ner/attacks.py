@@ -858,8 +858,8 @@ def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
         right = words[r["end"]:r["end"] + width]
         label = r["label"] if r.get("original_label") in ("", None, r["label"]) else f"{r['original_label']}->{r['label']}"
         how = f"{r['fine_class']} by {r['route']}" if r.get("route") else r["level"]
-        lines.append(f"{k:>3}. {label:<9} {how:<24} ... {' '.join(left)} [{r['original']} -> {r['replacement']}] "
-                     f"{' '.join(right)} ...".replace("  ", " "))
+        context = " ".join(left + [f"[{r['original']} -> {r['replacement']}]"] + right)
+        lines.append(f"{k:>3}. {label:<5} {how:<28} ... {context} ...")
     facts = summary(rows)
     if facts["n_replaced"]:
         lines.append("")
