@@ -336,3 +336,44 @@ def test_audit_lists_the_asked_number_of_entities():
     text = audit(attacked, 2, seed=1)
     assert text.startswith("2 of 3 attacked entities")
     assert [line.split()[0] for line in text.splitlines()[1:3]] == ["1.", "2."] and "by rule" in text
+
+
+WORDS = ["Japan", "Ann", "Lee", "Kessling", "University", "NATO", "Germans", "the", "said", "won", "2", "'s",
+         "River", "Cup", "Oslo", "McDonald", "United", "FC", "in"]
+
+
+@st.composite
+def tagged_sentences(draw):
+    sentences, tags = [], []
+    for _ in range(draw(st.integers(1, 6))):
+        words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=8))
+        case = draw(st.sampled_from(["keep", "upper", "lower"]))
+        words = [w.upper() if case == "upper" else w.lower() if case == "lower" else w for w in words]
+        labels, i = [], 0
+        while i < len(words):
+            n = draw(st.integers(0, min(3, len(words) - i)))
+            if n:
+                entity_type = draw(st.sampled_from(CONLL_TYPES))
+                labels += ["B-" + entity_type] + ["I-" + entity_type] * (n - 1)
+                i += n
+            else:
+                labels.append("O")
+                i += 1
+        sentences.append(words)
+        tags.append(labels)
+    documents = sorted(draw(st.lists(st.integers(0, 2), min_size=len(sentences), max_size=len(sentences))))
+    return sentences, tags, documents
+
+
+@settings(max_examples=40, deadline=None)
+@given(tagged_sentences(), st.integers(0, 50), st.sampled_from([0.5, 1.0]), st.booleans())
+def test_entity_attack_invariants(data, seed, ratio, cross):
+    tokens, tags, documents = data
+    attack = cross_type_attack if cross else entity_attack
+    attacked = attack(tokens, tags, ratio=ratio, seed=seed, documents=documents)
+    check_attacked(tokens, tags, attacked)  # records rebuild the original exactly; valid IOB2
+    assert attacked["tokens"] == attack(tokens, tags, ratio=ratio, seed=seed, documents=documents)["tokens"]
+    facts = summary(attacked)
+    if facts["n_replaced"]:
+        assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
+        assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)

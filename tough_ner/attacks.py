@@ -230,7 +230,8 @@ class _Pools:
             classes = self.dictionary.get(entity_type, {})
             strings = classes.get(name, ()) if name is not None else sorted({x for p in classes.values() for x in p})
             strings = [x for x in strings if x not in self.excluded]
-            shaped = [x for x in strings if x.isupper() == acronym]
+            # an acronym for an acronym; otherwise a candidate with both cases (never "dpa" for "Reuters")
+            shaped = [x for x in strings if x.isupper()] if acronym else [x for x in strings if case_pattern(x) == "mixed"]
             if acronym and not shaped:  # initials of several-word candidates ("Andean Community" -> "AC")
                 shaped = sorted({"".join(w[0] for w in x.split()).upper() for x in strings
                                  if len(x.split()) >= 2 and all(w[0].isalpha() for w in x.split())} - self.excluded)
@@ -425,7 +426,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 continue
             target_type = others[random.Random(f"{seed}/{key}").randrange(len(others))]
             target_class = fallback.get(target_type)
-        pool_key = pools.resolve(target_type, target_class, any(m.acronym for m in heads), best.stem)
+        # an acronym only if never written in lower case in the document ("DILI" in a dateline, "Dili" later)
+        acronym = any(m.acronym for m in heads) and all(m.pattern == "upper" for m in heads)
+        pool_key = pools.resolve(target_type, target_class, acronym, best.stem)
         if pool_key is not None:
             eligible.append((key, pool_key))
     rng = random.Random(seed)
@@ -588,7 +591,7 @@ def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = 
 def summary(attacked) -> Dict[str, object]:
     """Quality figures of an entity-attacked set, from its records: the share of replaced
     originals whose fine class came by each route, the share whose replacement kept the case
-    pattern, the share of (document, original) pairs replaced by one string everywhere, and the
+    pattern (upper, lower or mixed, see ``case_pattern``; originals without letters count as kept), the share of (document, original) pairs replaced by one string everywhere, and the
     largest share of one replacement string among the replaced mentions of its type."""
     from .fine_classes import ROUTES
 
@@ -598,6 +601,7 @@ def summary(attacked) -> Dict[str, object]:
     kept = n = 0
     per_type: Dict[str, Counter] = {}
     seen: Dict[Tuple, List[str]] = {}
+    repeats: Counter = Counter()
     for doc, records in zip(docs, rows["replacements"]):
         for r in records:
             if r["level"] not in ("entity", "cross_type"):
@@ -605,9 +609,10 @@ def summary(attacked) -> Dict[str, object]:
             n += 1
             routes[r["route"]] += 1
             before, after = case_pattern(r["original"]), case_pattern(r["replacement"])
-            kept += before == after or before in ("mixed", "none")
+            kept += before == after or before == "none"
             seen.setdefault((doc, r["original_label"] or r["label"], r["original"]), []).append(r["replacement"])
             per_type.setdefault(r["label"], Counter())[r["replacement"]] += 1
+            repeats[(doc, r["label"], r["original"])] += 1
     result: Dict[str, object] = {"n_replaced": n}
     for route in ROUTES:
         result[f"route_{route}"] = routes[route] / n if n else float("nan")
@@ -619,7 +624,7 @@ def summary(attacked) -> Dict[str, object]:
         result[f"max_share_{entity_type}"] = most / total
         result[f"max_share_{entity_type}_string"] = text
         # the floor document consistency sets: the most repeated original of one document
-        result[f"max_repeat_share_{entity_type}"] = max(len(v) for k, v in seen.items() if k[1] == entity_type) / total
+        result[f"max_repeat_share_{entity_type}"] = max(n for k, n in repeats.items() if k[1] == entity_type) / total
     return result
 
 
