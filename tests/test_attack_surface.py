@@ -138,7 +138,8 @@ def test_the_same_string_gets_the_same_replacement_in_its_document():
     data = datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags, "document": [0, 0, 0, 1]})
     attacked = entity_attack(data, seed=1)
     assert attacked["document"] == [0, 0, 0, 1]
-    assert len({r["replacement"].lower() for s, r in records(attacked) if "apan" in r["original"].lower() and s < 3}) == 1
+    japan = {r["replacement"].lower() for s, r in records(attacked) if "apan" in r["original"].lower() and s < 3}
+    assert len(japan) == 1
 
 
 def test_possessive_and_plural_suffixes_stay_attached():
@@ -230,7 +231,8 @@ def test_typo_case_and_cross_type_attacks(conll_test):
     found = records(crossed, "cross_type")
     assert len(found) == sum(map(len, (decode(t) for t in tags)))
     for s, r in found:
-        assert r["label"] != r["original_label"] and (r["start"], r["end"], r["label"]) in decode(crossed[s]["ner_tags"])
+        assert r["label"] != r["original_label"]
+        assert (r["start"], r["end"], r["label"]) in decode(crossed[s]["ner_tags"])
         if case_pattern(r["original"]) == "mixed":
             base = r["replacement"][:-3] if r["replacement"].endswith(" 's") else r["replacement"]
             assert any(base in pool for pool in conll[r["label"]].values())
@@ -278,7 +280,8 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
         assert len(words) == len(p) == len(c)
         for r in rs:  # a new span continues the original's first chunk
             first = c[r["start"]]
-            assert c[r["start"] + 1:r["end"]] == ["O" if first == "O" else "I-" + first[2:]] * (r["end"] - r["start"] - 1)
+            rest = "O" if first == "O" else "I-" + first[2:]
+            assert c[r["start"] + 1:r["end"]] == [rest] * (r["end"] - r["start"] - 1)
 
 
 def test_attack_command_keeps_columns_documents_and_is_identical_across_processes(tmp_path, capsys):

@@ -1,17 +1,22 @@
-"""RockNER's natural adversarial attacks (Lin et al., EMNLP 2021).
+"""RockNER's natural adversarial attacks (Lin et al., EMNLP 2021), and three more.
 
-Entity level: gold entities are replaced by other real entities of the same type (and fine
-class, when the original is found in one of the dictionary's classes) that are not training
-mentions; tags are rewritten in IOB2.  Context level: up to ``max_words`` non-entity content
-words per sentence are masked in turn and filled by a masked language model with a word
-drawn from a rank window of its proposals (ranks 51-100 by default); of several candidate
-sentences, the one that makes a victim tagger miss most gold entities is kept.
+Entity level: gold entities are replaced by other real entities of the same type and fine
+class (decided for every original by ``tough_ner.fine_classes``) that are not training
+mentions, with the original's surface kept (case pattern, acronym, possessive or plural
+suffix, the same replacement across its document, the other columns); tags are rewritten in
+IOB2.  Context level: up to ``max_words`` non-entity content words per sentence are masked in
+turn and filled by a masked language model with a word drawn from a rank window of its
+proposals (ranks 51-100 by default); of several candidate sentences, the one that makes a
+victim tagger miss most gold entities is kept.  Typo, case and cross-type attacks: one
+keyboard typo inside entities, sentences lower- or upper-cased, entities replaced by entities
+of another type.
 
-Both return a ``datasets.Dataset`` with ``tokens``, ``ner_tags`` (IOB2 strings) and
-``replacements``: one record per replaced entity or word with its level, its position in the
-new sentence, the original and new text, and its label (entity type or POS tag).  Randomness
-comes from ``random.Random`` seeded by ``seed`` over sorted candidates, so the same seed,
-data and resources give byte-identical output on any machine.
+All return a ``datasets.Dataset`` with ``tokens``, ``ner_tags`` (IOB2 strings) and
+``replacements``: one record per replaced entity, word or sentence with its level, its position
+in the new sentence, the original and new text, its label (entity type, POS tag or case mode),
+the original's fine class, the route that decided it and its type.  Randomness comes from
+``random.Random`` seeded by ``seed`` over sorted candidates, so the same seed, data and
+resources give byte-identical output on any machine.
 """
 from __future__ import annotations
 
@@ -231,7 +236,8 @@ class _Pools:
             strings = classes.get(name, ()) if name is not None else sorted({x for p in classes.values() for x in p})
             strings = [x for x in strings if x not in self.excluded]
             # an acronym for an acronym; otherwise a candidate with both cases (never "dpa" for "Reuters")
-            shaped = [x for x in strings if x.isupper()] if acronym else [x for x in strings if case_pattern(x) == "mixed"]
+            shaped = ([x for x in strings if x.isupper()] if acronym
+                      else [x for x in strings if case_pattern(x) == "mixed"])
             if acronym and not shaped:  # initials of several-word candidates ("Andean Community" -> "AC")
                 shaped = sorted({"".join(w[0] for w in x.split()).upper() for x in strings
                                  if len(x.split()) >= 2 and all(w[0].isalpha() for w in x.split())} - self.excluded)
@@ -283,7 +289,7 @@ class _Pools:
 
 
 def _fine_classes(dictionary: Dictionary, scheme: Optional[str], stats: Optional[TrainStats]):
-    from .dictionaries import builtin_aliases, builtin_fallback
+    from .dictionaries import builtin_fallback
     from .fine_classes import FineClasses, lookup_table
 
     fallback = builtin_fallback()
@@ -538,14 +544,14 @@ def typo(word: str, rng: random.Random) -> str:
     return word[:at] + key + word[at:] if kind == "insert" else word[:at] + key + word[at + 1:]
 
 
-def typo_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, **options):
+def typo_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, *,
+                columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence] = None):
     """Character-level typos inside entities: ``round(ratio * eligible)`` entities (those with
     an alphabetic word of 3+ characters) get one typo in one such word.  Tags and token counts
     are unchanged; records have level ``typo``."""
     if not 0.0 <= ratio <= 1.0:
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
-    tokens, tags, records, columns, documents = attack_input(data, tags, options.get("columns"),
-                                                             options.get("documents"))
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
     eligible = [(s, span) for s, spans in enumerate(batch.gold_spans) for span in spans
                 if any(len(w) >= 3 and w.isalpha() for w in tokens[s][span[0]:span[1]])]
@@ -564,7 +570,8 @@ def typo_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, **options):
                       records, columns, documents)
 
 
-def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = "lower", **options):
+def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = "lower", *,
+                columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence] = None):
     """Whole sentences lower- or upper-cased (``mode``): ``round(ratio * n)`` of the ``n``
     sentences whose text the mode changes.  Tags are unchanged; one ``case`` record per sentence
     (start 0, end = its length, label = the mode)."""
@@ -572,8 +579,7 @@ def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = 
         raise ValueError(f"mode must be 'lower' or 'upper', got {mode!r}")
     if not 0.0 <= ratio <= 1.0:
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
-    tokens, tags, records, columns, documents = attack_input(data, tags, options.get("columns"),
-                                                             options.get("documents"))
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
     change = str.lower if mode == "lower" else str.upper
     eligible = [s for s, sentence in enumerate(tokens) if any(change(w) != w for w in sentence)]
@@ -590,9 +596,13 @@ def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = 
 
 def summary(attacked) -> Dict[str, object]:
     """Quality figures of an entity-attacked set, from its records: the share of replaced
-    originals whose fine class came by each route, the share whose replacement kept the case
-    pattern (upper, lower or mixed, see ``case_pattern``; originals without letters count as kept), the share of (document, original) pairs replaced by one string everywhere, and the
-    largest share of one replacement string among the replaced mentions of its type."""
+    originals whose fine class came by each route (``route_*``); ``case_kept``, the share whose
+    replacement has the original's case pattern (upper, lower or mixed, see ``case_pattern``;
+    originals without letters count as kept); ``consistent``, the share of (document, type,
+    original) groups replaced by one string everywhere; per type, the largest share of one
+    replacement string among the type's replaced mentions (``max_share_*``, with the string)
+    and the floor document consistency sets on it, the most repeated original of one document
+    (``max_repeat_share_*``)."""
     from .fine_classes import ROUTES
 
     rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
@@ -861,7 +871,8 @@ def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
             continue
         left = words[max(0, r["start"] - width):r["start"]]
         right = words[r["end"]:r["end"] + width]
-        label = r["label"] if r.get("original_label") in ("", None, r["label"]) else f"{r['original_label']}->{r['label']}"
+        old = r.get("original_label")
+        label = r["label"] if old in ("", None, r["label"]) else f"{old}->{r['label']}"
         how = f"{r['fine_class']} by {r['route']}" if r.get("route") else r["level"]
         context = " ".join(left + [f"[{r['original']} -> {r['replacement']}]"] + right)
         lines.append(f"{k:>3}. {label:<5} {how:<28} ... {context} ...")

@@ -128,7 +128,8 @@ def countryinfo_sources(classes, aliases):
         classes["region"].update(p for p in country.get("provinces") or () if plain(p))
         if plain(country.get("subregion") or ""):
             aliases["region"].add(country["subregion"])
-        spellings = [country.get("name") or "", country.get("nativeName") or ""] + list(country.get("altSpellings") or ())
+        spellings = [country.get("name") or "", country.get("nativeName") or ""]
+        spellings += list(country.get("altSpellings") or ())
         aliases["country"].update(s for s in spellings if plain(s) and len(s) > 3)
 
 
