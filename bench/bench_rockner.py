@@ -27,6 +27,18 @@ from tough_ner.rockner import rockner
 from common import DATA, best, peak_mb, print_table
 
 
+def cpu_best(function, repeat=5):
+    """Best-of-N process CPU time: on a machine shared with other jobs, wall time also counts
+    their turns; CPU time is what this process spends."""
+    import time
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        function()
+        times.append(time.process_time() - start)
+    return min(times)
+
+
 def cold_dictionary():
     dictionaries._builtin_data.cache_clear()
     dictionaries._builtin.cache_clear()
@@ -87,8 +99,15 @@ def main():
     attacked_dataset, attacked = attacked, attacked.to_dict()  # plain lists: a Column re-reads Arrow per row
     table = {"tokens": attacked["tokens"], "ner_tags": attacked["ner_tags"], "replacements": attacked["replacements"]}
     t_from_dict, _ = best(lambda: datasets.Dataset.from_dict(table, features=attacked_dataset.features), 3)
+    c_attack = cpu_best(lambda: entity_attack(test, ratio=1.0, seed=0, train=stats))
+    c_docs = cpu_best(lambda: entity_attack(test, ratio=1.0, seed=0, train=stats, documents=documents,
+                                            columns={"pos": pos, "chunk": chunk}))
+    c_seqeval = cpu_best(lambda: classification_report(test.tags, test.tags), 3)
     rows += [("entity attack, ratio 1.0 (-> Dataset with records)", t_attack, "<= 0.5 s"),
              ("entity attack, ratio 1.0, documents + POS/chunk columns", t_docs, "<= 0.5 s"),
+             ("  same, CPU time of this process", c_docs, "<= 0.5 s"),
+             ("entity attack, ratio 1.0, CPU time of this process", c_attack, "<= 0.5 s"),
+             ("seqeval classification_report, one set, CPU time (peer)", c_seqeval, ""),
              ("entity attack, ratio 0.2", t_attack_02, ""),
              ("typo attack, ratio 1.0", t_typo, ""),
              ("case attack (lower), ratio 1.0", t_case, ""),
