@@ -380,3 +380,21 @@ def test_entity_attack_invariants(data, seed, ratio, cross):
     if facts["n_replaced"]:
         assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
         assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)
+
+
+def test_ontonotes_types_draw_from_their_classes():
+    tokens = [["Germans", "in", "Canada", "cited", "the", "Clean", "Air", "Act", "at", "Heathrow", "Airport", "."],
+              ["Ann", "Lee", "of", "Kessling", "University", "spoke", "Basque", "during", "Ramadan", "."]]
+    tags = [["B-NORP", "O", "B-GPE", "O", "O", "B-LAW", "I-LAW", "I-LAW", "O", "B-FAC", "I-FAC", "O"],
+            ["B-PERSON", "I-PERSON", "O", "B-ORG", "I-ORG", "O", "B-LANGUAGE", "O", "B-EVENT", "O"]]
+    onto = dictionaries.builtin("ontonotes")
+    attacked = entity_attack(tokens, tags, seed=3)
+    check_attacked(tokens, tags, attacked)
+    found = by_original(attacked)
+    assert len(found) == 8
+    assert found["Canada"]["fine_class"] == "country" and found["Canada"]["replacement"] in onto["GPE"]["country"]
+    assert found["Germans"]["replacement"].endswith("s") and found["Germans"]["fine_class"] == "nationality"
+    assert found["Kessling University"]["replacement"] in onto["ORG"]["university"]
+    for r in found.values():
+        base = r["replacement"][:-1] if r["original"] == "Germans" else r["replacement"]
+        assert any(base in pool for pool in onto[r["label"]].values()) or r["original"] == "Germans"
