@@ -67,3 +67,11 @@ def test_batch_errors_name_the_sentence():
         Batch([["a", 5]], [["O", "O"]])
     with pytest.raises(ValueError, match="sentence 1, position 0: unknown tag 'Q-PER'"):
         Batch([["a"], ["b"]], [["O"], ["Q-PER"]])
+
+
+def test_documents_are_docstart_groups_and_none_without_them():
+    from tough_ner.corpus import parse_conll
+
+    assert parse_conll("a O\n\nb O\n-DOCSTART- O\nc O\n\n-DOCSTART- O\n\n\nd O\n").documents == [0, 0, 1, 2]
+    assert parse_conll("-DOCSTART- O\n\na O\n\nb O\n").documents == [0, 0]
+    assert parse_conll("a O\n\nb O\n").documents is None  # no -DOCSTART-: no document ids at all

@@ -69,7 +69,8 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
         nrb = score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
                           "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats, True)
         assert scores["nrb"] == null_nan({k: v for k, v in nrb.items() if not isinstance(v, dict)})
-    assert [p["set"] for p in results["attack_curve"]["memorizer"]] == ["entity 0.2", "entity 0.4", "entity 0.6",
+    assert [p["set"] for p in results["attack_curve"]["memorizer"]] == ["typo 1", "case lower", "cross_type 1",
+                                                                         "entity 0.2", "entity 0.4", "entity 0.6",
                                                                          "entity 0.8", "entity 1"]
     rows = {row["label"] for row in results["summary"]["rows"]}
     assert {label for label, *_ in SUMMARY_ROWS} | {"NRB accuracy", "F1 drop"} | \

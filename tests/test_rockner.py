@@ -30,15 +30,19 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def undo(row):
-    """The original sentence rebuilt from an attacked row and its entity records."""
+    """The original sentence rebuilt from an attacked row and its records."""
     tokens, tags = list(row["tokens"]), list(row["ner_tags"])
-    for record in row["replacements"]:  # one word for one: positions do not move
+    for record in row["replacements"]:  # word for word: positions do not move
         if record["level"] == "context":
             tokens[record["start"]] = record["original"]
-    for record in sorted((r for r in row["replacements"] if r["level"] == "entity"), key=lambda r: -r["start"]):
+        elif record["level"] in ("typo", "case"):
+            tokens[record["start"]:record["end"]] = record["original"].split()
+    for record in sorted((r for r in row["replacements"] if r["level"] in ("entity", "cross_type")),
+                         key=lambda r: -r["start"]):
         start, end, words = record["start"], record["end"], record["original"].split()
+        label = record["original_label"] or record["label"]
         tokens[start:end] = words
-        tags[start:end] = ["B-" + record["label"]] + ["I-" + record["label"]] * (len(words) - 1)
+        tags[start:end] = ["B-" + label] + ["I-" + label] * (len(words) - 1)
     return tokens, tags
 
 
@@ -50,7 +54,7 @@ def check_attacked(original_tokens, original_tags, attacked):
         assert to_bio(row["ner_tags"]) == row["ner_tags"]  # valid IOB2
         for record in row["replacements"]:
             assert " ".join(row["tokens"][record["start"]:record["end"]]) == record["replacement"]
-            if record["level"] == "entity":
+            if record["level"] in ("entity", "cross_type", "typo"):
                 assert (record["start"], record["end"], record["label"]) in decode(row["ner_tags"])
         assert undo(row) == (original_tokens[s], to_bio(original_tags[s]))
 
@@ -58,20 +62,17 @@ def check_attacked(original_tokens, original_tags, attacked):
 # ---- entity level ---------------------------------------------------------------------------
 def test_entity_attack_on_conll_meets_the_quality_bars(conll_stats, conll_test):
     seen = set(conll_stats.mention_text_counts)
-    eligible = None
-    for ratio in ATTACK_RATIOS:
+    counts = []
+    for ratio in (0.0,) + ATTACK_RATIOS:
         attacked = entity_attack(conll_test, ratio=ratio, seed=3, train=conll_stats)
         check_attacked(conll_test.tokens, conll_test.tags, attacked)
         records = [r for row in attacked["replacements"] for r in row]
         assert all(r["replacement"] not in seen for r in records)
         assert all(r["replacement"] != r["original"] for r in records)
-        if ratio == 1.0:
-            eligible = len(records)
-    # The built-in dictionary has candidates for every CoNLL type: every entity is eligible.
-    assert eligible == 5648
-    for ratio in ATTACK_RATIOS:
-        n = sum(map(len, entity_attack(conll_test, ratio=ratio, seed=3, train=conll_stats)["replacements"]))
-        assert n == round(ratio * eligible)
+        counts.append(len(records))
+    # The built-in dictionary has candidates for every CoNLL type: every entity is eligible;
+    # originals (a string in a sentence here, no documents given) are chosen as units.
+    assert counts[0] == 0 and counts[-1] == 5648 and counts == sorted(counts) and len(set(counts)) == len(counts)
 
 
 def test_entity_attack_keeps_classes_excludes_training_mentions_and_counts_eligible_entities():
@@ -86,8 +87,8 @@ def test_entity_attack_keeps_classes_excludes_training_mentions_and_counts_eligi
         by_original = {r["original"]: r["replacement"] for r in records}
         # Oslo and Lima are cities: a city other than themselves and Kyiv (a training mention).
         assert by_original["Oslo"] == "Lima" and by_original["Lima"] == "Oslo"
-        # Perth is in no class: any candidate of its type that is not a training mention.
-        assert by_original["Perth"] in {"Oslo", "Lima", "Peru Land"}
+        # Perth is in no class: the type's most natural class (country) decides its pool.
+        assert by_original["Perth"] == "Peru Land"
         # "Ann" has one other candidate; Bo and Cy have two.
         assert by_original["Ann"] == "Dee Dee Ray" and {by_original["Bo"], by_original["Cy"]} <= {"Ann", "Dee Dee Ray"}
         assert len(records) == 6
@@ -144,7 +145,8 @@ def test_entity_attack_takes_a_dataset_with_class_label_tags():
     attacked = entity_attack(data, dictionary={"PER": ["Zed"]})
     assert attacked[0]["tokens"] == ["Zed", "ran"] and attacked[0]["ner_tags"] == ["B-PER", "O"]
     assert attacked[0]["replacements"] == [{"level": "entity", "start": 0, "end": 1, "original": "Ann Lee",
-                                            "replacement": "Zed", "label": "PER"}]
+                                            "replacement": "Zed", "label": "PER", "fine_class": "",
+                                            "route": "rule", "original_label": "PER"}]
 
 
 # ---- dictionaries ---------------------------------------------------------------------------
@@ -168,7 +170,7 @@ def test_dictionaries_normalise_load_and_merge(tmp_path):
     assert set(conll) == {"PER", "LOC", "ORG", "MISC"}
     assert set(onto) == {"PERSON", "GPE", "LOC", "ORG", "NORP", "FAC", "EVENT", "PRODUCT", "WORK_OF_ART", "LAW",
                          "LANGUAGE"}
-    assert conll["LOC"]["city"] == onto["GPE"]["city"] and "natural_place" not in onto["GPE"]
+    assert conll["LOC"]["city"] == onto["GPE"]["city"] and "water" not in onto["GPE"] and "water" in onto["LOC"]
     assert dictionaries.scheme_for(["PER", "MISC"]) == "conll" and dictionaries.scheme_for(["GPE"]) == "ontonotes"
 
 
@@ -291,6 +293,8 @@ def test_context_attack_with_a_tiny_random_masked_lm_from_a_local_folder(tmp_pat
     assert [len(p) for p in pos] == [7, 6] and pos[0][2] == "VBD"
     fill = mlm_fill_mask(str(folder), top_k=100)
     assert fill.mask_token == "[MASK]" and len(fill("the bank [MASK] shares")) == 100
+    texts = ["the bank [MASK] shares", "it would [MASK] jobs", "[MASK] said"]
+    assert fill.batch(texts) == [fill(t) for t in texts] and fill.batch(texts[:1]) == [fill(texts[0])]
     attacked = context_attack(tokens, tags, str(folder), nlp, seed=2)
     check_context(tokens, tags, pos, attacked, fill)
     assert sum(map(len, attacked["replacements"])) >= 2
@@ -529,14 +533,18 @@ def test_demo_report_has_a_real_attack_section(capsys, tmp_path):
     attacks = demo_attacks(stats, test)
     results = run(stats, test, ["memorizer", "contextual"], attacked=attacks)
     curve = results["attack_curve"]["memorizer"]
-    assert [p["set"] for p in curve] == [f"entity {r:g}" for r in ATTACK_RATIOS]
-    drops = [p["f1_drop"] for p in curve]
+    assert [p["set"] for p in curve] == ["typo 1", "case lower", "cross_type 1"] + [f"entity {r:g}"
+                                                                                   for r in ATTACK_RATIOS]
+    # a memorizer finds nothing it has not seen: typos, lower-cased text and other types hurt it
+    assert all(p["f1_drop"] > 0 for p in curve[:3])
+    entity = curve[3:]
+    drops = [p["f1_drop"] for p in entity]
     assert drops == sorted(drops) and drops[0] > 0  # more replaced entities, larger drop
     last = attacks["memorizer"][-1][1]
     assert results["systems"]["memorizer"]["rockner"] == rockner(Batch(test.tokens, test.tags, test.predictions[0]),
                                                                  Batch(last.tokens, last.tags, last.predictions[0]))
     assert "rockner" not in results["systems"]["contextual"]
-    assert span_scores(Batch(test.tokens, test.tags, test.predictions[0]))["f1"] == curve[0]["f1_attacked"] + drops[0]
+    assert span_scores(Batch(test.tokens, test.tags, test.predictions[0]))["f1"] == entity[0]["f1_attacked"] + drops[0]
     assert main(["report", "--out-dir", str(tmp_path), "--quiet", "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out
     assert "attack curve, memorizer" in out and "F1 drop" in out

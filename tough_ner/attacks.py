@@ -1,23 +1,31 @@
-"""RockNER's natural adversarial attacks (Lin et al., EMNLP 2021).
+"""RockNER's natural adversarial attacks (Lin et al., EMNLP 2021), and three more.
 
-Entity level: gold entities are replaced by other real entities of the same type (and fine
-class, when the original is found in one of the dictionary's classes) that are not training
-mentions; tags are rewritten in IOB2.  Context level: up to ``max_words`` non-entity content
-words per sentence are masked in turn and filled by a masked language model with a word
-drawn from a rank window of its proposals (ranks 51-100 by default); of several candidate
-sentences, the one that makes a victim tagger miss most gold entities is kept.
+Entity level: gold entities are replaced by other real entities of the same type and fine
+class (decided for every original by ``tough_ner.fine_classes``) that are not training
+mentions, with the original's surface kept (case pattern, acronym, possessive or plural
+suffix, the same replacement across its document, the other columns); tags are rewritten in
+IOB2.  Context level: up to ``max_words`` non-entity content words per sentence are masked in
+turn and filled by a masked language model with a word drawn from a rank window of its
+proposals (ranks 51-100 by default); of several candidate sentences, the one that makes a
+victim tagger miss most gold entities is kept.  Typo, case and cross-type attacks: one
+keyboard typo inside entities, sentences lower- or upper-cased, entities replaced by entities
+of another type.
 
-Both return a ``datasets.Dataset`` with ``tokens``, ``ner_tags`` (IOB2 strings) and
-``replacements``: one record per replaced entity or word with its level, its position in the
-new sentence, the original and new text, and its label (entity type or POS tag).  Randomness
-comes from ``random.Random`` seeded by ``seed`` over sorted candidates, so the same seed,
-data and resources give byte-identical output on any machine.
+All return a ``datasets.Dataset`` with ``tokens``, ``ner_tags`` (IOB2 strings) and
+``replacements``: one record per replaced entity, word or sentence with its level, its position
+in the new sentence, the original and new text, its label (entity type, POS tag or case mode),
+the original's fine class, the route that decided it and its type.  Randomness comes from
+``random.Random`` seeded by ``seed`` over sorted candidates, so the same seed, data and
+resources give byte-identical output on any machine.
 """
 from __future__ import annotations
 
 import random
+import re
 from bisect import bisect_left
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, Union
+from collections import Counter
+from functools import lru_cache
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._util import no_gc
 from .batch import Batch
@@ -54,19 +62,63 @@ def as_lists(data, tags=None) -> Tuple[Sentences, Sentences, List[List[Record]]]
     return tokens, tags, records or [[] for _ in tokens]
 
 
-def to_dataset(tokens: Sentences, tags: Sentences, records: List[List[Record]]):
-    """The attacked sentences as a ``datasets.Dataset``."""
+RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "fine_class", "route", "original_label")
+
+
+def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = None,
+                 documents: Optional[Sequence] = None):
+    """(tokens, tags, records, columns, documents) of a Dataset (``tokens``/``ner_tags``,
+    string or ClassLabel tags; ``pos_tags``, ``chunk_tags`` and ``document`` columns are
+    kept when present), a Corpus, or token and tag lists.  ``columns``: other per-token
+    columns (``{name: sentences}``) written back for the new tokens; ``documents``: a
+    document id per sentence (repeated strings are replaced alike within a document)."""
+    tokens, tags, records = as_lists(data, tags)
+    columns = dict(columns or {})  # read only: new sentences are new lists
+    if hasattr(data, "column_names"):
+        from .corpus import decode_tag_ids, tag_names
+        for name in data.column_names:  # other per-token columns (pos_tags, chunk_tags ...)
+            if name in ("tokens", "ner_tags", "replacements", "document", "id") or name in columns:
+                continue
+            if not hasattr(data.features[name], "feature"):  # not a list per sentence
+                continue
+            values = [list(map(str, s)) for s in decode_tag_ids(data[name], tag_names(data, name))]
+            if all(len(v) == len(t) for v, t in zip(values, tokens)):
+                columns[name] = values
+        if documents is None and "document" in data.column_names:
+            documents = data["document"]
+    for name, values in columns.items():
+        if len(values) != len(tokens):
+            raise ValueError(f"column {name!r}: {len(values)} sentences but {len(tokens)} token sentences")
+        for s, (sentence, column) in enumerate(zip(tokens, values)):
+            if len(sentence) != len(column):
+                raise ValueError(f"column {name!r}, sentence {s}: {len(column)} values for {len(sentence)} tokens")
+    if documents is not None:
+        if len(documents) != len(tokens):
+            raise ValueError(f"{len(documents)} document ids for {len(tokens)} sentences")
+        index: Dict = {}
+        documents = [index.setdefault(d, len(index)) for d in documents]
+    return tokens, tags, records, columns, documents
+
+
+def to_dataset(tokens: Sentences, tags: Sentences, records: List[List[Record]],
+               columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence[int]] = None):
+    """The attacked sentences as a ``datasets.Dataset`` (other columns and document ids kept)."""
     import datasets
     import pyarrow as pa
 
     strings = datasets.List(datasets.Value("string"))
-    record = {"level": datasets.Value("string"), "start": datasets.Value("int32"), "end": datasets.Value("int32"),
-              "original": datasets.Value("string"), "replacement": datasets.Value("string"),
-              "label": datasets.Value("string")}
-    features = datasets.Features({"tokens": strings, "ner_tags": strings, "replacements": datasets.List(record)})
+    record = {name: datasets.Value("int32" if name in ("start", "end") else "string") for name in RECORD_FIELDS}
+    fields = {"tokens": strings, "ner_tags": strings, "replacements": datasets.List(record)}
+    data = {"tokens": tokens, "ner_tags": tags,
+            "replacements": [[r if len(r) == len(RECORD_FIELDS) else {name: r.get(name, "") for name in RECORD_FIELDS}
+                              for r in rs] for rs in records]}
+    for name, values in (columns or {}).items():
+        fields[name], data[name] = strings, values
+    if documents is not None:
+        fields["document"], data["document"] = datasets.Value("int32"), list(documents)
+    features = datasets.Features(fields)
     # Straight to Arrow: datasets' per-example encoding would triple the attack's time.
-    table = pa.Table.from_pydict({"tokens": tokens, "ner_tags": tags, "replacements": records},
-                                 schema=features.arrow_schema)
+    table = pa.Table.from_pydict(data, schema=features.arrow_schema)
     return datasets.Dataset(table, info=datasets.DatasetInfo(features=features))
 
 
@@ -86,30 +138,6 @@ def rewrite(tokens: Sequence[str], spans: Sequence[Span], new_texts: Dict[int, L
     return result, spans_to_tags(moved, len(result), "bio"), moved
 
 
-# ---- entity level ---------------------------------------------------------------------------
-class _Candidates:
-    """Replacement pools per type and class, training mentions removed."""
-
-    def __init__(self, dictionary: Dictionary, excluded: set):
-        self.by_class = {t: {c: tuple(x for x in pool if x not in excluded) for c, pool in classes.items()}
-                         for t, classes in dictionary.items()}
-        self.by_type = {t: tuple(sorted({x for pool in classes.values() for x in pool}))
-                        for t, classes in self.by_class.items()}
-        # The class of a known entity: the first class (by name) listing it, before exclusion.
-        self.class_of = {t: {x: c for c in sorted(classes, reverse=True) for x in classes[c]}
-                         for t, classes in dictionary.items()}
-
-    def pool(self, entity_type: str, text: str) -> Tuple[str, ...]:
-        """Sorted candidates for an entity: its class's if it has one with another candidate,
-        else every candidate of its type."""
-        name = self.class_of.get(entity_type, {}).get(text)
-        if name is not None:
-            pool = self.by_class[entity_type][name]
-            if len(pool) > (text in pool):
-                return pool
-        return self.by_type.get(entity_type, ())
-
-
 def draw_other(rng: random.Random, pool: Tuple[str, ...], text: str) -> str:
     """A uniform draw from a sorted pool, never ``text`` itself."""
     at = bisect_left(pool, text)
@@ -119,59 +147,345 @@ def draw_other(rng: random.Random, pool: Tuple[str, ...], text: str) -> str:
     return pool[rng.randrange(len(pool))]
 
 
+_BIO = re.compile(r"^(?:[BIESLU]-.+|O)$")
+
+
+def bio_like(values: Sentences) -> bool:
+    """A column of chunk-like tags (``B-X``, ``I-X``, ``O`` ...)."""
+    return all(_BIO.match(v) for v in {v for sentence in values for v in sentence})
+
+
+def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence[Span], replaced,
+                   bio: bool) -> List[str]:
+    """Another column (POS, chunk) for a rewritten sentence: outside replaced spans the values
+    move along; a new span copies the original's values position by position (a proper-noun
+    ``NNP`` stays ``NNP``; the last one repeats), or, for a BIO-like column (``bio``: chunks),
+    keeps the original's first tag and continues its chunk with ``I-``."""
+    result: List[str] = []
+    last = 0
+    for i, ((start, end, _), (new_start, new_end, _)) in enumerate(zip(spans, moved)):
+        result += values[last:start]
+        old = list(values[start:end])
+        if i in replaced:
+            n = new_end - new_start
+            if bio:
+                first = old[0]
+                rest = "O" if first == "O" else "I-" + first.split("-", 1)[1]
+                old = [first] + [rest] * (n - 1)
+            else:
+                old = [old[min(j, len(old) - 1)] for j in range(n)]
+        result += old
+        last = end
+    result += values[last:]
+    return result
+
+
+# ---- surface ---------------------------------------------------------------------------------
+def case_pattern(text: str) -> str:
+    """``upper`` (letters, none lower case), ``lower`` (letters, none upper case), ``mixed``, or
+    ``none`` (no cased letter)."""
+    if text.isupper():
+        return "upper"
+    if text.islower():
+        return "lower"
+    return "mixed" if text.upper() != text.lower() else "none"
+
+
+def with_case(text: str, pattern: str) -> str:
+    return text.upper() if pattern == "upper" else text.lower() if pattern == "lower" else text
+
+
+def shouting(words: Sequence[str]) -> bool:
+    """A headline in capitals: most words of two letters or more have no lower-case letter."""
+    cased = [w for w in words if len(w) >= 2 and w.upper() != w.lower()]
+    return bool(cased) and sum(w.isupper() for w in cased) * 5 >= len(cased) * 4
+
+
+def is_acronym(text: str, sentence_shouts: bool) -> bool:
+    """One all-capital token of 2-6 letters (dots allowed) in a sentence that is not a headline."""
+    letters = text.replace(".", "")
+    return (not sentence_shouts and " " not in text and 2 <= len(letters) <= 6 and letters.isalpha()
+            and letters.isupper())
+
+
+def pluralize(text: str) -> str:
+    return text if text.endswith(("s", "sh", "ch", "x", "z", "ese")) else text + "s"
+
+
+# ---- entity level ---------------------------------------------------------------------------
+_POOL_CACHE: Dict[str, Dict] = {}
+
+
+class _Pools:
+    """Replacement candidates per (type, class, acronym), training mentions removed; drawn from
+    seeded decks (sampling without replacement, reshuffled when used up) so that no candidate is
+    used far more often than another."""
+
+    def __init__(self, dictionary: Dictionary, excluded: set, fallback: Mapping[str, str]):
+        self.dictionary = dictionary
+        self.excluded = excluded
+        self.fallback = fallback
+        self._pools: Dict[Tuple, Tuple[str, ...]] = {}
+        self._decks: Dict[Tuple, Tuple[List[str], int]] = {}
+        self._usage: Dict[str, Counter] = {}
+
+    def pool(self, entity_type: str, name: Optional[str], acronym: bool) -> Tuple[str, ...]:
+        key = (entity_type, name, acronym)
+        if key not in self._pools:
+            classes = self.dictionary.get(entity_type, {})
+            strings = classes.get(name, ()) if name is not None else sorted({x for p in classes.values() for x in p})
+            strings = [x for x in strings if x not in self.excluded]
+            # an acronym for an acronym; otherwise a candidate with both cases (never "dpa" for "Reuters")
+            shaped = ([x for x in strings if x.isupper()] if acronym
+                      else [x for x in strings if case_pattern(x) == "mixed"])
+            if acronym and not shaped:  # initials of several-word candidates ("Andean Community" -> "AC")
+                shaped = sorted({"".join(w[0] for w in x.split()).upper() for x in strings
+                                 if len(x.split()) >= 2 and all(w[0].isalpha() for w in x.split())} - self.excluded)
+            self._pools[key] = tuple(shaped)
+        return self._pools[key]
+
+    def resolve(self, entity_type: str, name: Optional[str], acronym: bool, text: str) -> Optional[Tuple]:
+        """The pool key for an original: its class's, else its type's fallback class's, else the
+        whole type's, with an acronym for an acronym when there is one."""
+        folded = text.casefold()
+        for shape in ((True, False) if acronym else (False,)):
+            for candidate in (name, self.fallback.get(entity_type), None):
+                if candidate is not None and candidate not in self.dictionary.get(entity_type, {}):
+                    continue
+                pool = self.pool(entity_type, candidate, shape)
+                if any(x.casefold() != folded for x in pool[:2]):
+                    return entity_type, candidate, shape
+        return None
+
+    def draw(self, key: Tuple, rng: random.Random, avoid: Tuple[set, ...], weight: int = 1, cap: int = 0,
+             valid=None) -> str:
+        """A draw from the pool's deck (a partial Fisher-Yates shuffle), skipping strings in the
+        ``avoid`` sets (casefolded) and those ``valid`` rejects, and,
+        while another candidate is found within a few draws, candidates that have replaced
+        more than ``cap`` mentions with this one's ``weight`` mentions added."""
+        pool = self._pools[key]
+        deck, left = self._decks.get(key) or (list(pool), 0)
+        usage = self._usage.setdefault(key[0], Counter())
+        choice = best = None
+        for _ in range(min(len(pool), 50) + 1):
+            if left == 0:
+                left = len(deck)
+            j = rng.randrange(left)
+            choice = deck[j]
+            deck[j], deck[left - 1] = deck[left - 1], choice
+            left -= 1
+            folded = choice.casefold()
+            if any(folded in strings for strings in avoid) or (valid is not None and not valid(choice)):
+                continue
+            if not cap or usage[choice] + weight <= cap:
+                best = choice
+                break
+            if best is None or usage[choice] < usage[best]:
+                best = choice
+        choice = best if best is not None else choice
+        usage[choice] += weight
+        self._decks[key] = (deck, left)
+        return choice
+
+
+def _fine_classes(dictionary: Dictionary, scheme: Optional[str], stats: Optional[TrainStats]):
+    from .dictionaries import builtin_fallback
+    from .fine_classes import FineClasses, lookup_table
+
+    fallback = builtin_fallback()
+    for entity_type, classes in dictionary.items():  # another dictionary: its largest class
+        if fallback.get(entity_type) not in classes:
+            fallback[entity_type] = min(classes, key=lambda name: (-len(classes[name]), name))
+    table = _builtin_lookup(scheme) if scheme else lookup_table(dictionary, {})
+    classes_by_type = {t: list(classes) for t, classes in dictionary.items()}
+    return FineClasses(classes_by_type, table, fallback, stats), fallback
+
+
+@lru_cache(maxsize=2)
+def _builtin_lookup(scheme: str):
+    from .dictionaries import builtin_aliases
+    from .fine_classes import lookup_table
+
+    return lookup_table(builtin(scheme), builtin_aliases())
+
+
+class _Mention:
+    __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
+                 "name", "route")
+
+
+def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
+    """A replacement as the original appears: a surname's last word, plural, case, suffix."""
+    text = base.split()[-1] if m.part == "last" else base
+    if m.suffix == "s" and not cross:
+        text = pluralize(text)
+    text = with_case(text, m.pattern) if m.pattern in ("upper", "lower") else text
+    return text + (m.suffix if m.suffix != "s" else "")  # another type: no plural
+
+
 def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, ratio: float = 1.0, seed: int = 0,
-                  train=None, exclude_seen: bool = True):
-    """RockNER's entity-level attack.
+                  train=None, exclude_seen: bool = True, *, columns: Optional[Mapping[str, Sentences]] = None,
+                  documents: Optional[Sequence] = None, cross_type: bool = False):
+    """RockNER's entity-level attack, with the surface of each original kept.
 
     Args:
         data: a ``datasets.Dataset`` (``tokens``, ``ner_tags``), a Corpus, or token lists (with ``tags``).
         dictionary: ``{type: [...]}`` or ``{type: {class: [...]}}`` (see ``tough_ner.dictionaries``);
             default: the built-in one for the data's CoNLL or OntoNotes types.
-        ratio: share of the eligible entities to replace (an entity is eligible when its type
-            has a candidate other than itself); ``round(ratio * eligible)`` are replaced.
+        ratio: share of the eligible originals to replace; an original is a string of one type
+            in one document (its repeats are replaced alike), eligible when its pool has a
+            candidate other than itself; ``round(ratio * eligible)`` are replaced.
         seed: the seed of the draws.
         train: training statistics (anything ``train=`` accepts); with ``exclude_seen``,
-            candidates that are training mentions of any type are never used.
+            candidates that are training mentions of any type are never used; they also help
+            decide fine classes.
+        columns: other per-token columns (``{name: sentences}``, e.g. POS and chunk tags),
+            written back for the new tokens; a Dataset's ``pos_tags``/``chunk_tags`` are taken.
+        documents: a document id per sentence (default: a Dataset's ``document`` column, else
+            each sentence is its own document).
+        cross_type: replace each chosen entity by one of another type (a seeded draw among the
+            dictionary's other types, their most natural class), its tags updated.
+
+    Each original's fine class is decided by ``tough_ner.fine_classes`` (route in the record);
+    the replacement takes the original's case pattern (an acronym gets an acronym), a
+    possessive or plural suffix stays attached, and a one-word person mention that is the last
+    word of a full name in the document is replaced by the last word of that name's replacement.
     """
     if not 0.0 <= ratio <= 1.0:
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
-    tokens, tags, records = as_lists(data, tags)
+    with no_gc():  # many small acyclic objects: the collector's scans would double the time
+        return _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents,
+                              cross_type)
+
+
+def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents, cross_type):
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
-    if dictionary is None:
-        dictionary = builtin(scheme_for(batch.types))
+    scheme = scheme_for(batch.types) if dictionary is None else None
+    dictionary = builtin(scheme) if dictionary is None else normalize(dictionary)
     stats = TrainStats.coerce(train) if train is not None else None
     excluded = set(stats.mention_text_counts) if stats is not None and exclude_seen else set()
-    candidates = _Candidates(normalize(dictionary), excluded)
-    eligible = []  # (sentence, span index, text, pool)
+    deciders, fallback = _fine_classes(dictionary, scheme, stats)
+    pools = _Pools(dictionary, excluded, fallback)
+    if scheme is not None:  # the built-in dictionary: its filtered pools are kept with the statistics
+        holder = stats.__dict__ if stats is not None and exclude_seen else _POOL_CACHE
+        pools._pools = holder.setdefault(f"_attack_pools_{scheme}", {})
+    docs = documents if documents is not None else list(range(len(tokens)))
+    from .fine_classes import ROUTES, sports_documents, sports_sentence, split_suffix
+    sports = sports_documents(tokens, docs) if documents is not None else {}
+
+    # Every original mention, its surface and its fine class.
+    mentions: List[_Mention] = []
+    string_cache: Dict[Tuple[str, str], Tuple] = {}
+    sports_cache: Dict[int, bool] = {}
     for s, spans in enumerate(batch.gold_spans):
+        words = tokens[s]
+        shouts = None
         for i, (start, end, entity_type) in enumerate(spans):
-            text = " ".join(tokens[s][start:end])
-            pool = candidates.pool(entity_type, text)
-            if len(pool) > (text in pool):
-                eligible.append((s, i, text, pool))
+            m = _Mention()
+            m.s, m.i, m.start, m.end, m.type = s, i, start, end, entity_type
+            m.text = " ".join(words[start:end])
+            key = (entity_type, m.text)
+            if key not in string_cache:
+                table = deciders.lookup.get(entity_type, {})
+                stem, suffix = split_suffix(m.text, lambda x: x.casefold() in table and
+                                            table[x.casefold()] in ("nationality", "religion"))
+                name, route = deciders.decide(entity_type, m.text, [], 0, 0, False)
+                string_cache[key] = (stem, suffix, name, route)
+            m.stem, m.suffix, m.name, m.route = string_cache[key]
+            if m.route in ("training", "fallback"):  # the context may decide before training and fallback
+                if s not in sports_cache:
+                    sports_cache[s] = sports.get(docs[s], False) or sports_sentence(words)
+                context = deciders.by_context(entity_type, words, start, end, sports_cache[s])
+                if context is not None:
+                    m.name, m.route = context, "rule"
+            m.pattern = case_pattern(m.stem)
+            m.acronym = False
+            if m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12:  # could be an acronym
+                if shouts is None:
+                    shouts = shouting(words)
+                m.acronym = is_acronym(m.stem, shouts)
+            m.part = ""
+            mentions.append(m)
+    # Units: one per (document, type, string); a lone surname joins its full name's unit.
+    full_names: Dict[Tuple, Tuple] = {}
+    for m in mentions:
+        if len(m.stem.split()) > 1 and m.name == "person":
+            full_names.setdefault((docs[m.s], m.type, m.stem.split()[-1].casefold()), (docs[m.s], m.type,
+                                                                                        m.stem.casefold()))
+    units: Dict[Tuple, List[_Mention]] = {}
+    for m in mentions:
+        key = (docs[m.s], m.type, m.stem.casefold())
+        if " " not in m.stem and m.name == "surname" and key in full_names and not cross_type:
+            key, m.part, m.route = full_names[key], "last", "coreference"
+        units.setdefault(key, []).append(m)
+    eligible = []  # (unit key, pool key)
+    for key, members in units.items():
+        heads = [m for m in members if not m.part] or members
+        best = min(heads, key=lambda m: ROUTES.index(m.route))
+        for m in heads:
+            m.name, m.route = best.name, best.route
+        target_type, target_class = best.type, best.name
+        if cross_type:
+            others = sorted(t for t in dictionary if t != best.type)
+            if not others:
+                continue
+            target_type = others[random.Random(f"{seed}/{key}").randrange(len(others))]
+            target_class = fallback.get(target_type)
+        # an acronym only if never written in lower case in the document ("DILI" in a dateline, "Dili" later)
+        acronym = any(m.acronym for m in heads) and all(m.pattern == "upper" for m in heads)
+        pool_key = pools.resolve(target_type, target_class, acronym, best.stem)
+        if pool_key is not None:
+            eligible.append((key, pool_key))
     rng = random.Random(seed)
     chosen = sorted(rng.sample(range(len(eligible)), round(ratio * len(eligible))))
+    # At most 1% of a type's replaced mentions per replacement string, where the pools allow it.
+    demand = Counter(pool_key[0] for index in chosen for pool_key in [eligible[index][1]]
+                     for _ in units[eligible[index][0]])
+    used_in_doc: Dict[int, set] = {}
     new_texts: Dict[int, Dict[int, List[str]]] = {}
-    for index in chosen:
-        s, i, text, pool = eligible[index]
-        new_texts.setdefault(s, {})[i] = draw_other(rng, pool, text).split()
+    labels: Dict[int, Dict[int, str]] = {}
+    notes: Dict[int, Dict[int, _Mention]] = {}
+    # Larger units first, so that the usage cap can still be kept for them (largest first packs best).
+    for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
+        key, pool_key = eligible[index]
+        members = units[key]
+        avoid = used_in_doc.setdefault(key[0], set())
+        # the surfaces (case, suffix, a surname's last word) must not be training mentions either
+        base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
+                          demand[pool_key[0]] // 100,
+                          lambda c: not excluded or all(_surface(c, m, cross_type) not in excluded for m in members))
+        avoid.add(base.casefold())
+        for m in members:
+            new_texts.setdefault(m.s, {})[m.i] = _surface(base, m, cross_type).split()
+            labels.setdefault(m.s, {})[m.i] = pool_key[0]
+            notes.setdefault(m.s, {})[m.i] = m
     out_tokens, out_tags = [], []
-    for s, (sentence, sentence_tags) in enumerate(zip(tokens, tags)):
+    out_columns: Dict[str, Sentences] = {name: [] for name in columns}
+    bio = {name: bio_like(values) for name, values in columns.items()}
+    for s, sentence in enumerate(tokens):
+        spans = batch.gold_spans[s]
         if s not in new_texts:
             out_tokens.append(sentence)
-            out_tags.append(spans_to_tags(batch.gold_spans[s], len(sentence), "bio"))
+            out_tags.append(spans_to_tags(spans, len(sentence), "bio"))
+            for name in columns:
+                out_columns[name].append(columns[name][s])
             continue
-        spans = batch.gold_spans[s]
-        new_tokens, new_tags, moved = rewrite(sentence, spans, new_texts[s])
+        relabelled = [(a, b, labels[s].get(i, t)) for i, (a, b, t) in enumerate(spans)]
+        new_tokens, new_tags, moved = rewrite(sentence, relabelled, new_texts[s])
         out_tokens.append(new_tokens)
         out_tags.append(new_tags)
+        for name in columns:
+            out_columns[name].append(rewrite_column(columns[name][s], spans, moved, new_texts[s], bio[name]))
         records[s] = _shifted(records[s], spans, moved, new_texts[s])
         for i, words in sorted(new_texts[s].items()):
-            start, end, entity_type = moved[i]
-            records[s].append({"level": "entity", "start": start, "end": end,
-                               "original": " ".join(sentence[spans[i][0]:spans[i][1]]),
-                               "replacement": " ".join(words), "label": entity_type})
-    return to_dataset(out_tokens, out_tags, records)
+            start, end, label = moved[i]
+            m = notes[s][i]
+            records[s].append({"level": "cross_type" if cross_type else "entity", "start": start, "end": end,
+                               "original": m.text, "replacement": " ".join(words), "label": label,
+                               "fine_class": m.name or "", "route": m.route,
+                               "original_label": m.type})
+    return to_dataset(out_tokens, out_tags, records, out_columns, documents)
 
 
 def _shifted(records: List[Record], spans: Sequence[Span], moved: Sequence[Span], replaced) -> List[Record]:
@@ -181,7 +495,7 @@ def _shifted(records: List[Record], spans: Sequence[Span], moved: Sequence[Span]
     for record in records:
         where = (record["start"], record["end"])
         j = next((j for j, span in enumerate(spans) if span[:2] == where), None)
-        if j is not None and record["level"] == "entity":
+        if j is not None and record["level"] in ("entity", "cross_type", "typo"):
             if j in replaced:
                 continue
             start, end = moved[j][:2]
@@ -191,6 +505,137 @@ def _shifted(records: List[Record], spans: Sequence[Span], moved: Sequence[Span]
             start, end = record["start"] + delta, record["end"] + delta
         kept.append({**record, "start": start, "end": end})
     return kept
+
+
+def cross_type_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, ratio: float = 1.0,
+                      seed: int = 0, train=None, **options):
+    """Entities replaced by entities of another type, tags updated: does the model read the
+    name or the context?  ``entity_attack(..., cross_type=True)``."""
+    return entity_attack(data, tags, dictionary, ratio, seed, train, cross_type=True, **options)
+
+
+# ---- typos and casing ----------------------------------------------------------------------
+KEYBOARD = ["qwertyuiop", "asdfghjkl", "zxcvbnm"]
+_NEIGHBOURS = {}
+for _row, _keys in enumerate(KEYBOARD):
+    for _col, _key in enumerate(_keys):
+        _NEIGHBOURS[_key] = "".join(KEYBOARD[r][c] for r in range(max(0, _row - 1), min(3, _row + 2))
+                                    for c in (_col - 1, _col, _col + 1)
+                                    if 0 <= c < len(KEYBOARD[r]) and (r, c) != (_row, _col))
+TYPOS = ("swap", "delete", "insert", "substitute")
+
+
+def typo(word: str, rng: random.Random) -> str:
+    """One keyboard typo inside a word of 3+ characters, never at its first letter: two
+    neighbouring letters swapped, a letter deleted, a neighbouring key inserted or hit instead
+    (as MultiCoNER v2's noisy sets and TextFlint's EntTypos do); the case of the letter kept."""
+    kind = TYPOS[rng.randrange(len(TYPOS))]
+    at = rng.randrange(1, len(word) - 1) if kind == "swap" else rng.randrange(1, len(word))
+    if kind == "swap":
+        changed = word[:at] + word[at + 1] + word[at] + word[at + 2:]
+        if changed != word:
+            return changed
+        kind = "substitute"
+    if kind == "delete":
+        return word[:at] + word[at + 1:]
+    near = _NEIGHBOURS.get(word[at].lower(), "") or "e"
+    key = near[rng.randrange(len(near))]
+    key = key.upper() if word[at].isupper() else key
+    return word[:at] + key + word[at:] if kind == "insert" else word[:at] + key + word[at + 1:]
+
+
+def typo_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, *,
+                columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence] = None):
+    """Character-level typos inside entities: ``round(ratio * eligible)`` entities (those with
+    an alphabetic word of 3+ characters) get one typo in one such word.  Tags and token counts
+    are unchanged; records have level ``typo``."""
+    if not 0.0 <= ratio <= 1.0:
+        raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
+    batch = Batch(tokens, tags)
+    eligible = [(s, span) for s, spans in enumerate(batch.gold_spans) for span in spans
+                if any(len(w) >= 3 and w.isalpha() for w in tokens[s][span[0]:span[1]])]
+    rng = random.Random(seed)
+    out = [list(sentence) for sentence in tokens]
+    for index in sorted(rng.sample(range(len(eligible)), round(ratio * len(eligible)))):
+        s, (start, end, entity_type) = eligible[index]
+        words = [j for j in range(start, end) if len(tokens[s][j]) >= 3 and tokens[s][j].isalpha()]
+        j = words[rng.randrange(len(words))]
+        out[s][j] = typo(tokens[s][j], rng)
+        records[s] = records[s] + [{"level": "typo", "start": start, "end": end,
+                                    "original": " ".join(tokens[s][start:end]),
+                                    "replacement": " ".join(out[s][start:end]), "label": entity_type,
+                                    "original_label": entity_type}]
+    return to_dataset(out, [spans_to_tags(spans, len(t), "bio") for spans, t in zip(batch.gold_spans, tokens)],
+                      records, columns, documents)
+
+
+def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = "lower", *,
+                columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence] = None):
+    """Whole sentences lower- or upper-cased (``mode``): ``round(ratio * n)`` of the ``n``
+    sentences whose text the mode changes.  Tags are unchanged; one ``case`` record per sentence
+    (start 0, end = its length, label = the mode)."""
+    if mode not in ("lower", "upper"):
+        raise ValueError(f"mode must be 'lower' or 'upper', got {mode!r}")
+    if not 0.0 <= ratio <= 1.0:
+        raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
+    batch = Batch(tokens, tags)
+    change = str.lower if mode == "lower" else str.upper
+    eligible = [s for s, sentence in enumerate(tokens) if any(change(w) != w for w in sentence)]
+    rng = random.Random(seed)
+    out = [list(sentence) for sentence in tokens]
+    for index in sorted(rng.sample(range(len(eligible)), round(ratio * len(eligible)))):
+        s = eligible[index]
+        out[s] = [change(w) for w in tokens[s]]
+        records[s] = records[s] + [{"level": "case", "start": 0, "end": len(out[s]), "original": " ".join(tokens[s]),
+                                    "replacement": " ".join(out[s]), "label": mode}]
+    return to_dataset(out, [spans_to_tags(spans, len(t), "bio") for spans, t in zip(batch.gold_spans, tokens)],
+                      records, columns, documents)
+
+
+def summary(attacked) -> Dict[str, object]:
+    """Quality figures of an entity-attacked set, from its records: the share of replaced
+    originals whose fine class came by each route (``route_*``); ``case_kept``, the share whose
+    replacement has the original's case pattern (upper, lower or mixed, see ``case_pattern``;
+    originals without letters count as kept); ``consistent``, the share of (document, type,
+    original) groups replaced by one string everywhere; per type, the largest share of one
+    replacement string among the type's replaced mentions (``max_share_*``, with the string)
+    and the floor document consistency sets on it, the most repeated original of one document
+    (``max_repeat_share_*``)."""
+    from .fine_classes import ROUTES
+
+    rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
+    docs = rows.get("document") or list(range(len(rows["tokens"])))
+    routes: Counter = Counter()
+    kept = n = 0
+    per_type: Dict[str, Counter] = {}
+    seen: Dict[Tuple, List[str]] = {}
+    repeats: Counter = Counter()
+    for doc, records in zip(docs, rows["replacements"]):
+        for r in records:
+            if r["level"] not in ("entity", "cross_type"):
+                continue
+            n += 1
+            routes[r["route"]] += 1
+            before, after = case_pattern(r["original"]), case_pattern(r["replacement"])
+            kept += before == after or before == "none"
+            seen.setdefault((doc, r["original_label"] or r["label"], r["original"]), []).append(r["replacement"])
+            per_type.setdefault(r["label"], Counter())[r["replacement"]] += 1
+            repeats[(doc, r["label"], r["original"])] += 1
+    result: Dict[str, object] = {"n_replaced": n}
+    for route in ROUTES:
+        result[f"route_{route}"] = routes[route] / n if n else float("nan")
+    result["case_kept"] = kept / n if n else float("nan")
+    result["consistent"] = sum(len(set(v)) == 1 for v in seen.values()) / len(seen) if seen else float("nan")
+    for entity_type, counts in sorted(per_type.items()):
+        text, most = max(counts.items(), key=lambda item: (item[1], item[0]))
+        total = sum(counts.values())
+        result[f"max_share_{entity_type}"] = most / total
+        result[f"max_share_{entity_type}_string"] = text
+        # the floor document consistency sets: the most repeated original of one document
+        result[f"max_repeat_share_{entity_type}"] = max(n for k, n in repeats.items() if k[1] == entity_type) / total
+    return result
 
 
 # ---- context level --------------------------------------------------------------------------
@@ -237,7 +682,9 @@ def _pos_tags(pos, tokens: Sentences) -> Sentences:
 
 def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None, pos=None, *, n_candidates: int = 5,
                    max_words: int = 3, ranks: Tuple[int, int] = (51, 100), victim: Optional[Tagger] = None,
-                   seed: int = 0, mask_token: Optional[str] = None):
+                   seed: int = 0, mask_token: Optional[str] = None, batch_size: int = 64,
+                   progress: Optional[bool] = None, columns: Optional[Mapping[str, Sentences]] = None,
+                   documents: Optional[Sequence] = None):
     """RockNER's context-level attack.
 
     Args:
@@ -253,6 +700,10 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         victim: a tagger ``sentences -> tags``; the candidate where it misses most gold
             entities is kept (ties and no victim: a random candidate).
         seed: each sentence draws from ``random.Random(f"{seed}/{index}")``.
+        batch_size: masked texts per call of the model (a fill-mask function with a ``batch``
+            attribute, as ``tough_ner.taggers.mlm_fill_mask`` gives, takes a list of texts).
+        progress: a progress bar on stderr (default: when stderr is a terminal).
+        columns, documents: other per-token columns and document ids, kept (see ``entity_attack``).
     """
     first, last = ranks
     if not 1 <= first <= last:
@@ -266,35 +717,48 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         from .taggers import mlm_fill_mask
         fill_mask = mlm_fill_mask(fill_mask, top_k=last)
     mask = _mask_of(fill_mask, mask_token)
-    tokens, tags, records = as_lists(data, tags)
+    tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
     pos_tags = _pos_tags(pos, tokens)
     memo: Dict[str, List[str]] = {}
+    fill_many = getattr(fill_mask, "batch", None) or (lambda texts: [fill_mask(t) for t in texts])
 
-    def window(text: str) -> List[str]:
-        if text not in memo:
-            memo[text] = _proposals(fill_mask(text))[first - 1:last]
-        return memo[text]
-
-    rngs, candidates = [], []  # per sentence: its generator and candidate (words, changed positions)
+    # Every candidate's positions first; then one round per masked word: the texts of all
+    # candidates' k-th masks go to the model together (batched), earlier replacements in place.
+    rngs, candidates, plans = [], [], []  # per sentence: generator, candidates (words, changed), positions
     for s, sentence in enumerate(tokens):
         rng = random.Random(f"{seed}/{s}")
         rngs.append(rng)
         inside = {i for start, end, _ in batch.gold_spans[s] for i in range(start, end)}
         targets = [i for i, tag in enumerate(pos_tags[s]) if tag in CONTENT_TAGS and i not in inside]
-        options = []
-        for _ in range(n_candidates if targets else 0):
-            chosen = sorted(rng.sample(targets, rng.randint(1, min(max_words, len(targets)))))
-            words = list(sentence)
-            changed = []
-            for i in chosen:  # masked in turn, earlier replacements in place
-                proposals = [w for w in window(" ".join(words[:i] + [mask] + words[i + 1:]))
-                             if usable(w, sentence[i], mask)]
-                if proposals:
-                    words[i] = rng.choice(proposals)
-                    changed.append(i)
-            options.append((words, changed))
-        candidates.append(options)
+        chosen = [sorted(rng.sample(targets, rng.randint(1, min(max_words, len(targets)))))
+                  for _ in range(n_candidates if targets else 0)]
+        plans.append(chosen)
+        candidates.append([(list(sentence), []) for _ in chosen])
+    bar = _progress_bar(sum(len(c) for chosen in plans for c in chosen), "context attack", progress)
+    for k in range(max_words):
+        requests = [(s, c, chosen[k], " ".join(words[:chosen[k]] + [mask] + words[chosen[k] + 1:]))
+                    for s, sentence_plans in enumerate(plans) for c, (chosen, (words, _))
+                    in enumerate(zip(sentence_plans, candidates[s])) if len(chosen) > k]
+        if not requests:
+            break
+        new = sorted({text for *_, text in requests if text not in memo})
+        for first_new in range(0, len(new), batch_size):
+            texts = new[first_new:first_new + batch_size]
+            for text, result in zip(texts, fill_many(texts)):
+                memo[text] = _proposals(result)[first - 1:last]
+            if bar is not None:
+                bar.update(len(texts))
+        if bar is not None:
+            bar.update(len(requests) - len(new))
+        for s, c, i, text in requests:
+            words, changed = candidates[s][c]
+            proposals = [w for w in memo[text] if usable(w, tokens[s][i], mask)]
+            if proposals:
+                words[i] = rngs[s].choice(proposals)
+                changed.append(i)
+    if bar is not None:
+        bar.close()
     missed = _missed_by(victim, batch, candidates)
     out_tokens = []
     for s, options in enumerate(candidates):
@@ -307,7 +771,18 @@ def context_attack(data, tags=None, fill_mask: Union[FillMask, str, None] = None
         records[s] = records[s] + [{"level": "context", "start": i, "end": i + 1, "original": tokens[s][i],
                                     "replacement": words[i], "label": pos_tags[s][i]} for i in changed]
     return to_dataset(out_tokens, [spans_to_tags(spans, len(t), "bio") for spans, t in zip(batch.gold_spans, tokens)],
-                      records)
+                      records, columns, documents)
+
+
+def _progress_bar(total: int, label: str, progress: Optional[bool]):
+    import sys
+
+    if progress is None:
+        progress = sys.stderr.isatty()
+    if not progress or not total:
+        return None
+    from tqdm.auto import tqdm
+    return tqdm(total=total, desc=label, unit="mask", file=sys.stderr)
 
 
 def _missed_by(victim: Optional[Tagger], batch: Batch, candidates) -> List[List[int]]:
@@ -327,17 +802,83 @@ def _missed_by(victim: Optional[Tagger], batch: Batch, candidates) -> List[List[
     return missed
 
 
+LEVELS = ("entity", "context", "both", "typo", "case", "cross_type")
+
+
 def attack(data, tags=None, level: str = "entity", ratio: float = 1.0, seed: int = 0, dictionary=None, train=None,
-           fill_mask=None, pos=None, **context_options):
-    """The entity attack, the context attack, or both (entities first, then context words)."""
-    if level not in ("entity", "context", "both"):
-        raise ValueError(f"level must be 'entity', 'context' or 'both', got {level!r}")
+           fill_mask=None, pos=None, *, columns=None, documents=None, mode: str = "lower", **context_options):
+    """One attack by name: ``entity``, ``context``, ``both`` (entities first, then context
+    words), ``typo``, ``case`` (``mode`` lower or upper) or ``cross_type``."""
+    if level not in LEVELS:
+        raise ValueError(f"level must be one of {', '.join(map(repr, LEVELS))}, got {level!r}")
+    surface = {"columns": columns, "documents": documents}
+    if level == "typo":
+        return typo_attack(data, tags, ratio, seed, **surface)
+    if level == "case":
+        return case_attack(data, tags, ratio, seed, mode, **surface)
+    if level == "cross_type":
+        return cross_type_attack(data, tags, dictionary, ratio, seed, train, **surface)
     if level != "context":
-        data = entity_attack(data, tags, dictionary, ratio, seed, train)
+        data = entity_attack(data, tags, dictionary, ratio, seed, train, **surface)
         tags = None
         if level == "entity":
             return data
         if pos is not None and not callable(pos) and not hasattr(pos, "pipe"):
             raise ValueError("with level='both', pos= must tag the new sentences: give a function or a spaCy "
                              "pipeline, not fixed tag lists")
-    return context_attack(data, tags, fill_mask, pos, seed=seed, **context_options)
+        return context_attack(data, None, fill_mask, pos, seed=seed, **context_options)
+    return context_attack(data, tags, fill_mask, pos, seed=seed, **surface, **context_options)
+
+
+def write_attacked(path, attacked, columns: Sequence[str] = ()) -> None:
+    """An attacked set as a CoNLL file: token, the named other columns, tag; a ``-DOCSTART-``
+    line before each document when the set has document ids.  Written atomically."""
+    import os
+    import tempfile
+
+    rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
+    docs = rows.get("document")
+    lines = []
+    for s, (words, tags) in enumerate(zip(rows["tokens"], rows["ner_tags"])):
+        if docs is not None and (s == 0 or docs[s] != docs[s - 1]):
+            lines.append(" ".join(["-DOCSTART-"] + ["-X-"] * len(columns) + ["O"]) + "\n\n")
+        values = [rows[name][s] for name in columns]
+        lines.append("".join(" ".join(fields) + "\n" for fields in zip(words, *values, tags)) + "\n")
+    folder = os.path.dirname(os.path.abspath(path))
+    handle, temp = tempfile.mkstemp(dir=folder, prefix=".attack-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write("".join(lines))
+        os.replace(temp, path)
+    except BaseException:
+        os.unlink(temp)
+        raise
+
+
+def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
+    """``n`` random replaced entities of an attacked set in context (``width`` words either side),
+    each with its original, type, fine class and route, for a person to judge; then the
+    summary figures (``summary``)."""
+    rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
+    records = [(s, r) for s, rs in enumerate(rows["replacements"]) for r in rs if r["level"] != "context"]
+    picked = sorted(random.Random(seed).sample(range(len(records)), min(n, len(records))))
+    lines = [f"{len(picked)} of {len(records)} attacked entities, in context ([original -> replacement]):"]
+    for k, index in enumerate(picked, 1):
+        s, r = records[index]
+        words = rows["tokens"][s]
+        if r["level"] == "case":
+            lines.append(f"{k:>3}. sentence {s} ({r['label']}): {r['replacement']}")
+            continue
+        left = words[max(0, r["start"] - width):r["start"]]
+        right = words[r["end"]:r["end"] + width]
+        old = r.get("original_label")
+        label = r["label"] if old in ("", None, r["label"]) else f"{old}->{r['label']}"
+        how = f"{r['fine_class']} by {r['route']}" if r.get("route") else r["level"]
+        context = " ".join(left + [f"[{r['original']} -> {r['replacement']}]"] + right)
+        lines.append(f"{k:>3}. {label:<5} {how:<28} ... {context} ...")
+    facts = summary(rows)
+    if facts["n_replaced"]:
+        lines.append("")
+        lines.append(", ".join(f"{key} {value:.4f}" if isinstance(value, float) else f"{key} {value}"
+                               for key, value in facts.items()))
+    return "\n".join(lines)

@@ -103,12 +103,13 @@ def split_rows(text: str) -> List[List[str]]:
 
 def _table(path: str, rows: List[List[str]]):
     """The token rows (``-DOCSTART-`` and blank lines dropped), sentence ends as counts of
-    token rows, the document index of each sentence, and the common width (rule 4; ragged
-    rows name their line)."""
+    token rows, the document index of each sentence (None for a file without ``-DOCSTART-``),
+    and the common width (rule 4; ragged rows name their line)."""
     kept = []
     ends = []  # sentence ends, as counts of kept rows
     documents = []  # per sentence
     document = 0
+    marked = False  # any -DOCSTART- line at all
     for fields in rows:
         if fields and fields[0] != "-DOCSTART-":
             kept.append(fields)
@@ -116,6 +117,7 @@ def _table(path: str, rows: List[List[str]]):
         if kept and (not ends or ends[-1] != len(kept)):
             ends.append(len(kept))
             documents.append(document)
+        marked = marked or bool(fields)
         if fields and documents and documents[-1] == document:  # a new document after some sentences
             document += 1
     if kept and (not ends or ends[-1] != len(kept)):
@@ -124,7 +126,7 @@ def _table(path: str, rows: List[List[str]]):
     widths = set(map(len, kept))
     if len(widths) > 1 or widths == {1}:
         _raise_ragged(path, rows)
-    return kept, ends, documents, (widths.pop() if widths else 0)
+    return kept, ends, (documents if marked else None), (widths.pop() if widths else 0)
 
 
 def _columns(path: str, rows: List[List[str]], columns: Optional[Sequence[int]]) -> List[Sentences]:

