@@ -8,6 +8,7 @@ import os
 import sys
 from typing import List, Optional
 
+from ._util import write_atomic
 from .batch import Batch
 from .corpus import Corpus, read_conll, read_predictions
 from .report import format_interval, format_value
@@ -271,6 +272,12 @@ def cmd_attack(args) -> None:
     if args.level != "entity" and (args.mlm is None or args.pos is None):
         raise ValueError(f"--level {args.level} needs --mlm (a local masked-LM directory) and --pos")
     ratios = [float(r) for r in args.ratios.split(",")] if args.ratios else [args.ratio]
+    root, suffix = os.path.splitext(args.out)
+    outputs = [f"{root}-{value:g}{suffix}" if args.ratios else args.out for value in ratios]
+    repeated = sorted({out for out in outputs if outputs.count(out) > 1})
+    if repeated:  # 0.5,0.50 would write one file twice
+        raise ValueError(f"--ratios {args.ratios} names the same ratio twice: {', '.join(repeated)} would be "
+                         f"written more than once")
     dictionary = None
     if args.level != "context":
         dictionary = _dictionary(args.dictionary, Batch(test.tokens, test.tags).types)
@@ -280,11 +287,9 @@ def cmd_attack(args) -> None:
         fill_mask = mlm_fill_mask(args.mlm, top_k=args.ranks[1])
         pos = _pos(args.pos, args.test)
     stats = TrainStats.coerce(args.train) if args.train else None  # once for every ratio
-    root, suffix = os.path.splitext(args.out)
-    for value in ratios:
+    for value, out in zip(ratios, outputs):
         attacked = attack(test, level=args.level, ratio=value, seed=args.seed, dictionary=dictionary,
                           train=stats, fill_mask=fill_mask, pos=pos, ranks=tuple(args.ranks)).to_dict()
-        out = f"{root}-{value:g}{suffix}" if args.ratios else args.out
         write_conll(out, attacked["tokens"], attacked["ner_tags"])
         levels = [r["level"] for records in attacked["replacements"] for r in records]
         print(f"{out}: {len(attacked['tokens'])} sentences, {levels.count('entity')} entities and "
@@ -427,15 +432,13 @@ def cmd_report(args) -> None:
     written = []
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as out:
-            out.write(_json(report) + "\n")
+        write_atomic(args.json, _json(report) + "\n")
         written.append(args.json)
     if args.html:
         from .html import render
 
         os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
-        with open(args.html, "w", encoding="utf-8") as out:
-            out.write(render(report))
+        write_atomic(args.html, render(report))
         written.append(args.html)
     if written:
         print("\nwrote " + ", ".join(written))
@@ -595,12 +598,31 @@ def main(argv: Optional[List[str]] = None) -> int:
     args = parser.parse_args(argv)
     try:
         args.run(args)
-    except (ValueError, FileNotFoundError, TypeError) as error:
-        print(f"tough-ner {args.command}: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (ValueError, TypeError) as error:
+        return _fail(args.command, error, 2)
+    except OSError as error:  # no such file, permission, a directory, disk full ...
+        return _fail(args.command, _os_message(error), 2)
+    except MemoryError:
+        return _fail(args.command, "out of memory (try a smaller input or fewer options, e.g. --bootstrap 0)", 2)
+    except KeyboardInterrupt:
+        return _fail(args.command, "interrupted", 130)
     return 0
+
+
+def _fail(command: str, message, code: int) -> int:
+    """One line on stderr, never a traceback; ``code`` is the exit status."""
+    text = " ".join(str(message).split()) or type(message).__name__
+    print(f"tough-ner {command}: {text[:1000]}", file=sys.stderr)
+    return code
+
+
+def _os_message(error: OSError) -> str:
+    """``report.html: Permission denied`` rather than ``[Errno 13] Permission denied: 'report.html'``."""
+    if error.strerror and error.filename is not None:
+        return f"{error.filename}: {error.strerror}"
+    return error.strerror or str(error)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ import os
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
-from ._util import no_gc
+from ._util import no_gc, write_atomic
 
 Sentences = List[List[str]]
 
@@ -128,9 +128,8 @@ def conll_text(*columns: Sentences) -> str:
 
 
 def write_conll(path: str | os.PathLike, *columns: Sentences) -> None:
-    """Write ``conll_text(*columns)`` to a file."""
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(conll_text(*columns))
+    """Write ``conll_text(*columns)`` to a file (atomically)."""
+    write_atomic(path, conll_text(*columns))
 
 
 def tag_names(dataset, column: str) -> Optional[List[str]]:
