@@ -15,6 +15,8 @@ _PREFIXES = {"B": "B", "I": "I", "E": "E", "L": "E", "S": "S", "U": "S"}
 
 
 _PARSED = {"O": ("O", "")}  # tag -> (prefix, type); filled as tags are met
+# A long-running server meets arbitrary tags: start the cache afresh when it gets this big.
+_PARSED_LIMIT = 50_000
 
 
 def parse_label(label, sentence: int | None = None, position: int | None = None) -> Tuple[str, str]:
@@ -26,6 +28,9 @@ def parse_label(label, sentence: int | None = None, position: int | None = None)
             where = "" if sentence is None else f"sentence {sentence}, position {position}: "
             raise ValueError(
                 f"{where}unknown tag {label!r} (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+            _PARSED["O"] = ("O", "")
         parsed = _PARSED[label] = (_PREFIXES[prefix], entity_type)
     return parsed
 

@@ -91,14 +91,14 @@ def _frame(rows: List[list], header: List[str]):
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
-    from .html import _plotting, grouped_bars
+    from .html import _plotting, grouped_bars, plain_text
 
     plt = _plotting()
     figure, ax = plt.subplots(figsize=(7, 2.8))
     grouped_bars(plt, ax, groups, series, labels, errors)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.legend(fontsize=7)
-    figure.tight_layout()
+    plain_text(figure).tight_layout()  # tight_layout draws the texts
     return figure
 
 
