@@ -500,7 +500,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, action="append",
                    help="prediction CoNLL file (token ... gold prediction); repeat for systems side by side")
-    p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included")
+    p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included (at most 100)")
     p.add_argument("--lowercase", action="store_true", help="match tokens lowercased")
     p.add_argument("--seed", type=int, default=0, help="resampling seed")
     p.add_argument("--json", action="store_true", help="print every table as JSON")
