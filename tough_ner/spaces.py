@@ -14,7 +14,6 @@ from __future__ import annotations
 import html
 import math
 import os
-import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import demo as demo_data
@@ -116,13 +115,11 @@ def _stats(text: str) -> TrainStats:
     return TrainStats.from_corpus(_check_types(corpus, "training data"))
 
 
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|~$])")  # < > & are HTML-escaped after
-
-
 def as_text(value) -> str:
-    """``value`` shown literally inside Markdown: HTML escaped and every Markdown mark
-    backslashed, so a pasted ``![x](http://...)`` is text, never an image the browser fetches."""
-    return html.escape(_MARKDOWN.sub(r"\\\1", str(value)), quote=False).replace("\n", " ")
+    """``value`` shown literally inside Markdown: every character but letters, digits and spaces
+    becomes an HTML character reference, so no Markdown, HTML, autolink or math can form (a
+    pasted ``![x](http://...)`` is text, never an image the browser fetches)."""
+    return "".join(c if c.isalnum() or c == " " else f"&#{ord(c)};" for c in str(value).replace("\n", " "))
 
 
 def _names(corpus: Corpus) -> List[str]:
