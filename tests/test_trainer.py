@@ -1,5 +1,7 @@
 import importlib.util
+import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -316,3 +318,24 @@ def test_the_example_script_runs_end_to_end():
     assert process.returncode == 0, process.stderr
     lines = dict(line.split() for line in process.stdout.splitlines() if line.startswith("eval_"))
     assert 0 < float(lines["eval_f1"]) <= 1 and 0 <= float(lines["eval_hardeval_ter_unseen"]) <= 1
+
+
+def test_evaluation_under_torchrun_equals_one_process(tmp_path):
+    """Two CPU processes (gloo) evaluate the same model: the gathered predictions must score
+    exactly as in one process (each rank built its own tokenizer: the vocabulary must agree)."""
+    need("torch")
+    need("transformers")
+    script = ROOT / "tests" / "ddp_evaluate.py"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    single, double = tmp_path / "one.json", tmp_path / "two.json"
+    alone = subprocess.run([sys.executable, str(script), str(single)], capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    both = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           str(script), str(double)], capture_output=True, text=True, env=env, timeout=600)
+    assert both.returncode == 0, both.stderr[-3000:]
+    one, two = json.loads(single.read_text()), json.loads(double.read_text())
+    assert one.pop("world_size") == 1 and two.pop("world_size") == 2
+    assert 0 < one["False"]["eval_f1"] < 1 and one["False"]["eval_hardeval"] > 0
+    assert one == two and one["False"] == one["True"]
