@@ -34,19 +34,22 @@ def main():
         measures = {
             "hardeval detailed (per type)": lambda: hardeval(stats, Batch(tokens, gold, pred), detailed=True),
             "tmr detailed (per type)": lambda: tmr(stats, Batch(tokens, gold, pred), detailed=True),
-            "bucket_f1 detailed + 200 bootstrap": lambda: bucket_f1(stats, Batch(tokens, gold, pred), detailed=True,
-                                                                    bootstrap=200),
+            "bucket_f1 detailed": lambda: bucket_f1(stats, Batch(tokens, gold, pred), detailed=True, bootstrap=0),
             "seqeval classification_report (peer)": lambda: classification_report(gold, pred, zero_division=0),
         }
         for name, work in measures.items():
             seconds, _ = best(work, 2)
             times[name, n] = seconds
             rows.append((f"{name}, {n:,} types", seconds, ""))
-        rows.append((f"  peak memory (MB), bucket_f1 detailed, {n:,} types",
-                     peak_mb(measures["bucket_f1 detailed + 200 bootstrap"]), ""))
+        rows.append((f"  peak memory (MB), bucket_f1 detailed, {n:,} types", peak_mb(measures["bucket_f1 detailed"]), ""))
+    # The bootstrap intervals (tough_ner.uncertainty) keep dense per-sentence counts per bucket:
+    # sentences x buckets, shown here at the smaller size only (the Spaces allow 1,000 types).
+    tokens, gold, pred = many_types(small := SIZES[0])
+    seconds, _ = best(lambda: bucket_f1(stats, Batch(tokens, gold, pred), detailed=True, bootstrap=200), 1)
+    rows.append((f"bucket_f1 detailed + 200 bootstrap, {small:,} types", seconds, "(dense: sentences x buckets)"))
     print_table(rows)
-    small, large = SIZES
-    for name in ("hardeval detailed (per type)", "tmr detailed (per type)", "bucket_f1 detailed + 200 bootstrap",
+    large = SIZES[1]
+    for name in ("hardeval detailed (per type)", "tmr detailed (per type)", "bucket_f1 detailed",
                  "seqeval classification_report (peer)"):
         factor = times[name, large] / times[name, small]
         verdict = "" if "peer" in name else ("MET" if factor <= GOAL else "MISSED")
