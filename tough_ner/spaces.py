@@ -142,7 +142,8 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
     for row in table:
         cells = [("**" + format_cell(row, s).rstrip(" *") + "**") if s in row["best"] else format_cell(row, s).rstrip()
                  for s in systems]
-        lines.append(f"| {as_text(row['key'])} | " + " | ".join(cells)  # keys hold type names: user input + f" | {format_sizes(row, systems)} |"
+        # Keys hold type names (tag_LOC_f1): user input, shown as text.
+        lines.append(f"| {as_text(row['key'])} | " + " | ".join(cells) + f" | {format_sizes(row, systems)} |"
                      + (f" {format_test(row)} |" if len(systems) > 1 else ""))
     return "\n".join(lines).replace("*", "\\*").replace("\\*\\*", "**") + (
         "\n\nValues with their 95% percentile-bootstrap interval (1000 resamples of sentences); bold: "
