@@ -247,6 +247,23 @@ def test_spearman_equals_scipy(pairs):
     assert spearman(x, y) == pytest.approx(expected, nan_ok=True)
 
 
+def test_type_keys_are_named_so_a_spurious_type_renames_nothing():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    clean = bucket_f1(stats, Batch(test.tokens, test.tags, test.predictions[1]))
+    # One extra predicted type sorting before every real one ("AAA") used to shift LOC from tag_0 to tag_1.
+    # Put it on a token that is O in gold and prediction, with O neighbours: no other span changes.
+    spurious = [list(s) for s in test.predictions[1]]
+    s, p = next((s, p) for s, (g, q) in enumerate(zip(test.tags, spurious)) for p in range(1, len(g) - 1)
+                if g[p - 1:p + 2] == q[p - 1:p + 2] == ["O", "O", "O"])
+    spurious[s][p] = "B-AAA"
+    noisy = bucket_f1(stats, Batch(test.tokens, test.tags, spurious))
+    types = ["tag_LOC_f1", "tag_MISC_f1", "tag_ORG_f1", "tag_PER_f1"]
+    assert sorted(k for k in clean if k.startswith("tag_")) == types
+    assert noisy["tag_AAA_f1"] == 0.0 and set(noisy) == set(clean) | {"tag_AAA_f1"}
+    assert [noisy[k] for k in types] == [clean[k] for k in types]
+
+
 def test_friedman_and_wilcoxon_over_runs():
     tokens, gold, _ = random_batch(5, n_sentences=40)
     runs_a, runs_b = [], []

@@ -175,3 +175,27 @@ def test_empty_input_is_nan_with_zero_counts(demo, name, empty):
     assert counts or name == "bucket_f1"  # its flat keys are F1s only; its counts are tested with the buckets
     assert all(v == 0 for v in counts.values())
     assert all(math.isnan(v) for k, v in result.items() if k not in counts and k != "type_map")  # nrb names its map
+
+
+def test_a_failed_compute_releases_the_cache_lock(demo, tmp_path):
+    """evaluate kept the lock and the cache file of a compute whose scoring raised, so every later
+    compute waited for the lock's timeout and took another file name."""
+    import filelock
+    from tough_ner.metrics.hardeval import Hardeval
+
+    stats, test = demo
+    metric = Hardeval(train=stats, cache_dir=str(tmp_path))
+    for _ in range(2):
+        with pytest.raises(ValueError, match="unknown tag 'Q-1'"):
+            metric.compute(predictions=[["O"]], references=[["Q-1"]], tokens=[["a"]])
+        assert not [name for name in os.listdir(metric.data_dir) if name.endswith(".arrow")]
+        for name in os.listdir(metric.data_dir):  # every lock free: taking it does not time out
+            lock = filelock.FileLock(os.path.join(metric.data_dir, name))
+            lock.acquire(timeout=0)
+            lock.release()
+    batch = Batch(test.tokens, test.tags, test.predictions[0])
+    assert same(metric.compute(predictions=test.predictions[0], references=test.tags, tokens=test.tokens),
+                hardeval(stats, batch))
+    metric.add_batch(predictions=test.predictions[0], references=test.tags, tokens=test.tokens)
+    assert same(metric.compute(), hardeval(stats, batch))
+    pickle.dumps(metric)

@@ -141,7 +141,9 @@ def test_bad_input_shows_a_readable_message(browser, served, tmp_path):
     page.fill("#hardeval-train textarea", "Ann B-PER\nsaw O\n")
     cases = [("", "test data is empty"),
              ("Ann B-PER B-PER\nsaw O\n", "line 2: 2 columns where earlier lines have 3"),
-             ("Ann B-PER X-PER\nsaw O O\n", "line 1, column 3: unknown tag 'X-PER'")]
+             ("Ann B-PER X-PER\nsaw O O\n", "line 1, column 3: unknown tag 'X-PER'"),
+             # Quoted user input is text: this image was fetched when the message was Markdown.
+             ("Ann B-PER ![x](http://203.0.113.9/x.png)\n", "unknown tag '![x](http://203.0.113.9/x.png)'")]
     for text, message in cases:
         page.fill("#hardeval-test textarea", text)
         page.click("#hardeval-run")
@@ -149,6 +151,8 @@ def test_bad_input_shows_a_readable_message(browser, served, tmp_path):
                                timeout=30_000)
         error = page.inner_text("#hardeval-error")
         assert error.startswith("Error:") and "Traceback" not in error
+        page.wait_for_selector("[data-testid='toast-body'].warning", timeout=30_000)  # and a pop-up
+    assert page.locator("#hardeval-error a, #hardeval-error img").count() == 0  # the URL stayed text
     page.screenshot(path=str(tmp_path / "space-error.png"), full_page=True)
     print(f"screenshot: {tmp_path / 'space-error.png'}")
     page.close()
@@ -219,6 +223,27 @@ def test_space_command_serves_on_localhost_only():
         else:
             pytest.fail("the space did not start")
         assert listening_addresses(port) == ["127.0.0.1"]
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def test_space_app_listens_where_gradio_server_name_says():
+    """A Hub Space must listen on 0.0.0.0, which it says in GRADIO_SERVER_NAME; `tough-ner space`
+    (above) stays on 127.0.0.1."""
+    need("gradio")
+    port = free_port()
+    process = subprocess.Popen([sys.executable, str(ROOT / "spaces" / "tmr" / "app.py")], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, cwd=str(ROOT / "spaces" / "tmr"),
+                               env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "GRADIO_SERVER_NAME": "0.0.0.0",
+                                    "GRADIO_SERVER_PORT": str(port),
+                                    "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")})
+    try:
+        for _ in range(120):
+            if listening_addresses(port):
+                break
+            time.sleep(0.5)
+        assert listening_addresses(port) == ["0.0.0.0"]
     finally:
         process.terminate()
         process.wait(30)

@@ -1,5 +1,7 @@
 import importlib.util
+import json
 import math
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +19,7 @@ from tough_ner.hardeval import hardeval
 from tough_ner.metrics.hardeval import Hardeval
 from tough_ner.metrics.tmr import Tmr
 from tough_ner.tmr import tmr
-from tough_ner.trainer import robust_compute_metrics, standard_scores, tokenize_and_align
+from tough_ner.trainer import robust_compute_metrics, tokenize_and_align
 
 from conftest import need
 
@@ -52,15 +54,21 @@ def setting():
     return example, stats, test, label_list, tokenizer, train_set, eval_set
 
 
-def expected_scores(stats, batch):
-    """What robust_compute_metrics must report, computed directly from word-level tags."""
+def expected_scores(stats, batch, sizes=False):
+    """What robust_compute_metrics must report, computed directly from word-level tags: seqeval's
+    overall scores once, each method's keys prefixed (its headline key just by its name), no
+    duplicated overall precision/recall/f1, counts only with ``sizes``, NaN left out."""
     from seqeval.metrics import accuracy_score, classification_report
 
     report = classification_report(batch.references, batch.predictions, output_dict=True, zero_division=0)
     result = {"precision": report["micro avg"]["precision"], "recall": report["micro avg"]["recall"],
               "f1": report["micro avg"]["f1-score"], "accuracy": accuracy_score(batch.references, batch.predictions)}
     for name, method in (("hardeval", hardeval), ("tmr", tmr), ("bucket_f1", bucket_f1)):
-        result.update({f"{name}_{k}": v for k, v in method(stats, batch).items()})
+        for key, value in method(stats, batch).items():
+            if key in ("precision", "recall", "f1"):
+                assert value == pytest.approx(result[key])
+            elif not math.isnan(value) and (sizes or not key.startswith("n_")):
+                result[name if key == name else f"{name}_{key}"] = value
     return result
 
 
@@ -146,11 +154,7 @@ def test_batches_padded_to_different_lengths_give_the_one_pass_result(setting):
         gold.append([label_list[i] for i in labels[row][keep]])
         predicted.append([label_list[i] for i in logits[row].argmax(-1)[keep]])
     assert gold == test.tags
-    expected = {**standard_scores(Batch(words, gold, predicted)),
-                **{f"hardeval_{k}": v for k, v in hardeval(stats, Batch(words, gold, predicted)).items()},
-                **{f"tmr_{k}": v for k, v in tmr(stats, Batch(words, gold, predicted)).items()},
-                **{f"bucket_f1_{k}": v for k, v in bucket_f1(stats, Batch(words, gold, predicted)).items()}}
-    assert same(whole, expected)
+    assert same(whole, expected_scores(stats, Batch(words, gold, predicted)))
 
 
 def test_words_from_a_sentence_index_column_and_the_errors(setting):
@@ -159,7 +163,7 @@ def test_words_from_a_sentence_index_column_and_the_errors(setting):
     logits, labels = logits_for(eval_set, random_predictions(eval_set, len(label_list), 1), len(label_list))
     prediction = transformers.EvalPrediction(predictions=logits, label_ids=labels)
     expected = robust_compute_metrics(label_list, eval_set, train=stats, metrics=["seqeval", "tmr"])(prediction)
-    assert {"LOC_f1", "PER_number"} <= {k[len("seqeval_"):] for k in expected if k.startswith("seqeval_")}
+    assert {"LOC_f1", "PER_recall"} <= {k[len("seqeval_"):] for k in expected if k.startswith("seqeval_")}
     indexed = eval_set.remove_columns(["tokens", "word_ids"]).add_column("sentence_id", list(range(len(eval_set))))
     words = datasets.Dataset.from_dict({"tokens": test.tokens})
     compute = robust_compute_metrics(label_list, indexed, train=stats, metrics=["seqeval", "tmr"],
@@ -199,7 +203,49 @@ def test_a_loaded_module_plugs_in_with_its_options(setting):
     by_module = robust_compute_metrics(label_list, eval_set, metrics=[strict])(prediction)
     by_name = robust_compute_metrics(label_list, eval_set, train=stats, metrics=["hardeval"],
                                      options={"hardeval": {"strict": True}})(prediction)
-    assert same(by_module, by_name) and "hardeval_n_diff_E" in by_name
+    assert same(by_module, by_name) and "hardeval_ter_diff_E" in by_name and "hardeval_n_diff_E" not in by_name
+    with_sizes = robust_compute_metrics(label_list, eval_set, metrics=[strict], sizes=True)(prediction)
+    assert with_sizes["hardeval_n_diff_E"] >= 0 and set(with_sizes) - set(by_module) == {
+        k for k in with_sizes if k.startswith("hardeval_n_")}
+
+
+def test_trainer_keys_once_without_counts_or_nan(setting, caplog):
+    """hardeval_hardeval was doubled, f1 came three times (overall, tmr_f1, bucket_f1_f1), counts
+    were logged every epoch and empty buckets logged NaN."""
+    transformers = need("transformers")
+    _, stats, test, label_list, _, _, eval_set = setting
+    predicted = random_predictions(eval_set, len(label_list), 4)
+    logits, labels = logits_for(eval_set, predicted, len(label_list))
+    prediction = transformers.EvalPrediction(predictions=logits, label_ids=labels)
+    compute = robust_compute_metrics(label_list, eval_set, train=stats, metrics=["seqeval", "hardeval", "tmr",
+                                                                                 "bucket_f1"])
+    with caplog.at_level("WARNING", logger="tough_ner.trainer"):
+        first = compute(prediction)
+        again = compute(prediction)
+        warned = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
+    assert first == again
+    assert "hardeval" in first and not any(k.endswith("hardeval_hardeval") for k in first)
+    assert not {"tmr_f1", "tmr_precision", "tmr_recall", "bucket_f1_f1"} & set(first)
+    assert not any(k.startswith(("hardeval_n_", "tmr_n_")) or k.endswith("_number") for k in first)
+    assert "seqeval_LOC_f1" in first
+    assert not any(isinstance(v, float) and math.isnan(v) for v in first.values())
+    full = robust_compute_metrics(label_list, eval_set, train=stats, metrics=["seqeval", "hardeval", "tmr",
+                                                                              "bucket_f1"], sizes=True)(prediction)
+    assert set(full) - set(first) == {k for k in full if k.startswith(("hardeval_n_", "tmr_n_"))
+                                      or k.endswith("_number")}
+    assert "hardeval_n_unseen" in full and "seqeval_LOC_number" in full
+    nan_keys = [k for k, v in compute.scorers[3][1](compute_batch(compute, prediction)).items() if math.isnan(v)]
+    assert nan_keys and len(warned) == 1 and all(f"bucket_f1_{k}" in warned[0] for k in nan_keys)
+    assert not any(f"bucket_f1_{k}" in first for k in nan_keys)
+
+
+def compute_batch(compute, prediction):
+    """The word-level batch robust_compute_metrics decodes the Trainer's predictions to."""
+    compute._reset()
+    compute._add(prediction.predictions, prediction.label_ids)
+    batch = Batch(compute.tokens, compute.references, compute.predictions)
+    compute._reset()
+    return batch
 
 
 class SentenceCount(evaluate.Metric):
@@ -235,10 +281,34 @@ def test_combine_gives_each_module_its_own_inputs_and_prefixes_every_key():
     result = both.compute(predictions=inputs["predictions"][50:], references=inputs["references"][50:],
                           tokens=inputs["tokens"][50:])
     assert result[f"{counter.name}_sentences"] == len(test.tokens) and counter.name == "sentence_count"
-    assert same({k[len("hardeval_"):]: v for k, v in result.items() if k.startswith("hardeval_")},
+    # The headline key is not doubled (hardeval, not hardeval_hardeval); every other key is prefixed.
+    assert same({"hardeval": result["hardeval"],
+                 **{k[len("hardeval_"):]: v for k, v in result.items() if k.startswith("hardeval_")}},
                 hardeval(stats, batch))
+    assert set(result) == {"hardeval", "sentence_count_sentences"} | {f"hardeval_{k}" for k in hardeval(stats, batch)
+                                                                      if k != "hardeval"}
     with pytest.raises(ValueError, match="appear twice"):
         tough_ner.combine(["tmr", "tmr"], train=stats)
+
+
+def test_combine_takes_seqeval_and_gives_the_overall_scores_once():
+    from seqeval.metrics import accuracy_score, classification_report
+
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    gold, pred = test.tags, test.predictions[1]
+    result = tough_ner.combine(["seqeval", "hardeval", "tmr", "bucket_f1"], train=stats, keep_in_memory=True).compute(
+        predictions=pred, references=gold, tokens=test.tokens)
+    report = classification_report(gold, pred, output_dict=True, zero_division=0)
+    assert result["f1"] == pytest.approx(report["micro avg"]["f1-score"])
+    assert result["precision"] == pytest.approx(report["micro avg"]["precision"])
+    assert result["accuracy"] == accuracy_score(gold, pred)
+    for name in ("LOC", "MISC", "ORG", "PER"):
+        assert result[f"seqeval_{name}_f1"] == pytest.approx(report[name]["f1-score"])
+        assert result[f"seqeval_{name}_number"] == report[name]["support"]
+        assert result[f"bucket_f1_tag_{name}_f1"] == pytest.approx(report[name]["f1-score"])
+    assert not {"tmr_precision", "tmr_recall", "tmr_f1", "bucket_f1_f1"} & set(result)  # said once, above
+    assert "hardeval" in result and "hardeval_hardeval" not in result
 
 
 def test_the_example_script_runs_end_to_end():
@@ -248,3 +318,24 @@ def test_the_example_script_runs_end_to_end():
     assert process.returncode == 0, process.stderr
     lines = dict(line.split() for line in process.stdout.splitlines() if line.startswith("eval_"))
     assert 0 < float(lines["eval_f1"]) <= 1 and 0 <= float(lines["eval_hardeval_ter_unseen"]) <= 1
+
+
+def test_evaluation_under_torchrun_equals_one_process(tmp_path):
+    """Two CPU processes (gloo) evaluate the same model: the gathered predictions must score
+    exactly as in one process (each rank built its own tokenizer: the vocabulary must agree)."""
+    need("torch")
+    need("transformers")
+    script = ROOT / "tests" / "ddp_evaluate.py"
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    single, double = tmp_path / "one.json", tmp_path / "two.json"
+    alone = subprocess.run([sys.executable, str(script), str(single)], capture_output=True, text=True, env=env,
+                           timeout=600)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    both = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
+                           str(script), str(double)], capture_output=True, text=True, env=env, timeout=600)
+    assert both.returncode == 0, both.stderr[-3000:]
+    one, two = json.loads(single.read_text()), json.loads(double.read_text())
+    assert one.pop("world_size") == 1 and two.pop("world_size") == 2
+    assert 0 < one["False"]["eval_f1"] < 1 and one["False"]["eval_hardeval"] > 0
+    assert one == two and one["False"] == one["True"]

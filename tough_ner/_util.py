@@ -1,8 +1,12 @@
 """Small shared helpers."""
 from __future__ import annotations
 
+import errno
 import gc
-from contextlib import contextmanager
+import os
+import stat
+import tempfile
+from contextlib import contextmanager, suppress
 
 
 @contextmanager
@@ -16,3 +20,39 @@ def no_gc():
     finally:
         if enabled:
             gc.enable()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
+    """Write ``data`` (text as UTF-8) to ``path`` so that a kill or an error mid-write leaves
+    the previous file intact: write a temporary file in the same folder, flush it to disk, then
+    rename it into place (``os.replace`` is atomic on one file system).  A symbolic link is
+    followed (its target is replaced); a path that is not a regular file (``/dev/stdout``, a
+    pipe) is written directly, since it cannot be renamed over."""
+    target = os.path.realpath(os.fspath(path))
+    blob = data.encode("utf-8") if isinstance(data, str) else data
+    if os.path.exists(target) and not os.path.isfile(target):
+        if os.path.isdir(target):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
+        with open(target, "wb") as handle:
+            handle.write(blob)
+        return
+    folder, name = os.path.split(target)
+    mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(blob)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise

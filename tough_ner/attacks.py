@@ -27,7 +27,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._util import no_gc
+from ._util import no_gc, write_atomic
 from .batch import Batch
 from .corpus import Corpus, Sentences, from_dataset
 from .dictionaries import Dictionary, DictionaryLike, builtin, normalize, scheme_for
@@ -833,9 +833,6 @@ def attack(data, tags=None, level: str = "entity", ratio: float = 1.0, seed: int
 def write_attacked(path, attacked, columns: Sequence[str] = ()) -> None:
     """An attacked set as a CoNLL file: token, the named other columns, tag; a ``-DOCSTART-``
     line before each document when the set has document ids.  Written atomically."""
-    import os
-    import tempfile
-
     rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
     docs = rows.get("document")
     lines = []
@@ -844,15 +841,7 @@ def write_attacked(path, attacked, columns: Sequence[str] = ()) -> None:
             lines.append(" ".join(["-DOCSTART-"] + ["-X-"] * len(columns) + ["O"]) + "\n\n")
         values = [rows[name][s] for name in columns]
         lines.append("".join(" ".join(fields) + "\n" for fields in zip(words, *values, tags)) + "\n")
-    folder = os.path.dirname(os.path.abspath(path))
-    handle, temp = tempfile.mkstemp(dir=folder, prefix=".attack-", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write("".join(lines))
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    write_atomic(path, "".join(lines))
 
 
 def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:

@@ -47,6 +47,9 @@ TOKEN_LEVEL = ("tFre", "tCon")
 SPECIAL = {"eCon": (0.0, 1.0), "tCon": (0.0, 1.0), "eFre": (0.0,), "tFre": (0.0,), "oDen": (0.0,),
            "sLen": (), "eDen": (), "eLen": ()}
 NumberOfBuckets = Union[int, Mapping[str, int]]
+# More buckets than this leave a handful of entities in each and grow the bootstrap tables
+# without bound (100,000 buckets took 22 GB); every interface checks it here.
+MAX_BUCKETS = 100
 
 
 # ---- attribute values ------------------------------------------------------------------
@@ -363,6 +366,12 @@ def check_options(n_buckets, edges, bootstrap, confidence) -> None:
         if n < len(SPECIAL[attribute]) + 1 and attribute not in (edges or {}):
             raise ValueError(f"{attribute} needs n_buckets >= {len(SPECIAL[attribute]) + 1} "
                              f"({len(SPECIAL[attribute])} special), got {n}")
+        if n > MAX_BUCKETS:
+            raise ValueError(f"n_buckets is at most {MAX_BUCKETS} per attribute, got {n} for {attribute}")
+        cuts = (edges or {}).get(attribute)
+        if cuts is not None and np.size(cuts) + 1 + len(SPECIAL[attribute]) > MAX_BUCKETS:
+            raise ValueError(f"edges for {attribute} make {np.size(cuts) + 1 + len(SPECIAL[attribute])} buckets; "
+                             f"at most {MAX_BUCKETS}")
     if not isinstance(bootstrap, int) or isinstance(bootstrap, bool) or bootstrap < 0:
         raise ValueError(f"bootstrap must be a number of resamples >= 0, got {bootstrap!r}")
     if not 0 < confidence < 1:

@@ -10,6 +10,7 @@ import warnings
 from collections import Counter
 from typing import List, Optional
 
+from ._util import write_atomic
 from .batch import Batch
 from .corpus import Corpus, read_conll
 from .report import format_interval, format_value
@@ -310,6 +311,12 @@ def cmd_attack(args) -> None:
     if args.level in ("context", "both") and (args.mlm is None or args.pos is None):
         raise ValueError(f"--level {args.level} needs --mlm (a local masked-LM directory) and --pos")
     ratios = [float(r) for r in args.ratios.split(",")] if args.ratios else [args.ratio]
+    root, suffix = os.path.splitext(args.out)
+    outputs = [f"{root}-{value:g}{suffix}" if args.ratios else args.out for value in ratios]
+    repeated = sorted({out for out in outputs if outputs.count(out) > 1})
+    if repeated:  # 0.5,0.50 would write one file twice
+        raise ValueError(f"--ratios {args.ratios} names the same ratio twice: {', '.join(repeated)} would be "
+                         f"written more than once")
     dictionary = None
     if args.level in ("entity", "both", "cross_type") and args.dictionary:
         dictionary = _dictionary(args.dictionary, Batch(test.tokens, test.tags).types)
@@ -324,12 +331,10 @@ def cmd_attack(args) -> None:
     columns = {f"column{k + 1}": values for k, values in enumerate(middle)}
     documents = test.documents  # None without -DOCSTART-: each sentence its own document
     stats = TrainStats.coerce(args.train) if args.train else None  # once for every ratio
-    root, suffix = os.path.splitext(args.out)
-    for value in ratios:
+    for value, out in zip(ratios, outputs):
         attacked = attack(test, level=args.level, ratio=value, seed=args.seed, dictionary=dictionary, train=stats,
                           fill_mask=fill_mask, pos=pos, ranks=tuple(args.ranks), victim=victim, columns=columns,
                           documents=documents, mode=args.case).to_dict()
-        out = f"{root}-{value:g}{suffix}" if args.ratios else args.out
         write_attacked(out, attacked, list(columns))
         levels = Counter(r["level"] for records in attacked["replacements"] for r in records)
         print(f"{out}: {len(attacked['tokens'])} sentences; replaced: "
@@ -480,15 +485,13 @@ def cmd_report(args) -> None:
     written = []
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        with open(args.json, "w", encoding="utf-8") as out:
-            out.write(_json(report) + "\n")
+        write_atomic(args.json, _json(report) + "\n")
         written.append(args.json)
     if args.html:
         from .html import render
 
         os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
-        with open(args.html, "w", encoding="utf-8") as out:
-            out.write(render(report))
+        write_atomic(args.html, render(report))
         written.append(args.html)
     if written:
         print("\nwrote " + ", ".join(written))
@@ -550,7 +553,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, action="append",
                    help="prediction CoNLL file (token ... gold prediction); repeat for systems side by side")
-    p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included")
+    p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included (at most 100)")
     p.add_argument("--lowercase", action="store_true", help="match tokens lowercased")
     p.add_argument("--seed", type=int, default=0, help="resampling seed")
     p.add_argument("--json", action="store_true", help="print every table as JSON")
@@ -668,12 +671,31 @@ def main(argv: Optional[List[str]] = None) -> int:
             warnings.showwarning = lambda message, category, *rest, **kw: print(
                 f"tough-ner {args.command}: warning: {message}", file=sys.stderr)
             args.run(args)
-    except (ValueError, FileNotFoundError, IsADirectoryError, TypeError) as error:
-        print(f"tough-ner {args.command}: {error}", file=sys.stderr)
-        return 2
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (ValueError, TypeError) as error:
+        return _fail(args.command, error, 2)
+    except OSError as error:  # no such file, permission, a directory, disk full ...
+        return _fail(args.command, _os_message(error), 2)
+    except MemoryError:
+        return _fail(args.command, "out of memory (try a smaller input or fewer options, e.g. --bootstrap 0)", 2)
+    except KeyboardInterrupt:
+        return _fail(args.command, "interrupted", 130)
     return 0
+
+
+def _fail(command: str, message, code: int) -> int:
+    """One line on stderr, never a traceback; ``code`` is the exit status."""
+    text = " ".join(str(message).split()) or type(message).__name__
+    print(f"tough-ner {command}: {text[:1000]}", file=sys.stderr)
+    return code
+
+
+def _os_message(error: OSError) -> str:
+    """``report.html: Permission denied`` rather than ``[Errno 13] Permission denied: 'report.html'``."""
+    if error.strerror and error.filename is not None:
+        return f"{error.filename}: {error.strerror}"
+    return error.strerror or str(error)
 
 
 if __name__ == "__main__":

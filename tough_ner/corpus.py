@@ -10,7 +10,7 @@ from typing import List, Optional, Sequence, Union
 
 import numpy as np
 
-from ._util import no_gc
+from ._util import no_gc, write_atomic
 
 Sentences = List[List[str]]
 
@@ -287,10 +287,8 @@ def _check_fields(column: Sentences, what: str) -> None:
 
 
 def write_conll(path: str | os.PathLike, *columns: Sentences) -> None:
-    """Write ``conll_text(*columns)`` to a file."""
-    text = conll_text(*columns)
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(text)
+    """Write ``conll_text(*columns)`` to a file (atomically)."""
+    write_atomic(path, conll_text(*columns))
 
 
 def tag_names(dataset, column: str) -> Optional[List[str]]:

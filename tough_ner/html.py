@@ -36,9 +36,20 @@ def _plotting():
     return plt
 
 
+def plain_text(figure):
+    """Draw every text of ``figure`` as written: a ``$`` in a type (``B-$\\foo$``) or a file name
+    (``sys$x$.txt``) is not matplotlib math, which would fail to parse and lose the plot."""
+    from matplotlib.text import Text
+
+    for text in figure.findobj(Text):
+        text.set_parse_math(False)
+    return figure
+
+
 def _svg(figure) -> str:
     import matplotlib.pyplot as plt
 
+    plain_text(figure)
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
@@ -267,7 +278,7 @@ def bucket_figure(plt, tables: Dict[str, dict]):
                      errors or None)
         ax.set_title(attribute, fontsize=9)
     axes.flat[0].legend(fontsize=7)
-    figure.tight_layout()
+    plain_text(figure).tight_layout()  # tight_layout draws the texts
     return figure
 
 

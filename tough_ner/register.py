@@ -6,6 +6,8 @@ import hashlib
 import os
 from typing import Dict, List, Optional
 
+from ._util import write_atomic
+
 # metric name -> class name in tough_ner.metrics.<name>
 METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "BucketF1", "nrb": "Nrb",
                            "rockner": "Rockner"}
@@ -49,9 +51,9 @@ def register(names: Optional[List[str]] = None, modules_cache: Optional[str] = N
             for init in (os.path.join(root, "metrics", "__init__.py"),
                          os.path.join(root, "metrics", f"{namespace}--{name}", "__init__.py"),
                          os.path.join(folder, "__init__.py")):
-                open(init, "a").close()
+                if not os.path.exists(init):
+                    write_atomic(init, "")
             path = os.path.join(folder, f"{name}.py")
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(source)
+            write_atomic(path, source)
             written.append(path)
     return written

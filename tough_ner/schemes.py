@@ -15,6 +15,8 @@ _PREFIXES = {"B": "B", "I": "I", "E": "E", "L": "E", "S": "S", "U": "S"}
 
 
 _PARSED = {"O": ("O", "")}  # tag -> (prefix, type); filled as tags are met
+# A long-running server meets arbitrary tags: start the cache afresh when it gets this big.
+_PARSED_LIMIT = 50_000
 
 
 def parse_label(label, sentence: int | None = None, position: int | None = None) -> Tuple[str, str]:
@@ -33,6 +35,9 @@ def parse_label(label, sentence: int | None = None, position: int | None = None)
         if not sep or not entity_type or prefix not in _PREFIXES:
             raise ValueError(
                 f"{where}unknown tag {quote(label)} (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")
+        if len(_PARSED) >= _PARSED_LIMIT:
+            _PARSED.clear()
+            _PARSED["O"] = ("O", "")
         parsed = _PARSED[label] = (_PREFIXES[prefix], entity_type)
     return parsed
 

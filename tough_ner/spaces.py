@@ -3,10 +3,15 @@
 ``build(name)`` returns a ``gr.Blocks`` app; ``spaces/<name>/app.py`` is a two-line shim over
 it.  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
 file has ``token gold prediction [second system's prediction]`` columns.  Bad input shows a
-message in the page, never a stack trace.  Needs the ``spaces`` extra (gradio, matplotlib).
+message in the page and a warning pop-up, never a stack trace; what a person typed is always
+shown as text (escaped), never as Markdown or HTML.  A request is bounded: at most
+``TOUGH_NER_MAX_INPUT_MB`` (default 20) MB per text or file, ``TOUGH_NER_MAX_TYPES`` (default
+1,000) distinct entity types, 100 buckets and 1,000 bootstrap resamples.  Needs the
+``spaces`` extra (gradio, matplotlib).
 """
 from __future__ import annotations
 
+import html
 import math
 import os
 import warnings
@@ -25,12 +30,65 @@ TITLES = {"hardeval": "HardEval", "tmr": "Tough Mentions Recall", "bucket_f1": "
           "nrb": "Name Regularity Bias", "rockner": "RockNER"}
 
 
+MAX_BOOTSTRAP = 1000
+
+
+# ---- bounds on a request --------------------------------------------------------------------
+def max_input_mb() -> float:
+    """The size limit of one pasted text or uploaded file, in MB (``TOUGH_NER_MAX_INPUT_MB``)."""
+    return _positive("TOUGH_NER_MAX_INPUT_MB", 20)
+
+
+def max_types() -> int:
+    """The limit on distinct entity types in one request (``TOUGH_NER_MAX_TYPES``)."""
+    return int(_positive("TOUGH_NER_MAX_TYPES", 1000))
+
+
+def _positive(variable: str, default: float) -> float:
+    value = os.environ.get(variable, "")
+    try:
+        number = float(value) if value.strip() else default
+    except ValueError:
+        raise ValueError(f"{variable}={value!r} is not a number") from None
+    if not number > 0:
+        raise ValueError(f"{variable}={value!r} must be positive")
+    return number
+
+
+def _too_big(size: int, what: str) -> Optional[ValueError]:
+    limit = max_input_mb()
+    if size > limit * 2**20:
+        return ValueError(f"{what} is {size / 2**20:.3g} MB; the limit is {limit:g} MB "
+                          f"(TOUGH_NER_MAX_INPUT_MB sets it)")
+    return None
+
+
+def _check_types(corpus: Corpus, what: str) -> Corpus:
+    """Refuse more distinct entity types than ``max_types()`` (time and memory grow with them)."""
+    found = set()
+    for column in (corpus.tags, *corpus.predictions):
+        for tags in column:
+            found.update(tags)
+    types = {tag.partition("-")[2] for tag in found if tag != "O"}
+    if len(types) > max_types():
+        raise ValueError(f"{what} has {len(types)} distinct entity types; the limit is {max_types()} "
+                         f"(TOUGH_NER_MAX_TYPES sets it)")
+    return corpus
+
+
 # ---- reading the inputs -------------------------------------------------------------------
 def _text(text: Optional[str], upload: Optional[str]) -> str:
-    """An uploaded file's content, else the pasted text."""
+    """An uploaded file's content, else the pasted text; either at most ``max_input_mb()``."""
     if upload:
+        error = _too_big(os.path.getsize(upload), f"the uploaded file {os.path.basename(upload)}")
+        if error:
+            raise error
         return read_text(upload)  # the file rules of every reader: UTF-8, BOM dropped
-    return text or ""
+    text = text or ""
+    error = _too_big(len(text), "the pasted text") or _too_big(len(text.encode("utf-8")), "the pasted text")
+    if error:
+        raise error
+    return text
 
 
 def _empty(what: str) -> ValueError:
@@ -48,14 +106,21 @@ def _systems(text: str, what: str) -> Corpus:
     corpus = parse_conll(text, n_predictions=min(width - 2, 2), name=what)
     if not corpus.tokens:
         raise ValueError(f"{what} holds no sentence")
-    return corpus
+    return _check_types(corpus, what)
 
 
 def _stats(text: str) -> TrainStats:
     corpus = parse_conll(text, name="training data")
     if not corpus.tokens:
         raise _empty("training data")
-    return TrainStats.from_corpus(corpus)
+    return TrainStats.from_corpus(_check_types(corpus, "training data"))
+
+
+def as_text(value) -> str:
+    """``value`` shown literally inside Markdown: every character but letters, digits and spaces
+    becomes an HTML character reference, so no Markdown, HTML, autolink or math can form (a
+    pasted ``![x](http://...)`` is text, never an image the browser fetches)."""
+    return "".join(c if c.isalnum() or c == " " else f"&#{ord(c)};" for c in str(value).replace("\n", " "))
 
 
 def _names(corpus: Corpus) -> List[str]:
@@ -73,12 +138,13 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
     counts = {name: COUNTS[method](stats, value, **options) for name, value in scored.items()}
     table = rows(analyse(counts, [k for k in keys if k in next(iter(counts.values())).keys]), method)
     systems = list(scored)
-    lines = ["| measure | " + " | ".join(systems) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
+    lines = ["| measure | " + " | ".join(map(as_text, systems)) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
              "|---" * (len(systems) + 2 + (len(systems) > 1)) + "|"]
     for row in table:
         cells = [("**" + format_cell(row, s).rstrip(" *") + "**") if s in row["best"] else format_cell(row, s).rstrip()
                  for s in systems]
-        lines.append(f"| {row['key']} | " + " | ".join(cells) + f" | {format_sizes(row, systems)} |"
+        # Keys hold type names (tag_LOC_f1): user input, shown as text.
+        lines.append(f"| {as_text(row['key'])} | " + " | ".join(cells) + f" | {format_sizes(row, systems)} |"
                      + (f" {format_test(row)} |" if len(systems) > 1 else ""))
     return "\n".join(lines).replace("*", "\\*").replace("\\*\\*", "**") + (
         "\n\nValues with their 95% percentile-bootstrap interval (1000 resamples of sentences); bold: "
@@ -92,14 +158,14 @@ def _frame(rows: List[list], header: List[str]):
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
-    from .html import _plotting, grouped_bars
+    from .html import _plotting, grouped_bars, plain_text
 
     plt = _plotting()
     figure, ax = plt.subplots(figsize=(7, 2.8))
     grouped_bars(plt, ax, groups, series, labels, errors)
     ax.set_ylabel(ylabel, fontsize=8)
     ax.legend(fontsize=7)
-    figure.tight_layout()
+    plain_text(figure).tight_layout()  # tight_layout draws the texts
     return figure
 
 
@@ -149,6 +215,8 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
     from .buckets import ATTRIBUTES, bucket_f1, interval_text
     from .html import _plotting, bucket_cells, bucket_figure
 
+    if not 0 <= int(bootstrap) <= MAX_BOOTSTRAP:
+        raise ValueError(f"bootstrap resamples must lie in 0 .. {MAX_BOOTSTRAP}, got {bootstrap}")
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test)
     batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
@@ -254,8 +322,22 @@ def _card(name: str) -> str:
             + ", ".join(cls.reference_urls) + f"\n\n```bibtex\n{cls.citation_text}\n```")
 
 
+def error_message(error: BaseException) -> str:
+    """The Markdown of an error shown in the page: its text escaped (it quotes user input)."""
+    kind = "" if isinstance(error, (ValueError, FileNotFoundError)) else f"{type(error).__name__}: "
+    return f"**Error:** {as_text((kind + str(error))[:2000])}"
+
+
+def _warn(error: BaseException) -> None:
+    """A visible pop-up next to the message in the page (gradio renders its text as HTML: escaped)."""
+    import gradio as gr
+
+    gr.Warning(html.escape(str(error)[:2000]), title="Error")
+
+
 def _safe(function: Callable, n_outputs: int) -> Callable:
-    """Run a scorer; any error becomes a message in the page (first output), never a trace."""
+    """Run a scorer; any error becomes a message in the page (first output) and a warning
+    pop-up, never a trace."""
     def run(*args):
         try:
             with warnings.catch_warnings(record=True) as caught:  # input warnings are shown on the page
@@ -264,8 +346,8 @@ def _safe(function: Callable, n_outputs: int) -> Callable:
             notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, InputWarning)))
             return ("\n\n".join(f"**Warning:** {note}" for note in notes), *outputs)
         except Exception as error:  # noqa: BLE001 -- every failure is shown to the person, readably
-            kind = "" if isinstance(error, (ValueError, FileNotFoundError)) else f"{type(error).__name__}: "
-            return (f"**Error:** {kind}{error}", *([None] * n_outputs))
+            _warn(error)
+            return (error_message(error), *([None] * n_outputs))
     return run
 
 
@@ -348,7 +430,8 @@ def ui(name: str) -> None:
         try:
             demo_texts = demo_inputs(name, *(values[:2] if name == "rockner" else ()))
         except Exception as error:  # noqa: BLE001 -- e.g. a bad seed: shown in the page
-            return (*[""] * len(text_boxes), f"**Error:** {error}", *[None] * (len(outputs) - 1))
+            _warn(error)
+            return (*[""] * len(text_boxes), error_message(error), *[None] * (len(outputs) - 1))
         pairs = [v for text in demo_texts for v in (text, None)]
         return (*demo_texts, *evaluate(*pairs, *values[2 if name == "rockner" else 0:]))
     demo_options = ([ratio, seed] if name == "rockner" else []) + options
@@ -358,7 +441,8 @@ def ui(name: str) -> None:
             try:
                 return "", attack_text(_text(train_text, train_file), _text(original_text, original_file), r, s)
             except Exception as error:  # noqa: BLE001
-                return f"**Error:** {error}", ""
+                _warn(error)
+                return error_message(error), ""
         attack.click(attack_handler, inputs=inputs[:4] + [ratio, seed], outputs=[error, attacked_out])
 
 
@@ -390,9 +474,24 @@ def build(name: str = "all"):
     return app
 
 
-def launch(name: str = "all", port: Optional[int] = None, block: bool = True):
-    """Serve an app on 127.0.0.1 (analytics off, no share link, no server-side rendering)."""
+def server_address(from_environment: bool, port: Optional[int] = None) -> Tuple[str, Optional[int]]:
+    """(host, port) to serve on: 127.0.0.1 and ``port``, or, ``from_environment`` (a Hub Space's
+    ``app.py``), gradio's own ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` when set (a Hub
+    Space must listen on 0.0.0.0)."""
+    if not from_environment:
+        return "127.0.0.1", port
+    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    given = os.environ.get("GRADIO_SERVER_PORT")
+    return host, int(given) if given else port
+
+
+def launch(name: str = "all", port: Optional[int] = None, block: bool = True, from_environment: bool = False):
+    """Serve an app on 127.0.0.1, or where ``GRADIO_SERVER_NAME``/``_PORT`` say with
+    ``from_environment`` (analytics off, no share link, no server-side rendering, uploads at
+    most ``max_input_mb()``)."""
     app = build(name)
-    app.launch(server_name="127.0.0.1", server_port=port, share=False, prevent_thread_lock=not block,
-               theme=theme(), ssr_mode=False, quiet=not block, footer_links=[])
+    host, port = server_address(from_environment, port)
+    app.launch(server_name=host, server_port=port, share=False, prevent_thread_lock=not block,
+               theme=theme(), ssr_mode=False, quiet=not block, footer_links=[],
+               max_file_size=int(max_input_mb() * 2**20))
     return app

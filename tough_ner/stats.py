@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._util import no_gc
+from ._util import no_gc, write_atomic
 from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, from_dataset, parse_conll, quote, read_conll,
                      tag_names)
 from .schemes import check_sentence, decode
@@ -271,9 +271,9 @@ class TrainStats:
 
     # ---- persistence ------------------------------------------------------------------
     def save(self, path: str | os.PathLike) -> None:
-        """Write one versioned file (``.npz``; numpy arrays plus a JSON header)."""
-        with open(path, "wb") as handle:
-            handle.write(self.to_bytes())
+        """Write one versioned file (``.npz``; numpy arrays plus a JSON header), atomically: a
+        kill mid-write leaves any previous file intact."""
+        write_atomic(path, self.to_bytes())
 
     def to_bytes(self) -> bytes:
         meta = {"format": FORMAT, "version": VERSION, "vocab": self.vocab, "labels": self.labels,

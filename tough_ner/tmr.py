@@ -52,13 +52,15 @@ def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
             "tcm_unseen": tcm & unseen_tokens}
 
 
-def _subset_keys(masks: Dict[str, np.ndarray], hit: np.ndarray, where: np.ndarray) -> Dict[str, float]:
-    keys = {}
-    for name in SUBSETS:
-        keys[f"recall_{name}"] = ratio(np.sum(hit[masks[name] & where]).item(), int(np.sum(masks[name] & where)))
-    for name in SUBSETS:
-        keys[f"n_{name}"] = int(np.sum(masks[name] & where))
-    return keys
+def _subset_keys(masks: Dict[str, np.ndarray], hit: np.ndarray, group: np.ndarray, n: int) -> List[Dict[str, float]]:
+    """Recall and size of each subset in each of ``n`` mention groups (``group``: each gold
+    mention's group; ``hit``: each mention's credit), counted in one pass: time linear in
+    mentions + groups."""
+    sizes = {name: np.bincount(group[masks[name]], minlength=n) for name in SUBSETS}
+    found = {name: np.bincount(group[masks[name]], weights=hit[masks[name]].astype(float), minlength=n)
+             for name in SUBSETS}
+    return [{**{f"recall_{name}": ratio(found[name][k].item(), int(sizes[name][k])) for name in SUBSETS},
+             **{f"n_{name}": int(sizes[name][k]) for name in SUBSETS}} for k in range(n)]
 
 
 def _hits(batch: Batch, match: str):
@@ -106,19 +108,16 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     hit, pred_credit = _hits(batch, match)
     spans = span_scores(batch) if pred_credit is None else credit_scores(batch, hit, pred_credit)
-    every = np.ones(len(hit), dtype=bool)
     result = {"precision": spans["precision"], "recall": spans["recall"], "f1": spans["f1"]}
-    subset_keys = _subset_keys(masks, hit, every)
+    subset_keys = _subset_keys(masks, hit, np.zeros(len(hit), dtype=np.int64), 1)[0]
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)
     result.update({k: v for k, v in subset_keys.items() if k.startswith("n_")})
     if ci:
         result = with_intervals(result, counts(stats, batch, match), n_resamples, confidence, seed, unit)
     if detailed:
-        gold_types = batch.span_arrays("gold")[3]
-        result["per_type"] = {
-            name: {**spans["per_type"][name], **_subset_keys(masks, hit, gold_types == index)}
-            for index, name in enumerate(batch.types)}
+        per_type = _subset_keys(masks, hit, batch.span_arrays("gold")[3], len(batch.types))
+        result["per_type"] = {name: {**spans["per_type"][name], **keys} for name, keys in zip(batch.types, per_type)}
         result["share"] = {name: ratio(result[f"n_{name}"], len(hit)) for name in SUBSETS}
     result.update(input_counts(batch, detailed))
     return result

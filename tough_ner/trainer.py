@@ -4,7 +4,8 @@ The Trainer hands over sub-token logits and labels (-100 on special tokens, late
 sub-tokens and padding).  ``robust_compute_metrics`` takes the argmax, keeps each word's first
 sub-token (the labelled positions), maps ids to tags, recovers the words from the evaluation
 dataset, and returns one flat dict: span ``precision``/``recall``/``f1`` and token
-``accuracy`` (seqeval's defaults) plus each requested metric's keys prefixed by its name.
+``accuracy`` (seqeval's defaults) plus each requested metric's keys prefixed by its name
+(count keys only with ``sizes=True``; undefined NaN rates left out, with a warning).
 
 The words come from the evaluation dataset: its ``tokens`` column (or ``words[sentence_id]``
 with a sentence index column), aligned by the tokenizer's ``word_ids`` kept in a column —
@@ -17,6 +18,8 @@ match the sentence's word count (it does unless sentences were truncated).
 """
 from __future__ import annotations
 
+import logging
+import math
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -26,6 +29,9 @@ from .scoring import ratio, span_scores
 from .stats import TrainStats
 
 OVERALL = ("precision", "recall", "f1", "accuracy")
+# Every tough-ner method reporting these means the same micro span scores: they are kept once, unprefixed.
+SPAN_SCORES = ("precision", "recall", "f1")
+logger = logging.getLogger(__name__)
 MetricSpec = Union[str, Any]  # a metric name ("seqeval", "hardeval", ...) or a tough-ner evaluate module
 
 
@@ -74,11 +80,15 @@ def _scorers(metrics: Sequence[MetricSpec], stats: Optional[TrainStats], options
     return scorers
 
 
-def _scalars(prefix: str, result: Mapping[str, Any]) -> Dict[str, float]:
+def prefixed(prefix: str, result: Mapping[str, Any], shared: Sequence[str] = ()) -> Dict[str, Any]:
+    """The scalar keys of one metric's result named ``{prefix}_{key}``, except the metric's
+    headline key named like the metric (``hardeval``: ``hardeval``, not ``hardeval_hardeval``)
+    and the ``shared`` keys (kept unprefixed, once for all metrics)."""
     flat = {}
     for key, value in result.items():
         if isinstance(value, (bool, int, float, np.integer, np.floating)):
-            flat[f"{prefix}_{key}"] = value.item() if hasattr(value, "item") else value
+            name = key if key in shared else prefix if key == prefix else f"{prefix}_{key}"
+            flat[name] = value.item() if hasattr(value, "item") else value
     return flat
 
 
@@ -94,8 +104,10 @@ class RobustComputeMetrics:
                  metrics: Sequence[MetricSpec] = ("hardeval", "tmr", "bucket_f1"), *,
                  options: Optional[Mapping[str, dict]] = None, words: Optional[Sequence[Sequence[str]]] = None,
                  tokens_column: str = "tokens", word_ids_column: str = "word_ids",
-                 sentence_column: Optional[str] = None):
+                 sentence_column: Optional[str] = None, sizes: bool = False):
         self.label_list = list(label_list)
+        self.sizes = sizes
+        self.reported_nan: set = set()
         columns = list(getattr(eval_dataset, "column_names", None) or [])
         if not columns:
             raise TypeError("eval_dataset must be the tokenized evaluation datasets.Dataset given to the Trainer")
@@ -143,11 +155,22 @@ class RobustComputeMetrics:
             self._reset()
 
     def score(self, batch: Batch) -> Dict[str, float]:
-        """The flat result for word-level sentences."""
+        """The flat result for word-level sentences: no count keys unless ``sizes``, no NaN."""
         result = standard_scores(batch)
         for prefix, scorer in self.scorers:
-            result.update(_scalars(prefix, scorer(batch)))
-        return result
+            scores = scorer(batch)
+            if not self.sizes:  # counts (n_unseen, seqeval's LOC_number) are the same every epoch
+                counts = ({f"{name}_number" for name in batch.types} if prefix == "seqeval" else
+                          {k for k in scores if k.startswith("n_")})
+                scores = {k: v for k, v in scores.items() if k not in counts}
+            result.update({k: v for k, v in prefixed(prefix, scores, SPAN_SCORES).items() if k not in SPAN_SCORES})
+        missing = sorted(k for k, v in result.items() if isinstance(v, float) and math.isnan(v))
+        new = [k for k in missing if k not in self.reported_nan]
+        if new:  # loggers and trackers choke on NaN; say once why a key is absent
+            logger.warning("left out of the evaluation metrics while undefined (an empty subset, n = 0): %s",
+                           ", ".join(new))
+            self.reported_nan.update(new)
+        return {k: v for k, v in result.items() if k not in missing}
 
     def _add(self, logits, labels) -> None:
         logits = _numpy(logits[0] if isinstance(logits, (tuple, list)) else logits)
@@ -220,7 +243,12 @@ def robust_compute_metrics(label_list: Sequence[str], eval_dataset, train=None,
             ``tokens`` column and, ideally, a ``word_ids`` column (see the module docstring).
         train: training statistics (anything ``train=`` accepts), for the metrics needing them.
         metrics: names among ``seqeval`` (adds per-type P/R/F1) and the tough-ner metrics, or
-            tough-ner evaluate modules already loaded; their keys are prefixed ``{name}_``.
+            tough-ner evaluate modules already loaded; their keys are prefixed ``{name}_``
+            (a metric's headline key is just ``{name}``: ``hardeval``), and the overall span
+            ``precision``/``recall``/``f1`` appear once, unprefixed.
+        sizes: keep the count keys (``hardeval_n_unseen``, ``seqeval_LOC_number``, ...); off by
+            default since they do not change between epochs.  Undefined rates (NaN, an empty
+            subset) are always left out; a warning names them the first time.
         options: ``{metric name: {option: value}}`` for the named metrics.
         words, sentence_column: the word-level sentences and the column of each example's
             index into them, when the tokenized dataset has no ``tokens`` column.

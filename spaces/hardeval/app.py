@@ -4,4 +4,4 @@ from tough_ner.spaces import build, launch
 demo = build("hardeval")
 
 if __name__ == "__main__":
-    launch("hardeval")
+    launch("hardeval", from_environment=True)  # GRADIO_SERVER_NAME=0.0.0.0 on a Hub Space

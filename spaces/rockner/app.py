@@ -4,4 +4,4 @@ from tough_ner.spaces import build, launch
 demo = build("rockner")
 
 if __name__ == "__main__":
-    launch("rockner")
+    launch("rockner", from_environment=True)  # GRADIO_SERVER_NAME=0.0.0.0 on a Hub Space

@@ -1,6 +1,8 @@
 """Shared glue between ``evaluate.Metric`` and the tough_ner methods."""
 from __future__ import annotations
 
+import os
+from contextlib import suppress
 from typing import Any, ClassVar, Dict, Sequence
 
 import datasets
@@ -133,13 +135,17 @@ class ToughMetric(evaluate.Metric):
         if unknown:
             raise TypeError(f"{type(self).__name__}.compute got unexpected keyword argument(s) "
                             f"{', '.join(unknown)}; options are {', '.join(self.options) or 'none'}")
-        if predictions is None and references is None:
-            if extra:
-                raise ValueError(f"{', '.join(extra)} given without predictions and references")
-            result = super().compute(**kwargs)
-        else:
-            result = super().compute(predictions=self._storable(predictions, tokens), references=references, tokens=tokens,
-                                     **self._extra_columns(extra, references), **kwargs)
+        if predictions is None and references is None and extra:
+            raise ValueError(f"{', '.join(extra)} given without predictions and references")
+        try:
+            if predictions is None and references is None:
+                result = super().compute(**kwargs)
+            else:
+                result = super().compute(predictions=self._storable(predictions, tokens), references=references,
+                                         tokens=tokens, **self._extra_columns(extra, references), **kwargs)
+        except BaseException:
+            self._release()
+            raise
         # evaluate 0.4.6 keeps released file locks on the object, which cannot be pickled.
         self.filelocks = None
         self.rendez_vous_lock = None
@@ -155,6 +161,22 @@ class ToughMetric(evaluate.Metric):
                     else record for record, words in zip(predictions, tokens)]
         return [[span if isinstance(span, dict) else dict(zip(("start", "end", "type"), span)) for span in sentence]
                 for sentence in predictions]
+
+    def _release(self) -> None:
+        """After a failed compute: release evaluate's file locks and delete its cache files, as a
+        successful compute does (evaluate 0.4.6 keeps them, so each later compute waited for
+        the lock's 1 s timeout).  The failed batch is dropped: the next compute starts afresh."""
+        held = list(zip(getattr(self, "filelocks", None) or [], getattr(self, "file_paths", None) or []))
+        if self.filelock is not None and self.cache_file_name:  # failed before the data was gathered
+            held.append((self.filelock, self.cache_file_name))
+        for lock, path in reversed(held):
+            with suppress(OSError):
+                os.remove(path)
+            if lock is not None:
+                lock.release()
+        self.writer = self.buf_writer = self.data = None
+        self.filelock = self.filelocks = self.file_paths = self.cache_file_name = None
+        self.selected_feature_format = None
 
     def _extra_columns(self, given: Dict[str, Any], references) -> Dict[str, list]:
         """Each extra input as one string per sentence (a single string fills the batch)."""

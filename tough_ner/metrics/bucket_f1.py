@@ -21,7 +21,7 @@ _CITATION = """@inproceedings{fu-etal-2020-interpretable,
 }"""
 
 _INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
-    n_buckets: buckets per attribute, special ones included (default 4); an int or {attribute: int}.
+    n_buckets: buckets per attribute, special ones included (default 4, at most 100); an int or {attribute: int}.
     edges: {attribute: [cuts]} user-given cuts of the regular buckets (special buckets stay).
     lowercase: match tokens and mention texts lowercased (default False: exact).
     match: "strict" (default), "exact", "partial" or "type": how an entity counts as right (credits of

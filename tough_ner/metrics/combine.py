@@ -3,13 +3,45 @@
 ``evaluate.combine`` passes every keyword to every module, so a ``tokens=`` meant for the
 tough-ner metrics breaks modules that do not take it, and it prefixes keys only when they
 clash.  Here each module receives the inputs its features declare, and every key is prefixed
-by the module's name (``hardeval_ter_unseen``, ``accuracy_accuracy``), so names are stable.
+by the module's name (``hardeval_ter_unseen``, ``sentence_count_sentences``), so names are
+stable; a module's headline key named like it stays single (``hardeval``, ``accuracy``), and
+the overall span ``precision``/``recall``/``f1`` of the tough-ner metrics appear once, unprefixed.
 """
 from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
+from ..batch import Batch
 from ..register import METRICS, metric_class
+from ..trainer import SPAN_SCORES, prefixed, standard_scores
+from .base import ToughMetric
+
+
+class Seqeval:
+    """``"seqeval"`` as the Trainer helper has it: overall span P/R/F1 and token accuracy
+    plus per-type ``{type}_{precision,recall,f1,number}`` (seqeval's defaults), computed here
+    (evaluate's seqeval module would need a download)."""
+
+    name = "seqeval"
+
+    def __init__(self):
+        self.predictions: List = []
+        self.references: List = []
+
+    @staticmethod
+    def _feature_names():
+        return ["predictions", "references"]
+
+    def add_batch(self, *, predictions, references) -> None:
+        self.predictions.extend(predictions)
+        self.references.extend(references)
+
+    def compute(self, *, predictions=None, references=None) -> dict:
+        if predictions is not None or references is not None:
+            self.add_batch(predictions=predictions, references=references)
+        batch = Batch([[""] * len(tags) for tags in self.references], self.references, self.predictions)
+        self.predictions, self.references = [], []
+        return standard_scores(batch, per_type=True)
 
 
 class Combination:
@@ -44,16 +76,21 @@ class Combination:
             result = module.compute(**self._inputs(module, given))
             if result is None:
                 return None
-            merged.update({f"{module.name}_{key}": value for key, value in result.items()})
+            shared = SPAN_SCORES + ("accuracy",) if isinstance(module, Seqeval) else \
+                SPAN_SCORES if isinstance(module, ToughMetric) else ()
+            merged.update(prefixed(module.name, result, shared))
         return merged
 
 
 def combine(modules: Sequence, train=None, **load_options) -> Combination:
     """Combine evaluate modules; tough-ner metric names (``"hardeval"``, ...) are loaded from
-    this package with ``train=`` and ``load_options`` (e.g. ``keep_in_memory=True``)."""
+    this package with ``train=`` and ``load_options`` (e.g. ``keep_in_memory=True``), and
+    ``"seqeval"`` adds seqeval's overall and per-type scores as the Trainer helper does."""
     loaded: List = []
     for module in modules:
-        if isinstance(module, str):
+        if module == "seqeval":
+            module = Seqeval()
+        elif isinstance(module, str):
             if module not in METRICS:
                 raise ValueError(f"unknown tough-ner metric {module!r}; load other modules with evaluate.load "
                                  f"and pass them in")
