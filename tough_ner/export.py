@@ -53,14 +53,14 @@ def _cell_text(cell: Cell, digits: int) -> str:
 def _n(results: Mapping, row: Mapping, order: Sequence[str]) -> object:
     """The row's n: its own ``n`` (one number, or per system), else the method's n key."""
     n = row.get("n")
-    if n is None:
+    if not n:  # no resampling: the method's own count keys
         method, key = N_OF.get(row["key"], (row["method"], "n_" + row["key"].split("_", 1)[-1]))
         scores = [results["systems"][s].get(method, {}) for s in order]
         keys = key if isinstance(key, tuple) else (key,)
         values = [sum(score[k] for k in keys) if all(k in score for k in keys) else None for score in scores]
         n = dict(zip(order, values))
-        if row["method"] == "bucket_f1":  # the worst bucket's gold entities
-            n = {s: _worst_bucket_n(results, s, row["key"]) for s in order}
+        if row["method"] == "bucket_f1" and row["key"] != "f1":  # the bucket's gold entities
+            n = {s: _bucket_n(results, s, row["key"]) for s in order}
     if isinstance(n, Mapping):
         known = [v for v in n.values() if v is not None]
         if not known:
@@ -69,10 +69,12 @@ def _n(results: Mapping, row: Mapping, order: Sequence[str]) -> object:
     return n
 
 
-def _worst_bucket_n(results: Mapping, system: str, attribute: str):
-    rows = [r for r in results["details"][system]["bucket_f1"]["buckets"][attribute] if not math.isnan(r["f1"])]
-    worst = min(rows, key=lambda r: r["f1"], default=None)
-    return worst["n_gold"] if worst else None
+def _bucket_n(results: Mapping, system: str, key: str):
+    """Gold entities in the bucket of a bucket key (``eLen_2_f1``, ``tag_LOC_f1``)."""
+    attribute, which = key.split("_", 1)[0], key.split("_", 1)[1].rsplit("_", 1)[0]
+    rows = results["details"][system]["bucket_f1"]["buckets"][attribute]
+    found = [r for i, r in enumerate(rows) if (r["interval"] == which if attribute == "tag" else str(i) == which)]
+    return found[0]["n_gold"] if found else None
 
 
 def tables(results: Mapping) -> List[Table]:
@@ -82,8 +84,9 @@ def tables(results: Mapping) -> List[Table]:
     systems = results["systems"]
     headline = []
     for row in summary["rows"]:
-        label = row["label"] + (" (↑)" if row["better"] == "high" else " (↓)")
-        where = row.get("buckets", {})
+        label = row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") \
+            + {"high": " (↑)", "low": " (↓)"}.get(row.get("better"), " (·)")
+        where = row.get("buckets", {})  # per system (older summaries)
         cells = [Cell(label), Cell(_n(results, row, order))]
         for s in order:
             value = row["values"][s]
@@ -91,7 +94,7 @@ def tables(results: Mapping) -> List[Table]:
                 value = f"{where[s]}: {_number(value, 4)}"
             cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", [])))
         headline.append(cells)
-    out = [Table("Headline: systems by F1; bold: best (↑ higher, ↓ lower is better)", ["measure", "n"] + order,
+    out = [Table("Headline: systems by F1; bold: significantly better (↑ higher, ↓ lower is better, · not ranked)", ["measure", "n"] + order,
                  headline, "headline")]
     first = order[0]
     out.append(Table("HardEval: token error rate (TER) per subset", ["subset", "n"] + order,
@@ -137,7 +140,7 @@ def _key(interval):
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "↑": r"$\uparrow$",
           "↓": r"$\downarrow$", "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "−": "$-$", "…": r"\ldots{}",
-          "×": r"$\times$"}
+          "×": r"$\times$", "·": r"$\cdot$", "†": r"\dag{}"}
 
 
 def latex_escape(text: str) -> str:

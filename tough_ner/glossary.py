@@ -120,7 +120,8 @@ _RULES: List[Tuple[str, Tuple[str, ...]]] = [
     (r"recall_(%s)" % _SUBSET, ("recall", "\\1")),
     (r"n_(%s|mentions)" % _SUBSET, ("n", "\\1")),
     (r"(%s)" % "|".join(ATTRIBUTES), ("\\1",)),
-    (r"(%s)_(\d+)_f1" % "|".join(ATTRIBUTES), ("f1", "\\1")),
+    (r"(%s)_(\d+)_(f1|precision|recall)" % "|".join(ATTRIBUTES), ("\\3", "\\1")),
+    (r"tag_(.+)_(f1|precision|recall)", ("\\2", "tag")),
     (r"(?:(nrb|wts)_)?accuracy" + _NRB_TAIL, ("\\1", "accuracy", "\\2")),
     (r"(?:(nrb|wts)_)?n", ("n", "\\1")),
     (r"(?:(nrb|wts)_)?n_(type_errors|boundary_errors|seen_other_type)", ("n", "\\1", "\\2")),
@@ -154,10 +155,13 @@ def explain(key: str) -> str:
                        "(`tough-ner explain` lists them all)") from None
     lines = [f"{key}:"] if terms != [key] else []
     lines += [f"  {TERMS[t][0]}: {TERMS[t][1]}" if lines else f"{TERMS[t][0]}: {TERMS[t][1]}" for t in terms]
-    match = re.fullmatch(r"(%s)_(\d+)_f1" % "|".join(ATTRIBUTES), key)
+    match = re.fullmatch(r"(%s)_(\d+)_(f1|precision|recall)" % "|".join(ATTRIBUTES), key)
     if match:
-        lines.append(f"  this key: F1 of the entities in bucket {match.group(2)} (counting from 0) of "
-                     f"{match.group(1)}")
+        lines.append(f"  this key: {TERMS[match.group(3)][0]} of the entities in bucket {match.group(2)} "
+                     f"(counting from 0) of {match.group(1)}")
+    match = re.fullmatch(r"tag_(.+)_(f1|precision|recall)", key)
+    if match:
+        lines.append(f"  this key: {TERMS[match.group(2)][0]} of the entities of type {match.group(1)}")
     return "\n".join(lines)
 
 
