@@ -286,7 +286,7 @@ def test_findings_state_only_significant_differences_with_their_numbers():
     text = format_text(results)
     assert text.index("Findings") < text.index("summary:")
     page = render({"tough_ner_version": "x", "inputs": {}, "options": {}, "results": results})
-    assert page.index("id='findings'") < page.index("<h2>Headline</h2>")
+    assert page.index("id='findings'") < page.index("<h2 id='headline'>Headline</h2>")
 
 
 def test_findings_of_a_system_against_itself_claim_no_difference():
