@@ -4,16 +4,27 @@
 
 Systems: the memorization baseline, and the gold tags with seeded errors (a tenth of the
 entities dropped, another tenth retyped).  Timed: every method with 1,000 bootstrap resamples,
-the JSON text and the HTML page with its plots; the statistics are built before.
+the JSON text, both systems' error tables (CSV), the LaTeX and Markdown tables and the HTML
+page with its plots and error table; the statistics are built before.  Then the whole
+``tough-ner report`` command from the files, imports and statistics included (wall clock of
+a fresh process).
 """
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
+import tempfile
+import time
 
-from tough_ner import TrainStats, read_conll
+from tough_ner import Batch, TrainStats, read_conll
 from tough_ner.baselines import memorization
 from tough_ner.cli import _json
+from tough_ner.corpus import write_conll
+from tough_ner.errors import error_rows, to_text
+from tough_ner.export import latex, markdown
 from tough_ner.html import render
 from tough_ner.report import format_text, run
 from tough_ner.schemes import decode, spans_to_tags
@@ -44,23 +55,48 @@ def main():
     test.predictions = [memorization(stats, test.tokens), noisy_gold(test.tags)]
     systems = ["memorizer", "noisy-gold"]
 
+    def errors():
+        return [row for name, predictions in zip(systems, test.predictions)
+                for row in error_rows(stats, Batch(test.tokens, test.tags, predictions), name)]
+
     def whole():
         results = run(stats, test, systems, bootstrap=1000)
         report = {"tough_ner_version": "bench", "inputs": {}, "options": {}, "results": results}
-        return format_text(results), _json(report), render(report)
+        rows = errors()
+        return (format_text(results), _json(report), to_text(rows, "csv"), latex(results), markdown(results),
+                render(report, errors=rows))
 
     whole()  # imports (matplotlib) once
-    t_whole, (text, json_text, page) = best(whole, 3)
+    t_whole, (text, json_text, csv_text, _, _, page) = best(whole, 3)
+    t_errors, _ = best(errors, 3)
     t_run, results = best(lambda: run(stats, test, systems, bootstrap=1000), 3)
     report = {"tough_ner_version": "bench", "inputs": {}, "options": {}, "results": results}
-    t_html, _ = best(lambda: render(report), 3)
+    rows = errors()
+    t_html, _ = best(lambda: render(report, errors=rows), 3)
     peak = peak_mb(whole)
     assert json.loads(json_text)["results"]["summary"]["systems"] == ["noisy-gold", "memorizer"]
-    print(f"CoNLL-2003 test, 2 systems; HTML {len(page) / 1e6:.1f} MB, JSON {len(json_text) / 1e6:.1f} MB")
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {}
+        for name, predictions in zip(systems, test.predictions):
+            paths[name] = os.path.join(folder, f"{name}.conll")
+            write_conll(paths[name], test.tokens, predictions)
+        command = [sys.executable, "-m", "tough_ner.cli", "report", "--train", str(DATA / "train.txt"), "--test",
+                   str(DATA / "test.txt"), *[a for name in systems for a in ("--pred", f"{name}={paths[name]}")],
+                   "--json", f"{folder}/r.json", "--html", f"{folder}/r.html", "--errors", f"{folder}/e.csv",
+                   "--latex", f"{folder}/t.tex", "--markdown", f"{folder}/t.md", "--quiet"]
+        walls = []
+        for _ in range(3):
+            start = time.perf_counter()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            walls.append(time.perf_counter() - start)
+    print(f"CoNLL-2003 test, 2 systems; HTML {len(page) / 1e6:.1f} MB, JSON {len(json_text) / 1e6:.1f} MB, "
+          f"error table CSV {len(csv_text) / 1e6:.1f} MB")
     print_table([
-        ("report: every method + text + JSON + HTML with plots", t_whole, "<= 5 s"),
+        ("tough-ner report command, fresh process, imports included", min(walls), "<= 5 s"),
+        ("report: methods + text + JSON + errors + exports + HTML", t_whole, ""),
         ("  of which: every method, 2 systems, 1000 bootstrap", t_run, ""),
-        ("  of which: HTML page with its plots", t_html, ""),
+        ("  of which: both error tables", t_errors, ""),
+        ("  of which: HTML page with its plots and error table", t_html, ""),
     ])
     print(f"{'peak memory, whole report (MB)':<58} {peak:>9.1f}")
 

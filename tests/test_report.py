@@ -44,10 +44,10 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     for name, path in (("train", TRAIN), ("test", TEST), ("nrb", NRB), ("wts", WTS)):
         assert report["inputs"][name] == {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     assert report["options"] == {"bootstrap": 1000, "seed": 0, "type_map": "conll", "n_buckets": 4,
-                                 "systems": list(SYSTEMS)}
+                                 "systems": list(SYSTEMS), "train_is_reference": False}
     results = report["results"]
     assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve", "statistics",
-                            "contrasts", "findings"}
+                            "contrasts", "findings", "hardest", "warnings"}
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     nrb_set, wts_set = load_demo_nrb()
@@ -155,8 +155,9 @@ def test_report_from_files_with_nrb_and_attacked_sets(tmp_path, capsys):
                  "--attacked", str(tmp_path / "att.conll"), "--json", str(out / "r.json"), "--html",
                  str(out / "r.html"), "--bootstrap", "0", "--quiet"]) == 0
     report = json.loads((out / "r.json").read_text())
-    systems = [str(tmp_path / f"{name}.conll") for name in SYSTEMS]
-    assert [entry["path"] for entry in report["inputs"]["pred"]] == systems
+    systems = list(SYSTEMS)  # named by their file stems
+    assert [entry["path"] for entry in report["inputs"]["pred"]] == [str(tmp_path / f"{n}.conll") for n in SYSTEMS]
+    assert [entry["name"] for entry in report["inputs"]["pred"]] == systems
     assert report["results"]["systems"][systems[0]]["rockner"]["f1_attacked"] == 0.0
     # no --type-map: detected from the systems' CoNLL labels, and said
     assert [report["results"]["systems"][s]["nrb"]["type_map"] for s in systems] == ["conll", "conll"]
@@ -221,6 +222,11 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
     folder, report = demo_report
     page_file = folder / "report.html"
     requests = []
+    from tough_ner.errors import error_rows
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    errors = [row for name, predictions in zip(SYSTEMS, test.predictions)
+              for row in error_rows(stats, Batch(test.tokens, test.tags, predictions), name)]
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=BROWSER, args=FLAGS)  # a fresh profile each launch
         page = browser.new_page(viewport={"width": 1200, "height": 900})
@@ -232,8 +238,27 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
         headline = page.locator("table").first.inner_text()
         f1 = next(row for row in report["results"]["summary"]["rows"] if row["label"] == "F1")
         assert f"{f1['values']['contextual']:.4f}" in headline
+        # every glossary link of a table lands on a glossary entry
+        targets = page.eval_on_selector_all("a.term", "links => links.map(a => a.getAttribute('href').slice(1))")
+        assert targets and all(page.locator(f"#{t}").count() == 1 for t in set(targets))
+        assert "type-confusable" in page.inner_text("#glossary + p + dl")
+        # the error table filters: outcome "missed" for the contextual system
+        rows = page.locator("table.error-table tbody tr")
+        total = rows.count()
+        page.select_option("#filter-system", "contextual")
+        page.select_option("#filter-outcome", "missed")
+        shown = page.eval_on_selector_all("table.error-table tbody tr", "rows => rows.filter(r => !r.hidden)"
+                                          ".map(r => [r.dataset.system, r.dataset.outcome])")
+        missed = sum(1 for row in errors if row["system"] == "contextual" and row["outcome"] == "missed")
+        assert shown == [["contextual", "missed"]] * missed and 0 < missed < total
+        assert page.inner_text("#filter-count") == f"{missed} rows shown"
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
+        # scripts off: no filter bar, every row shown
+        plain = browser.new_page(java_script_enabled=False)
+        plain.goto(page_file.as_uri())
+        assert not plain.locator("#error-filters").is_visible()
+        assert plain.locator("table.error-table tbody tr:visible").count() == total
         browser.close()
     print(f"screenshot: {shot}")
     assert requests == [page_file.as_uri()]  # nothing else was fetched: the page is self-contained
@@ -266,7 +291,7 @@ def test_findings_state_only_significant_differences_with_their_numbers():
     text = format_text(results)
     assert text.index("Findings") < text.index("summary:")
     page = render({"tough_ner_version": "x", "inputs": {}, "options": {}, "results": results})
-    assert page.index("id='findings'") < page.index("<h2>Headline</h2>")
+    assert page.index("id='findings'") < page.index("<h2 id='headline'>Headline</h2>")
 
 
 def test_findings_of_a_system_against_itself_claim_no_difference():

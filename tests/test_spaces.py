@@ -1,3 +1,6 @@
+import csv
+import io
+import json
 import os
 import re
 import socket
@@ -13,7 +16,7 @@ from tough_ner import Batch, TrainStats, hardeval, tmr
 from tough_ner.attacks import entity_attack
 from tough_ner.baselines import memorization
 from tough_ner.buckets import bucket_f1
-from tough_ner.demo import load_demo, load_demo_nrb
+from tough_ner.demo import SYSTEMS, load_demo, load_demo_nrb
 from tough_ner.nrb import score_sets
 from tough_ner.rockner import rockner
 
@@ -85,6 +88,21 @@ def shown_table(page, name):
     return {cells[0]: cells[1:] for cells in (re.split(r"\t", row.strip()) for row in rows[1:])}
 
 
+def results_table(page, name):
+    """The results table as {key: (measure, n, [value per system])}."""
+    page.wait_for_selector(f"#{name}-table table", timeout=60_000)
+    page.wait_for_function(f"document.querySelector('#{name}-table').innerText.split('\\n').length > 12",
+                           timeout=60_000)
+    systems = [n.strip() for n in page.input_value(f"#{name}-names textarea").split(",")]
+    lines = [line.strip() for line in page.inner_text(f"#{name}-table").split("\n") if line.strip()]
+    width = 3 + len(systems)
+    assert lines[1:1 + width] == ["measure", "key", "n"] + systems, lines[:10]
+    cells = lines[1 + width:]
+    assert len(cells) % width == 0, cells[:20]
+    rows = [cells[i:i + width] for i in range(0, len(cells), width)]
+    return {row[1]: (row[0], row[2], row[3:]) for row in rows}
+
+
 def fmt(value):
     if isinstance(value, float):
         return "nan" if value != value else f"{value:.4f}"
@@ -112,9 +130,19 @@ def expected(name):
     return [rockner(batches[0], Batch(attacked["tokens"], attacked["ner_tags"], predicted), ci=True)]
 
 
+def not_blank(shot):
+    from PIL import Image, ImageStat
+
+    image = Image.open(shot).convert("L")
+    return image.size[1] > 1500 and ImageStat.Stat(image).stddev[0] > 20
+
+
 @pytest.mark.parametrize("name", SPACES)
 def test_demo_button_shows_the_python_api_numbers(browser, served, name, tmp_path):
+    from tough_ner.spaces import n_key
+
     page, outside = open_page(browser, served[name])
+    assert not page.locator(f"#{name}-details").is_visible()  # no empty table with placeholder headers
     page.click(f"#{name}-demo")
     table = shown_table(page, name)
     api = expected(name)
@@ -126,14 +154,66 @@ def test_demo_button_shows_the_python_api_numbers(browser, served, name, tmp_pat
                          for result in api], key
         assert cells[len(api)].replace("/", "").isdigit()  # n
         if len(api) == 2:
-            assert cells[-1].startswith("system A - system B") and "p " in cells[-1], cells[-1]
+            assert cells[-1].startswith(" - ".join(SYSTEMS)) and "p " in cells[-1], cells[-1]
+    table = results_table(page, name)
+    api = [{k: v for k, v in r.items() if not k.endswith(('_ci_low', '_ci_high'))} for r in api]
+    counts = {n_key(key, api[0]) for key in api[0]} - {None}
+    assert set(table) | counts == set(api[0])  # every key once: as a row, or as the n of rows
+    for key, (measure, n, values) in table.items():
+        assert values == [fmt(result[key]) for result in api], key
+        assert n == (fmt(api[0][n_key(key, api[0])]) if n_key(key, api[0]) else n), key
+    assert page.input_value(f"#{name}-names textarea") == ("memorizer" if name == "rockner" else
+                                                        "memorizer, contextual")  # the demo's real names
     page.wait_for_selector(f"#{name}-plot img, #{name}-plot svg, #{name}-plot canvas", timeout=30_000)
-    assert page.locator(f"#{name}-table").inner_text().strip()
+    assert page.locator(f"#{name}-details").is_visible()
     shot = tmp_path / f"space-{name}.png"
     page.screenshot(path=str(shot), full_page=True)
     print(f"screenshot: {shot}")
     page.close()
     assert outside == []
+    assert not_blank(shot)
+
+
+def test_space_has_a_glossary_and_downloads_json_csv_and_latex(browser, served, tmp_path):
+    from tough_ner.errors import COLUMNS
+
+    page, outside = open_page(browser, served["tmr"])
+    assert not page.locator("#tmr-download-json").is_visible()  # nothing to download yet
+    page.click("#tmr-glossary")
+    page.wait_for_function("document.querySelector('#tmr-glossary').innerText.includes('type-confusable')",
+                           timeout=30_000)
+    page.click("#tmr-demo")
+    results_table(page, "tmr")
+    files = {}
+    for kind in ("json", "csv", "latex"):
+        page.wait_for_selector(f"#tmr-download-{kind}", state="visible", timeout=30_000)
+        with page.expect_download() as info:
+            page.click(f"#tmr-download-{kind}")
+        files[kind] = Path(info.value.path()).read_text(encoding="utf-8")
+    page.close()
+    assert outside == []
+    results = json.loads(files["json"])["results"]
+    api = [tmr_of(0), tmr_of(1)]
+    assert results == {"memorizer": null_nan(api[0]), "contextual": null_nan(api[1])}
+    rows = list(csv.DictReader(io.StringIO(files["csv"])))
+    assert list(rows[0]) == list(COLUMNS) and {r["system"] for r in rows} == {"memorizer", "contextual"}
+    assert sum(r["side"] == "gold" for r in rows) == 2 * api[0]["n_mentions"]
+    assert "\\toprule" in files["latex"] and "\\bottomrule" in files["latex"] and "memorizer & contextual" in \
+        files["latex"]
+
+
+def load_demo_stats():
+    train, test = load_demo()
+    return TrainStats.from_corpus(train), test
+
+
+def tmr_of(index):
+    stats, test = load_demo_stats()
+    return tmr(stats, Batch(test.tokens, test.tags, test.predictions[index]))
+
+
+def null_nan(value):
+    return json.loads(json.dumps(value).replace("NaN", "null"))
 
 
 def test_bad_input_shows_a_readable_message(browser, served, tmp_path):
@@ -174,6 +254,7 @@ def test_combined_app_has_every_metric_in_tabs(browser, served, tmp_path):
     print(f"screenshot: {tmp_path / 'space-all.png'}")
     page.close()
     assert outside == []
+    assert not_blank(tmp_path / "space-all.png")
 
 
 def test_rockner_space_attacks_the_original_set(browser, served):

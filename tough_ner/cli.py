@@ -428,6 +428,29 @@ def _with_progress(label: str, work, quiet: bool):
     return result
 
 
+def system_names(specs: List[str]) -> List[tuple]:
+    """``--pred`` values as (name, path): ``NAME=path`` (an existing file path is taken whole),
+    or a path named by its file stem; stems shared by several files get their folder, then
+    a number.  Names given twice are an error."""
+    pairs = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        pairs.append((name, path) if sep and name and not os.path.exists(spec) else (None, spec))
+    given = [name for name, _ in pairs if name is not None]
+    twice = sorted({name for name in given if given.count(name) > 1})
+    if twice:
+        raise ValueError(f"--pred names must differ: {', '.join(twice)} given more than once")
+    stem = [os.path.splitext(os.path.basename(path))[0] for _, path in pairs]
+    folder = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}/{s}" for (_, path), s in zip(pairs, stem)]
+    unnamed = [s for (name, _), s in zip(pairs, stem) if name is None]
+    names = [name if name is not None else (s if unnamed.count(s) == 1 and s not in given else f)
+             for (name, _), s, f in zip(pairs, stem, folder)]
+    for i, name in enumerate(list(names)):
+        if names.count(name) > 1:
+            names[i] = f"{name} ({names[:i].count(name) + 1})"
+    return [(name, path) for name, (_, path) in zip(names, pairs)]
+
+
 def cmd_report(args) -> None:
     from . import __version__
     from .demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
@@ -450,7 +473,8 @@ def cmd_report(args) -> None:
     else:
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
         test = _read(args.test)
-        for path in args.pred:
+        named = system_names(args.pred)
+        for _, path in named:
             if args.pred_format != "tags" or path.endswith(".jsonl"):
                 from .formats import batch_from_files
 
@@ -461,9 +485,9 @@ def cmd_report(args) -> None:
             if predicted.tokens != test.tokens:
                 raise ValueError(f"{path} does not have the tokens of {args.test}")
             test.predictions.append(predicted.predictions[0] if args.columns else predicted.tags)
-        systems = list(args.pred)
+        systems = [name for name, _ in named]
         inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
-                  "pred": [_file_input(p) for p in args.pred]}
+                  "pred": [{"name": name, **_file_input(path)} for name, path in named]}
         if bool(args.nrb) != bool(args.wts):
             raise ValueError("give --nrb and --wts together")
         if args.nrb:  # token gold, then one prediction column per --pred system
@@ -476,12 +500,22 @@ def cmd_report(args) -> None:
             attacked = {name: [(label, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
                                for label, corpus in versions] for i, name in enumerate(systems)}
             inputs["attacked"] = [_file_input(path) for path in args.attacked]
+    if args.errors and os.path.splitext(args.errors)[1].lower() not in (".csv", ".jsonl", ".json"):
+        raise ValueError(f"--errors {args.errors}: the extension must be .csv or .jsonl")  # before the work
     options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map or "auto", "n_buckets": 4,
-               "systems": systems}
+               "systems": systems, "train_is_reference": args.train_is_reference}
     results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
-                  progress=_progress(args.quiet))
+                  progress=_progress(args.quiet), train_is_reference=args.train_is_reference)
     report = {"tough_ner_version": __version__, "inputs": inputs, "options": options, "results": results}
     print(format_text(results, full=args.full))
+    rows = None
+    if args.errors or args.html:
+        from .errors import error_rows
+
+        from .report import _batch
+
+        rows = [row for name, predictions in zip(systems, test.predictions)
+                for row in error_rows(stats, _batch(test, predictions), name)]
     written = []
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
@@ -491,10 +525,33 @@ def cmd_report(args) -> None:
         from .html import render
 
         os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
-        write_atomic(args.html, render(report))
+        write_atomic(args.html, render(report, errors=rows))
         written.append(args.html)
+    if args.errors:
+        from .errors import write
+
+        write(rows, args.errors)
+        written.append(args.errors)
+    for path, fmt in ((args.latex, "latex"), (args.markdown, "markdown")):
+        if path:
+            from .export import write as export
+
+            export(results, path, fmt)
+            written.append(path)
     if written:
         print("\nwrote " + ", ".join(written))
+
+
+def cmd_explain(args) -> None:
+    from . import glossary
+
+    if args.key is None:
+        print(glossary.text())
+        return
+    try:
+        print(glossary.explain(args.key))
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None
 
 
 def cmd_space(args) -> None:
@@ -632,8 +689,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = commands.add_parser("report", help="every method, every system (text, JSON, HTML); no arguments: the demo")
     p.add_argument("--train", help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", help="gold CoNLL file (gold tag last)")
-    p.add_argument("--pred", action="append", help="a system's CoNLL file (prediction last), or a JSON Lines "
-                                                   "file in --pred-format (.jsonl); repeatable")
+    p.add_argument("--pred", action="append", metavar="[NAME=]PATH",
+                   help="a system's CoNLL file (prediction last), or a JSON Lines file in --pred-format (.jsonl), "
+                        "optionally named (default: the file stem); repeatable")
     p.add_argument("--pred-format", default="tags", choices=["tags", "spans", "chars", "mentions"],
                    help="form of the --pred JSONL lines (as for tmr); tags: CoNLL files unless named .jsonl")
     p.add_argument("--nrb", help="NRB sentences: token gold, then one prediction column per --pred system")
@@ -645,12 +703,22 @@ def main(argv: Optional[List[str]] = None) -> int:
                         "repeat, mildest first, for an attack curve")
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--json", help="write the JSON report here")
+    p.add_argument("--errors", metavar="FILE", help="write every system's per-entity error table (.csv or .jsonl)")
+    p.add_argument("--latex", metavar="FILE", help="write the headline and subset tables as LaTeX (booktabs)")
+    p.add_argument("--markdown", metavar="FILE", help="write the headline and subset tables as Markdown")
+    p.add_argument("--train-is-reference", "--train-is-not-the-system-training-data", action="store_true",
+                   dest="train_is_reference",
+                   help="--train is not what the systems were trained on: seen/unseen are relative to it")
     p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
     p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the bucket F1 intervals")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=cmd_report)
+
+    p = commands.add_parser("explain", help="what a result key or glossary term means; no key: the glossary")
+    p.add_argument("key", nargs="?", help="a flat result key (ter_unseen_I, recall_tcm_unseen, eLen_2_f1) or term")
+    p.set_defaults(run=cmd_explain)
 
     p = commands.add_parser("space", help="serve a metric's Gradio app on 127.0.0.1 (the spaces extra)")
     p.add_argument("name", nargs="?", default="all", choices=["hardeval", "tmr", "bucket_f1", "nrb", "rockner", "all"])

@@ -12,11 +12,14 @@ from collections import Counter
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from .batch import Batch
-from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare, interval_text
+from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
+from .checks import training_data_warnings
 from .comparison import COUNTS, describe_test, direction, finish, format_p
 from .corpus import Corpus
+from .errors import hardest
 from .findings import findings
 from .hardeval import hardeval
+from .labels import bucket_label, totals
 from .matching import report_scores
 from .nrb import TypeMap, nrb, sets_batch
 from .rockner import rockner
@@ -77,10 +80,12 @@ def _batch(test: Corpus, predictions) -> Batch:
                                                                     test.documents)
 
 
-def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optional[Tuple[Corpus, Corpus]] = None,
+def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None,
+        nrb_sets: Optional[Tuple[Corpus, Corpus]] = None,
         type_map: TypeMap = None, attacked: Optional[Mapping[str, Sequence[Tuple[str, Corpus]]]] = None,
         bootstrap: int = 1000, seed: int = 0, progress: Callable[[Steps], Steps] = lambda steps: steps,
-        confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05) -> dict:
+        confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05,
+        names: Optional[Sequence[str]] = None, train_is_reference: bool = False) -> dict:
     """Every method for every system.
 
     A system's predictions in ``test.predictions`` are tags or a ``Batch`` (``as_batch``).
@@ -91,13 +96,20 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
     and paired test (``tough_ner.uncertainty``); a system is marked better only when the test,
     Holm-adjusted over the summary rows, is significant at ``alpha``.  ``progress`` wraps the
     list of ``(label, step)`` pairs (a progress bar).
+    ``names`` (or ``systems``): one name per prediction set, default ``system 1``, ``system 2``,
+    ...  ``train_is_reference``: the training data is not the systems' own (seen/unseen are
+    relative to it; said in ``warnings``).
     """
+    if systems is not None and names is not None and list(systems) != list(names):
+        raise ValueError("give the system names once: systems= or names=")
+    systems = list(names if names is not None else systems if systems is not None else
+                   [f"system {i + 1}" for i in range(len(test.predictions))])
     if len(systems) != len(test.predictions):
         raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
     if len(set(systems)) != len(systems):
         raise ValueError(f"system names must differ: {list(systems)}")
     check_options(max(bootstrap, 1), confidence, unit, alpha)
-    results: dict = {"describe": {"train": stats.describe(), "test": stats.describe_test(test.tokens, test.tags)},
+    results: dict = {"describe": {"train": {**stats.describe(), "tokens": stats.n_tokens}, "test": stats.describe_test(test.tokens, test.tags)},
                      "systems": {name: {} for name in systems}, "details": {name: {} for name in systems},
                      "statistics": {"test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": bootstrap,
                                     "confidence": confidence, "unit": unit, "alpha": alpha, "seed": seed,
@@ -112,9 +124,11 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
             counts.setdefault(method, {})[name] = COUNTS[method](stats, scored, **(
                 {"type_map": type_map} if method == "nrb" else {}))
 
+    batches: Dict[str, Batch] = {}
+
     def score_system(name: str, predictions) -> Callable[[], None]:
         def step():
-            batch = _batch(test, predictions)
+            batch = batches[name] = _batch(test, predictions)
             for method, score in METHODS.items():
                 record(name, method, score(stats, batch, detailed=True, **OPTIONS.get(method, {})), batch)
             record(name, "match_scores", report_scores(stats, batch, detailed=True))  # no intervals: no counts
@@ -169,7 +183,9 @@ def run(stats: TrainStats, test: Corpus, systems: Sequence[str], nrb_sets: Optio
             {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
             {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
             analyses.get("bucket_f1", {}), a, b, alpha)}
+    results["hardest"] = hardest(stats, batches, results["details"])
     results["summary"] = summary(results, analyses, alpha)
+    results["warnings"] = training_data_warnings(results, train_is_reference)
     contrast = analyses.get("tmr", {}).get("recall_seen_minus_unseen")
     if contrast:
         results["contrasts"] = {name: {"recall_seen_minus_unseen": {
@@ -241,7 +257,8 @@ def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: fl
         i, worst = min(buckets, key=lambda item: item[1]["f1"])
         key = bucket_key(attribute, i, worst["interval"])
         row = _row(f"worst {attribute} bucket", "bucket_f1", key, systems, analyses, order)
-        row["bucket"] = interval_text(attribute, worst["interval"])
+        row["bucket"] = bucket_label(attribute, worst["interval"], totals(results))
+        row["interval"] = worst["interval"]
         row["worst_for"] = best_system
         rows.append(row)
     finish(rows, alpha)
@@ -321,6 +338,7 @@ def format_text(results: dict, full: bool = False) -> str:
              "({ambiguous_unique_mentions} ambiguous)".format(**train),
              "Test mentions: {mentions} ({unseen_mentions} unseen), {unique_mentions} unique "
              "({unseen_unique_mentions} unseen)".format(**test), ""]
+    lines[:0] = [f"warning: {warning}" for warning in results.get("warnings", [])]
     if results.get("findings"):
         lines.append("Findings (most important first; a difference is stated only when its test is significant):")
         lines += [f"- {item['text']}" for item in results["findings"]] + [""]
@@ -359,10 +377,10 @@ def format_text(results: dict, full: bool = False) -> str:
                     for scores in results["systems"].values()))
     if "comparison" in results:
         a, b = results["comparison"]["systems"]
-        found = significant_buckets(results["comparison"]["bucket_f1"])
+        found = significant_buckets(results["comparison"]["bucket_f1"], totals(results))
         lines += ["", f"bucket F1, {a} - {b}: buckets whose difference is significant (Holm-adjusted over "
                       f"{sum(len(e['difference']) for e in results['comparison']['bucket_f1'].values())} buckets)"]
-        lines += [f"  {item['attribute']:<5} {item['bucket']:<22} n {item['n']:>5}  {item['difference']:+.4f} "
+        lines += [f"  {item['attribute']:<5} {item['bucket']:<28} n {item['n']:>5}  {item['difference']:+.4f} "
                   f"{format_interval(item['ci'])}  Holm p {format_p(item['p_adjusted'])}" for item in found] \
             or ["  none: no bucket F1 differs significantly"]
     maps = {s: scores["nrb"].get("type_map") for s, scores in results["systems"].items() if "nrb" in scores}
@@ -383,10 +401,11 @@ def format_sizes(row: dict, order: Sequence[str]) -> str:
     return str(known[0]) if len(set(known)) == 1 else "/".join("-" if n is None else str(n) for n in sizes)
 
 
-def significant_buckets(comparison: Mapping[str, dict]) -> List[dict]:
-    """The buckets of a ``bucket_comparison`` whose difference is significant, largest first."""
-    found = [{"attribute": attribute, "bucket": interval_text(attribute, interval), "n": n, "difference": d,
-              "ci": ci, "p_adjusted": p}
+def significant_buckets(comparison: Mapping[str, dict], counts: Optional[Mapping[str, int]] = None) -> List[dict]:
+    """The buckets of a ``bucket_comparison`` whose difference is significant, largest first
+    (``bucket`` in words, with the training totals ``counts``; ``interval`` exact)."""
+    found = [{"attribute": attribute, "bucket": bucket_label(attribute, interval, counts), "interval": interval,
+              "n": n, "difference": d, "ci": ci, "p_adjusted": p}
              for attribute, entry in comparison.items()
              for interval, n, d, ci, p, significant in zip(entry["intervals"], entry["n"], entry["difference"],
                                                            entry["ci"], entry["p_adjusted"], entry["significant"])

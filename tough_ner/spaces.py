@@ -123,8 +123,35 @@ def as_text(value) -> str:
     return "".join(c if c.isalnum() or c == " " else f"&#{ord(c)};" for c in str(value).replace("\n", " "))
 
 
-def _names(corpus: Corpus) -> List[str]:
-    return ["system A", "system B"][:len(corpus.predictions)]
+def _names(corpus: Corpus, names_text: str = "") -> List[str]:
+    """The systems' names: given (comma-separated), else ``system A``, ``system B``."""
+    given = [n.strip() for n in (names_text or "").split(",") if n.strip()]
+    default = ["system A", "system B"][:len(corpus.predictions)]
+    names = (given + default[len(given):])[:len(corpus.predictions)]
+    if len(set(names)) != len(names):
+        raise ValueError(f"the system names must differ: {', '.join(names)}")
+    return names
+
+
+def n_key(key: str, result: dict) -> Optional[str]:
+    """The key counting the items behind a rate (the table's n column), if the result has one."""
+    candidates = []
+    if key.startswith("precision"):  # over predictions, which no count key holds
+        return None
+    for prefix in ("ter_", "recall_"):
+        if key.startswith(prefix):
+            candidates.append("n_" + key[len(prefix):])
+    if key in ("recall", "f1"):
+        candidates.append("n_mentions")
+    for part in ("nrb_", "wts_", ""):
+        if key == part + "accuracy" or key == part + "accuracy_seen_other_type":
+            candidates.append(part + "n" + key[len(part + "accuracy"):])
+    for version in ("original", "attacked"):
+        if key.endswith("_" + version) or key.startswith(version + "_"):
+            candidates.append("n_" + version)
+    if key.startswith("f1_drop"):
+        candidates.append("n_attacked")
+    return next((c for c in candidates if c in result), None)
 
 
 def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats], keys: Sequence[str],
@@ -151,6 +178,97 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
         "significantly better (approximate randomisation, Holm-adjusted over the rows); † fewer than 30 items.")
 
 
+def results_frame(results: Dict[str, dict], buckets: Optional[Dict[str, dict]] = None):
+    """The one results table: each flat key in words (glossary), its key, its n and every
+    system's value; counts used as an n column are not repeated as rows.  ``buckets``: a
+    system's detailed bucket tables, to name bucket keys and give their gold counts."""
+    from . import glossary
+    from .labels import bucket_label
+
+    systems = list(results)
+    first = results[systems[0]]
+    flat = [k for k, v in first.items() if not isinstance(v, (dict, list))]
+    used = {n_key(k, first) for k in flat} - {None}
+    rows = []
+    for key in flat:
+        if key in used:
+            continue
+        n = first[n_key(key, first)] if n_key(key, first) else None
+        measure = glossary.title(key)
+        if key == "hardeval":
+            n = first["n_unseen"] + first["n_diff"]
+        parts = key.split("_")
+        if buckets and len(parts) == 3 and parts[2] == "f1" and parts[1].isdigit():
+            row = buckets[parts[0]][int(parts[1])]
+            measure = f"F1 {parts[0]}: {bucket_label(parts[0], row['interval'], buckets.get('_totals'))}"
+            n = row["n_gold"]
+        rows.append([measure, key, "–" if n is None else n] + [results[s].get(key, math.nan) for s in systems])
+    return _frame(rows, ["measure", "key", "n"] + systems)
+
+
+def _summary(names: Sequence[str], table: str, warnings: Sequence[str] = ()) -> str:
+    """The text above the results: the systems, warnings, then the headline ``table``."""
+    lines = [f"Systems: {', '.join(f'**{n}**' for n in names)}. Every term is explained in the glossary above."]
+    lines += [f"> ⚠ {w}" for w in warnings]
+    return "\n\n".join(lines + [table])
+
+
+def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[List[dict]] = None) -> tuple:
+    """Files to download: the results as JSON, the error table as CSV (when there is one)
+    and the results table as LaTeX (booktabs)."""
+    import tempfile
+
+    from . import __version__
+    from .cli import _json
+    from ._util import write_atomic
+    from .errors import to_text
+    from .export import Cell, Table, latex_tables
+
+    folder = tempfile.mkdtemp(prefix="tough-ner-space-")
+    paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
+    write_atomic(paths[0], _json({"tough_ner_version": __version__, "results": results}) + "\n")
+    if rows:
+        write_atomic(paths[1], to_text(rows, "csv"))
+    columns = [c for c in frame.columns if c != "key"]
+    table = Table(title, columns, [[Cell(v) for c, v in zip(frame.columns, row) if c != "key"]
+                                   for row in frame.itertuples(index=False)], "space")
+    write_atomic(paths[2], latex_tables([table]))
+    return paths[0], paths[1] if rows else None, paths[2]
+
+
+def _error_rows(stats: Optional[TrainStats], batches: Dict[str, Batch]) -> Optional[List[dict]]:
+    from .errors import error_rows
+
+    if stats is None:
+        return None
+    return [row for name, batch in batches.items() for row in error_rows(stats, batch, name)]
+
+
+def _hardest_tokens(stats, batches: Dict[str, Batch], details: Dict[str, dict], top: int = 15):
+    from .errors import hardest, predicted_text
+
+    names = list(batches)
+    rows = hardest(stats, batches, {n: {"hardeval": {"hard_tokens": details[n]}, "hard_mentions": []}
+                                    for n in names}, top)["tokens"]
+    return _frame([[r["token"], r["gold"], r["n"]] + [v for n in names for v in (
+        r["errors"][n], predicted_text(r["predicted"][n]))] + [label_counts(r["train"])] for r in rows],
+        ["token", "gold", "test count"] + [h for n in names for h in (f"errors {n}", f"{n} predicted")]
+        + ["training labels"])
+
+
+def _hardest_mentions(stats, batches: Dict[str, Batch], top: int = 15):
+    from .errors import hardest, predicted_text
+    from .report import hard_mentions
+
+    names = list(batches)
+    rows = hardest(stats, batches, {n: {"hardeval": {"hard_tokens": {}}, "hard_mentions": hard_mentions(
+        stats, b, top=top)} for n, b in batches.items()}, top)["mentions"]
+    return _frame([[r["text"], r["type"], r["n"]] + [v for n in names for v in (
+        r["misses"][n], predicted_text(r["predicted"][n]))] + [label_counts(r["train"])] for r in rows],
+        ["mention", "type", "test count"] + [h for n in names for h in (f"missed {n}", f"{n} predicted")]
+        + ["training mentions"])
+
+
 def _frame(rows: List[list], header: List[str]):
     import pandas as pd
 
@@ -158,131 +276,137 @@ def _frame(rows: List[list], header: List[str]):
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
-    from .html import _plotting, grouped_bars, plain_text
+    from .html import _plotting, fit_ticks, grouped_bars, legend_outside, plain_text
 
     plt = _plotting()
     figure, ax = plt.subplots(figsize=(7, 2.8))
     grouped_bars(plt, ax, groups, series, labels, errors)
     ax.set_ylabel(ylabel, fontsize=8)
-    ax.legend(fontsize=7)
-    plain_text(figure).tight_layout()  # tight_layout draws the texts
+    legend_outside(ax)
+    fit_ticks(plain_text(figure))  # plain text first: measuring draws the texts
+    figure.tight_layout()
     return figure
 
 
-# ---- one scorer per metric: (inputs...) -> (headline, table, plot, details) ---------------------
-def score_hardeval(train_text, test_text, strict=False, error="bilou"):
+def _warnings(results: Dict[str, dict]) -> List[str]:
+    from .checks import training_data_warnings
+
+    return training_data_warnings({"systems": {n: {"tmr": r} for n, r in results.items()}})
+
+
+# ---- one scorer per metric: (inputs...) -> (summary, results table, plot, hardest/details, 3 files) -------------
+def score_hardeval(train_text, test_text, strict=False, error="bilou", names_text=""):
     from .hardeval import hardeval
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
-    names = _names(test)
+    names = _names(test, names_text)
     batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
-    results = {n: hardeval(stats, b, strict=strict, error=error, detailed=True) for n, b in batches.items()}
+    detailed = {n: hardeval(stats, b, strict=strict, error=error, detailed=True) for n, b in batches.items()}
+    results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
     subsets = ["all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
-    table = _frame([[x, results[names[0]][f"n_{x}"]] + [results[n][f"ter_{x}"] for n in names] for x in subsets],
-                   ["subset", "n"] + [f"TER {n}" for n in names])
+    frame = results_frame(results)
     plot = _bars(subsets, {n: [results[n][f"ter_{x}"] for x in subsets] for n in names}, "token error rate")
-    hard = sorted((row for rows in results[names[0]]["hard_tokens"].values() for row in rows),
-                  key=lambda r: (-r["errors"], r["token"]))[:15]
-    details = _frame([[r["token"], r["gold"], r["n"], r["errors"], label_counts(r["train"])] for r in hard],
-                     ["token", "gold", "test count", f"errors ({names[0]})", "training labels"])
+    details = _hardest_tokens(stats, batches, {n: detailed[n]["hard_tokens"] for n in names})
     breakdown = _frame([[n, part, cell["errors"], cell["share_of_errors"], cell["tokens"], cell["share_of_tokens"]]
-                        for n in names for part, cell in results[n]["error_breakdown"].items()],
+                        for n in names for part, cell in detailed[n]["error_breakdown"].items()],
                        ["system", "part", "errors", "share of errors", "tokens", "share of tokens"])
-    keys = ["hardeval", "ter_all", "ter_unseen", "ter_diff"]
-    return (headline("hardeval", batches, stats, keys, strict=strict, error=error), table, plot, details,
-            breakdown)
+    files = _downloads(detailed, frame, "HardEval: token error rate per subset", _error_rows(stats, batches))
+    table = headline("hardeval", batches, stats, ["hardeval", "ter_all", "ter_unseen", "ter_diff"], strict=strict,
+                     error=error)
+    return (_summary(names, table), frame, plot, details, breakdown, *files)
 
 
-def score_tmr(train_text, test_text):
-    from .report import hard_mentions
+def score_tmr(train_text, test_text, names_text=""):
     from .tmr import SUBSETS, tmr
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
-    names = _names(test)
+    names = _names(test, names_text)
     batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
     results = {n: tmr(stats, b) for n, b in batches.items()}
-    table = _frame([[x, results[names[0]][f"n_{x}"]] + [results[n][f"recall_{x}"] for n in names] for x in SUBSETS],
-                   ["subset", "n"] + [f"recall {n}" for n in names])
+    frame = results_frame(results)
     plot = _bars(list(SUBSETS), {n: [results[n][f"recall_{x}"] for x in SUBSETS] for n in names}, "recall")
-    hard = hard_mentions(stats, batches[names[0]], top=15)
-    details = _frame([[r["text"], r["type"], r["n"], r["misses"], label_counts(r["train"])] for r in hard],
-                     ["mention", "type", "test count", f"missed ({names[0]})", "training mentions"])
-    keys = ["precision", "recall", "f1"] + [f"recall_{x}" for x in SUBSETS]
-    return headline("tmr", batches, stats, keys), table, plot, details
+    details = _hardest_mentions(stats, batches)
+    files = _downloads(results, frame, "Tough Mentions Recall per subset", _error_rows(stats, batches))
+    table = headline("tmr", batches, stats, ["precision", "recall", "f1"] + [f"recall_{x}" for x in SUBSETS])
+    return (_summary(names, table, _warnings(results)), frame, plot, details, *files)
 
 
-def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200):
-    from .buckets import ATTRIBUTES, bucket_f1, interval_text
-    from .html import _plotting, bucket_cells, bucket_figure
+def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_text=""):
+    from .buckets import ATTRIBUTES, bucket_f1
+    from .html import _plotting, bucket_figure
 
     if not 0 <= int(bootstrap) <= MAX_BOOTSTRAP:
         raise ValueError(f"bootstrap resamples must lie in 0 .. {MAX_BOOTSTRAP}, got {bootstrap}")
     stats, test = _stats(train_text), _systems(test_text, "test data")
-    names = _names(test)
+    names = _names(test, names_text)
     batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
-    results = {n: bucket_f1(stats, b, n_buckets=int(n_buckets), detailed=True, bootstrap=int(bootstrap))
-               for n, b in batches.items()}
-    rows = []
-    for attribute in ATTRIBUTES:
-        intervals, cells = bucket_cells(results, attribute)
-        rows += [[attribute, interval_text(attribute, i), cells[names[0]].get(i, {}).get("n_gold", 0)]
-                 + [cells[n].get(i, {}).get("f1", math.nan) for n in names] for i in intervals]
-    table = _frame(rows, ["attribute", "bucket", "n gold"] + [f"F1 {n}" for n in names])
+    detailed = {n: bucket_f1(stats, b, n_buckets=int(n_buckets), detailed=True, bootstrap=int(bootstrap))
+                for n, b in batches.items()}
+    results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
+    counts = {"mentions": stats.n_mentions, "tokens": stats.n_tokens}
+    frame = results_frame(results, {**detailed[names[0]]["buckets"], "_totals": counts})
     worst = _frame([[a] + [f"{d['worst']} ({format_value(d['worst_f1'])})" if d["worst"] is not None else "-"
-                           for d in (results[n]["diagnostics"]["self"][a] for n in names)] for a in ATTRIBUTES],
+                           for d in (detailed[n]["diagnostics"]["self"][a] for n in names)] for a in ATTRIBUTES],
                    ["attribute"] + [f"worst bucket {n}" for n in names])
-    return (headline("bucket_f1", batches, stats, ["f1"], n_buckets=int(n_buckets)), table,
-            bucket_figure(_plotting(), results), worst)
+    files = _downloads(detailed, frame, "Bucket F1 per attribute bucket", _error_rows(stats, batches))
+    table = headline("bucket_f1", batches, stats, ["f1"], n_buckets=int(n_buckets))
+    return (_summary(names, table), frame, bucket_figure(_plotting(), detailed, counts), worst, *files)
 
 
-def score_nrb(nrb_text, wts_text, train_text="", type_map="auto"):
+def score_nrb(nrb_text, wts_text, train_text="", type_map="auto", names_text=""):
     from .nrb import nrb, sets_batch
 
     stats = _stats(train_text) if (train_text or "").strip() else None
     sets = {"nrb": _systems(nrb_text, "NRB data")}
     if (wts_text or "").strip():
         sets["wts"] = _systems(wts_text, "WTS data")
-    names = _names(sets["nrb"])
+    names = _names(sets["nrb"], names_text)
     scored = {n: sets_batch({k: (c.tokens, c.tags, c.predictions[i]) for k, c in sets.items()})
               for i, n in enumerate(names)}
-    results = {n: nrb(batch, type_map, portion, stats, detailed=True) for n, (batch, portion) in scored.items()}
+    detailed = {n: nrb(batch, type_map, portion, stats, detailed=True) for n, (batch, portion) in scored.items()}
+    results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
     prefix = "nrb_" if len(sets) > 1 else ""
-    types = ["PERSON", "LOCATION", "ORGANIZATION"]
-    table = _frame([[f"{name} {t}"] + [results[n].get(f"{name}_accuracy_{t}" if len(sets) > 1 else f"accuracy_{t}",
-                                                     math.nan) for n in names] for name in sets for t in types],
-                   ["set and type"] + [f"accuracy {n}" for n in names])
+    frame = results_frame(results)
     plot = _bars([s.upper() for s in sets], {n: [results[n][f"{s}_accuracy" if len(sets) > 1 else "accuracy"]
                                                  for s in sets] for n in names}, "accuracy")
-    confusion = results[names[0]].get(f"{prefix}confusion", {})
-    columns = sorted({c for cells in confusion.values() for c in cells})
-    details = _frame([[t] + [cells.get(c, 0) for c in columns] for t, cells in confusion.items()],
-                     ["target type"] + [f"{names[0]}: {c}" for c in columns])
+    confusion = {n: detailed[n].get(f"{prefix}confusion", {}) for n in names}
+    columns = sorted({c for n in names for cells in confusion[n].values() for c in cells})
+    targets = list(dict.fromkeys(t for n in names for t in confusion[n]))
+    details = _frame([[n, t] + [confusion[n].get(t, {}).get(c, 0) for c in columns] for n in names for t in targets],
+                     ["system", "target type"] + [f"predicted {c}" for c in columns])
+    nrb_set = sets["nrb"]
+    rows = _error_rows(stats, {n: Batch(nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i])
+                               for i, n in enumerate(names)})
+    files = _downloads(detailed, frame, "Name Regularity Bias: accuracy", rows)
     keys = ["nrb_accuracy", "wts_accuracy", "gap"] if len(sets) > 1 else ["accuracy"]
-    return headline("nrb", scored, stats, keys, type_map=type_map), table, plot, details
+    return (_summary(names, headline("nrb", scored, stats, keys, type_map=type_map)), frame, plot, details, *files)
 
 
-def score_rockner(original_text, attacked_text):
+def score_rockner(original_text, attacked_text, train_text="", names_text=""):
     from .rockner import CATEGORIES, rockner
 
     original, attacked = _systems(original_text, "original data"), _systems(attacked_text, "attacked data")
     if len(original.predictions) != len(attacked.predictions):
         raise ValueError("the original and attacked data need the same number of prediction columns")
-    names = _names(original)
+    stats = _stats(train_text) if (train_text or "").strip() else None
+    names = _names(original, names_text)
     pairs = {n: (Batch(original.tokens, original.tags, original.predictions[i]),
                  Batch(attacked.tokens, attacked.tags, attacked.predictions[i])) for i, n in enumerate(names)}
-    results = {n: rockner(*pair, detailed=True) for n, pair in pairs.items()}
-    table = _frame([[c] + [results[n][f"{v}_{c}"] for n in names for v in ("original", "attacked")]
-                    for c in CATEGORIES], ["error category"] + [f"{v} {n}" for n in names
-                                                                for v in ("original", "attacked")])
-    first = results[names[0]]
-    plot = _bars(list(CATEGORIES), {v: [first[f"{v}_{c}"] for c in CATEGORIES] for v in ("original", "attacked")},
-                 f"share of gold entities ({names[0]})")
-    difference = first["confusion"]["difference"]
-    columns = sorted({c for cells in difference.values() for c in cells})
-    details = _frame([[row] + [cells.get(c, 0) for c in columns] for row, cells in difference.items()],
-                     ["gold type"] + [f"{c} (attacked - original)" for c in columns])
-    keys = ["f1_original", "f1_attacked", "f1_drop", "f1_drop_relative"]
-    return headline("rockner", pairs, None, keys), table, plot, details
+    detailed = {n: rockner(*pair, detailed=True) for n, pair in pairs.items()}
+    results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
+    frame = results_frame(results)
+    series = {f"{n} {v}": [results[n][f"{v}_{c}"] for c in CATEGORIES] for n in names for v in ("original", "attacked")}
+    plot = _bars([c.replace("_type", "").replace("_", " ") for c in CATEGORIES], series, "share of gold entities")
+    differences = {n: detailed[n]["confusion"]["difference"] for n in names}
+    columns = sorted({c for table in differences.values() for cells in table.values() for c in cells})
+    details = _frame([[n, row] + [f"{cells.get(c, 0):+d}" for c in columns]
+                      for n, table in differences.items() for row, cells in table.items()],
+                     ["system", "gold type"] + [f"predicted {c} (attacked − original)" for c in columns])
+    errors = _error_rows(stats, {n: Batch(attacked.tokens, attacked.tags, attacked.predictions[i])
+                                 for i, n in enumerate(names)})
+    files = _downloads(detailed, frame, "RockNER: original and attacked test set", errors)
+    table = headline("rockner", pairs, None, ["f1_original", "f1_attacked", "f1_drop", "f1_drop_relative"])
+    return (_summary(names, table), frame, plot, details, *files)
 
 
 def attack_text(train_text, original_text, ratio, seed) -> str:
@@ -335,6 +459,17 @@ def _warn(error: BaseException) -> None:
     gr.Warning(html.escape(str(error)[:2000]), title="Error")
 
 
+def _shown(outputs: tuple) -> tuple:
+    """Scorer outputs as component updates: tables and download buttons show only with content."""
+    import gradio as gr
+
+    def show(value):  # a table, a file path or nothing
+        return gr.update(value=value, visible=value is not None and (isinstance(value, str) or len(value) > 0))
+
+    summary, table, plot, *rest = outputs
+    return (summary, show(table), plot, *map(show, rest))
+
+
 def _safe(function: Callable, n_outputs: int) -> Callable:
     """Run a scorer; any error becomes a message in the page (first output) and a warning
     pop-up, never a trace."""
@@ -344,10 +479,10 @@ def _safe(function: Callable, n_outputs: int) -> Callable:
                 warnings.simplefilter("always", InputWarning)
                 outputs = function(*args)
             notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, InputWarning)))
-            return ("\n\n".join(f"**Warning:** {note}" for note in notes), *outputs)
+            return ("\n\n".join(f"**Warning:** {note}" for note in notes), *_shown(outputs))
         except Exception as error:  # noqa: BLE001 -- every failure is shown to the person, readably
             _warn(error)
-            return (error_message(error), *([None] * n_outputs))
+            return (error_message(error), *_shown((None,) * n_outputs))
     return run
 
 
@@ -372,8 +507,12 @@ def ui(name: str) -> None:
     """The components of one metric's app, inside the current ``gr.Blocks`` (or tab)."""
     import gradio as gr
 
+    from . import glossary
+
     gr.Markdown(f"## {TITLES[name]}\nPaste or upload CoNLL text (a blank line between sentences), or load "
                 "the embedded demo corpus. Test files: `token gold prediction [second prediction]`.")
+    with gr.Accordion("Glossary: what each measure and subset means", open=False, elem_id=f"{name}-glossary"):
+        gr.Markdown(glossary.markdown())
     if name == "nrb":
         inputs = [*_text_input("NRB sentences: token gold prediction [second prediction]", f"{name}-nrb"),
                   *_text_input("WTS sentences (optional)", f"{name}-wts"),
@@ -382,14 +521,15 @@ def ui(name: str) -> None:
                                label="system types (type map; auto: detected from the labels)")]
         scorer, texts = score_nrb, 3
     elif name == "rockner":
-        inputs = [*_text_input("Training data: token ... tag", f"{name}-train"),
+        inputs = [*_text_input("Training data (optional): the attack never uses its mentions as replacements, and "
+                               "the error table gets its seen / unseen subsets", f"{name}-train"),
                   *_text_input("Original test set: token gold prediction [second prediction]", f"{name}-original"),
                   *_text_input("Attacked test set: token gold prediction [second prediction]", f"{name}-attacked")]
         with gr.Row():
             ratio = gr.Slider(0.0, 1.0, value=1.0, step=0.2, label="attack ratio (share of entities replaced)")
             seed = gr.Number(value=0, precision=0, label="seed")
         options = []
-        scorer, texts = (lambda train, original, attacked: score_rockner(original, attacked)), 3
+        scorer, texts = (lambda train, original, attacked, names: score_rockner(original, attacked, train, names)), 3
     else:
         inputs = [*_text_input("Training data: token ... tag", f"{name}-train"),
                   *_text_input("Test data: token gold prediction [second prediction]", f"{name}-test")]
@@ -402,6 +542,9 @@ def ui(name: str) -> None:
         else:
             options = []
         scorer, texts = {"hardeval": score_hardeval, "tmr": score_tmr, "bucket_f1": score_bucket_f1}[name], 2
+    names_box = gr.Textbox(label="system names (comma-separated, in column order)", placeholder="system A, system B",
+                           elem_id=f"{name}-names")
+    options = options + [names_box]
     with gr.Row():
         run = gr.Button("Evaluate", variant="primary", elem_id=f"{name}-run")
         demo = gr.Button("Load the demo corpus and evaluate", elem_id=f"{name}-demo")
@@ -409,33 +552,40 @@ def ui(name: str) -> None:
             attack = gr.Button("Attack the original (entity level)", elem_id=f"{name}-attack")
     error = gr.Markdown(elem_id=f"{name}-error")
     scores = gr.Markdown(elem_id=f"{name}-headline")
-    table = gr.Dataframe(label="subsets", elem_id=f"{name}-table", wrap=True)
+    table = gr.Dataframe(label="results (n: the items each rate is computed over)", elem_id=f"{name}-table",
+                         wrap=True, visible=False, max_height=2400)  # tall: every row at once, no inner scroll
     plot = gr.Plot(label="chart", elem_id=f"{name}-plot")
-    details = gr.Dataframe(label="hardest cases" if name in ("hardeval", "tmr") else "details",
-                           elem_id=f"{name}-details", wrap=True)
+    details = gr.Dataframe(label="hardest cases, every system" if name in ("hardeval", "tmr") else "details",
+                           elem_id=f"{name}-details", wrap=True, visible=False)
     breakdown = [gr.Dataframe(label="where the token errors fall: share of errors vs share of test tokens "
-                                    "(HardEval Table 10)", elem_id=f"{name}-breakdown", wrap=True)
+                                    "(HardEval Table 10)", elem_id=f"{name}-breakdown", wrap=True, visible=False)
                  ] if name == "hardeval" else []
+    with gr.Row():
+        downloads = [gr.DownloadButton(label, visible=False, elem_id=f"{name}-download-{kind}", size="sm")
+                     for kind, label in (("json", "results (JSON)"), ("csv", "error table (CSV)"),
+                                         ("latex", "table (LaTeX)"))]
     if name == "rockner":
         attacked_out = gr.Textbox(label="attacked test set (token tag): tag it with your model, paste it above",
                                   lines=6, max_lines=12, elem_id=f"{name}-attacked-out")
     with gr.Accordion("About this metric", open=False):
         gr.Markdown(_card(name))
-    outputs = [error, scores, table, plot, details, *breakdown]
+    outputs = [error, scores, table, plot, details, *breakdown, *downloads]
     evaluate = _safe(_reader(scorer, texts), len(outputs) - 1)
     run.click(evaluate, inputs=inputs + options, outputs=outputs)
     text_boxes = inputs[0::2]
+    demo_names = "memorizer" if name == "rockner" else ", ".join(demo_data.SYSTEMS)
 
     def load_demo(*values):
         try:
             demo_texts = demo_inputs(name, *(values[:2] if name == "rockner" else ()))
         except Exception as error:  # noqa: BLE001 -- e.g. a bad seed: shown in the page
             _warn(error)
-            return (*[""] * len(text_boxes), error_message(error), *[None] * (len(outputs) - 1))
+            return (*[""] * len(text_boxes), "", error_message(error), *_shown((None,) * (len(outputs) - 1)))
         pairs = [v for text in demo_texts for v in (text, None)]
-        return (*demo_texts, *evaluate(*pairs, *values[2 if name == "rockner" else 0:]))
+        chosen = values[2 if name == "rockner" else 0:-1]
+        return (*demo_texts, demo_names, *evaluate(*pairs, *chosen, demo_names))
     demo_options = ([ratio, seed] if name == "rockner" else []) + options
-    demo.click(load_demo, inputs=demo_options, outputs=text_boxes + outputs)
+    demo.click(load_demo, inputs=demo_options, outputs=text_boxes + [names_box] + outputs)
     if name == "rockner":
         def attack_handler(train_text, train_file, original_text, original_file, r, s):
             try:

@@ -1,0 +1,200 @@
+"""Tables for papers: the headline table and each method's subset table as LaTeX (booktabs)
+or Markdown, read from a report's results (never recomputed).
+
+Each table has an ``n`` column (the items a rate is computed over).  A summary row with
+``ci`` (``{system: [low, high]}``) prints ``value [low, high]``; the systems listed in its
+``best`` are in bold (the report decides who wins).
+"""
+from __future__ import annotations
+
+import math
+from typing import List, Mapping, NamedTuple, Optional, Sequence
+
+from .buckets import ATTRIBUTES
+from .labels import bucket_label, totals
+
+HARDEVAL_SUBSETS = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
+TMR_SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
+# the items behind a summary key, when the row does not carry its n: (method, n key)
+N_OF = {"precision": ("tmr", "n_mentions"), "recall": ("tmr", "n_mentions"), "f1": ("tmr", "n_mentions"),
+        "hardeval": ("hardeval", ("n_unseen", "n_diff")), "nrb_accuracy": ("nrb", "nrb_n"),
+        "wts_accuracy": ("nrb", "wts_n"), "gap": ("nrb", "nrb_n"), "f1_attacked": ("rockner", "n_attacked"),
+        "f1_drop": ("rockner", "n_attacked")}
+
+
+class Cell(NamedTuple):
+    value: object  # a number, or text
+    ci: Optional[Sequence[float]] = None
+    bold: bool = False
+
+
+class Table(NamedTuple):
+    title: str
+    columns: List[str]
+    rows: List[List[Cell]]
+    label: str  # a short id (LaTeX \label, Markdown heading anchor)
+
+
+def _number(value, digits: int) -> str:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return str(value)
+    if isinstance(value, int):
+        return str(value)
+    return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _cell_text(cell: Cell, digits: int) -> str:
+    text = _number(cell.value, digits)
+    if cell.ci is not None and not any(v is None or math.isnan(v) for v in cell.ci):
+        text += f" [{_number(float(cell.ci[0]), digits)}, {_number(float(cell.ci[1]), digits)}]"
+    return text
+
+
+def _n(results: Mapping, row: Mapping, order: Sequence[str]) -> object:
+    """The row's n: its own ``n`` (one number, or per system), else the method's n key."""
+    n = row.get("n")
+    if not n:  # no resampling: the method's own count keys
+        method, key = N_OF.get(row["key"], (row["method"], "n_" + row["key"].split("_", 1)[-1]))
+        scores = [results["systems"][s].get(method, {}) for s in order]
+        keys = key if isinstance(key, tuple) else (key,)
+        values = [sum(score[k] for k in keys) if all(k in score for k in keys) else None for score in scores]
+        n = dict(zip(order, values))
+        if row["method"] == "bucket_f1" and row["key"] != "f1":  # the bucket's gold entities
+            n = {s: _bucket_n(results, s, row["key"]) for s in order}
+    if isinstance(n, Mapping):
+        known = [v for v in n.values() if v is not None]
+        if not known:
+            return ""
+        return known[0] if len(set(known)) == 1 else " / ".join(str(n.get(s, "")) for s in order)
+    return n
+
+
+def _bucket_n(results: Mapping, system: str, key: str):
+    """Gold entities in the bucket of a bucket key (``eLen_2_f1``, ``tag_LOC_f1``)."""
+    attribute, which = key.split("_", 1)[0], key.split("_", 1)[1].rsplit("_", 1)[0]
+    rows = results["details"][system]["bucket_f1"]["buckets"][attribute]
+    found = [r for i, r in enumerate(rows) if (r["interval"] == which if attribute == "tag" else str(i) == which)]
+    return found[0]["n_gold"] if found else None
+
+
+def tables(results: Mapping) -> List[Table]:
+    """The headline table and each method's subset table."""
+    summary = results["summary"]
+    order = list(summary["systems"])
+    systems = results["systems"]
+    headline = []
+    for row in summary["rows"]:
+        label = row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") \
+            + {"high": " (↑)", "low": " (↓)"}.get(row.get("better"), " (·)")
+        where = row.get("buckets", {})  # per system (older summaries)
+        cells = [Cell(label), Cell(_n(results, row, order))]
+        for s in order:
+            value = row["values"][s]
+            if where.get(s):
+                value = f"{where[s]}: {_number(value, 4)}"
+            cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", [])))
+        headline.append(cells)
+    out = [Table("Headline: systems by F1; bold: significantly better (↑ higher, ↓ lower is better, · not ranked)", ["measure", "n"] + order,
+                 headline, "headline")]
+    first = order[0]
+    out.append(Table("HardEval: token error rate (TER) per subset", ["subset", "n"] + order,
+                     [[Cell(x), Cell(systems[first]["hardeval"][f"n_{x}"])]
+                      + [Cell(systems[s]["hardeval"][f"ter_{x}"]) for s in order] for x in HARDEVAL_SUBSETS],
+                     "hardeval"))
+    out.append(Table("Tough Mentions Recall per subset", ["subset", "n"] + order,
+                     [[Cell(x), Cell(systems[first]["tmr"][f"n_{x}"])]
+                      + [Cell(systems[s]["tmr"][f"recall_{x}"]) for s in order] for x in TMR_SUBSETS], "tmr"))
+    bucket_rows = []
+    for attribute in ATTRIBUTES:
+        cells = {s: {_key(r["interval"]): r for r in results["details"][s]["bucket_f1"]["buckets"][attribute]}
+                 for s in order}
+        for interval in dict.fromkeys(i for rows in cells.values() for i in rows):
+            gold = next((c[interval]["n_gold"] for c in cells.values() if interval in c), 0)
+            bucket_rows.append([Cell(attribute), Cell(bucket_label(attribute, list(interval) if isinstance(
+                interval, tuple) else interval, totals(results))), Cell(gold)]
+                + [Cell(cells[s].get(interval, {}).get("f1", math.nan)) for s in order])
+    out.append(Table("Bucket F1 per attribute bucket (n: gold entities)", ["attribute", "bucket", "n"] + order,
+                     bucket_rows, "buckets"))
+    with_nrb = [s for s in order if "nrb" in systems[s]]
+    if with_nrb:
+        out.append(Table("Name Regularity Bias: accuracy on NRB and WTS", ["set", "n"] + with_nrb,
+                         [[Cell(part.upper()), Cell(systems[with_nrb[0]]["nrb"].get(f"{part}_n", ""))]
+                          + [Cell(systems[s]["nrb"].get(f"{part}_accuracy", math.nan)) for s in with_nrb]
+                          for part in ("nrb", "wts")], "nrb"))
+    curves = results.get("attack_curve", {})
+    if curves:
+        rows = []
+        for name, curve in curves.items():
+            n = systems[name]["rockner"].get("n_attacked", "")
+            rows += [[Cell(name), Cell(point["set"]), Cell(n), Cell(point["f1_attacked"]), Cell(point["f1_drop"]),
+                      Cell(point["f1_drop_relative"])] for point in curve]
+        out.append(Table("RockNER: F1 on attacked test sets (n: gold entities of the last set)",
+                         ["system", "attacked set", "n", "F1", "drop", "relative drop"], rows, "rockner"))
+    return out
+
+
+def _key(interval):
+    return interval if isinstance(interval, str) else tuple(interval)
+
+
+_LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
+          "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "↑": r"$\uparrow$",
+          "↓": r"$\downarrow$", "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "−": "$-$", "…": r"\ldots{}",
+          "×": r"$\times$", "·": r"$\cdot$", "†": r"\dag{}"}
+
+
+def latex_escape(text: str) -> str:
+    return "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+def latex(results: Mapping, digits: int = 4) -> str:
+    """Every table as a LaTeX ``table`` with booktabs rules (``\\usepackage{booktabs}``)."""
+    return latex_tables(tables(results), digits)
+
+
+def latex_tables(tables_: Sequence[Table], digits: int = 4) -> str:
+    """Tables as LaTeX ``table`` environments with booktabs rules."""
+    blocks = []
+    for table in tables_:
+        spec = "l" * (2 if table.label in ("buckets", "rockner") else 1)
+        spec += "r" * (len(table.columns) - len(spec))
+        lines = [r"\begin{table}[t]", r"\centering", rf"\caption{{{latex_escape(table.title)}}}",
+                 rf"\label{{tab:tough-ner-{table.label}}}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule",
+                 " & ".join(latex_escape(c) for c in table.columns) + r" \\", r"\midrule"]
+        for row in table.rows:
+            cells = []
+            for cell in row:
+                text = latex_escape(_cell_text(cell, digits))
+                cells.append(rf"\textbf{{{text}}}" if cell.bold else text)
+            lines.append(" & ".join(cells) + r" \\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+        blocks.append("\n".join(lines))
+    return "% tough-ner tables; needs \\usepackage{booktabs}\n" + "\n\n".join(blocks) + "\n"
+
+
+def markdown(results: Mapping, digits: int = 4) -> str:
+    """Every table as a Markdown (GitHub) table under a heading."""
+    return markdown_tables(tables(results), digits)
+
+
+def markdown_tables(tables_: Sequence[Table], digits: int = 4) -> str:
+    """Tables as Markdown (GitHub) tables, each under a heading."""
+    blocks = []
+    for table in tables_:
+        lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
+                 "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(table.columns))) + "|"]
+        for row in table.rows:
+            texts = [_cell_text(cell, digits).replace("|", r"\|") for cell in row]
+            lines.append("| " + " | ".join(f"**{t}**" if cell.bold else t for t, cell in zip(texts, row)) + " |")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def write(results: Mapping, path, fmt: str) -> None:
+    """Write ``latex`` or ``markdown`` tables to ``path`` atomically."""
+    import os
+
+    from ._util import write_atomic
+
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    write_atomic(path, {"latex": latex, "markdown": markdown}[fmt](results))
