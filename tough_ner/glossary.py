@@ -72,6 +72,8 @@ TERMS: Dict[str, Tuple[str, str]] = {
     "boundary_errors": ("boundary errors", "targets only overlapped by a prediction."),
     "nrb_missed": ("missed targets", "targets no predicted entity overlaps."),
     "seen_other_type": ("seen with another type", "targets whose text is a training mention of another type only."),
+    "type_map": ("type map", "how the system's entity types were mapped to the NRB types: detected from its "
+                             "labels (nrb, conll or ontonotes label sets) unless given."),
     "PERSON": ("PERSON", "targets of type person."),
     "LOCATION": ("LOCATION", "targets of type location."),
     "ORGANIZATION": ("ORGANIZATION", "targets of type organization."),
@@ -98,6 +100,10 @@ TERMS: Dict[str, Tuple[str, str]] = {
     "missed": ("missed", "no predicted entity shares a token with the gold entity."),
     "confusion_difference": ("confusion difference", "attacked − original count of each (gold type, predicted "
                                                      "type) pair: where the attack moves the errors."),
+    # ---- input formats
+    "hallucinated": ("hallucinated", "a predicted mention (from a mention list) whose text occurs nowhere free in "
+                                     "its sentence: a false positive with no position."),
+    "snapped": ("snapped", "a character span that did not fall on token boundaries, widened to the tokens it covers."),
     # ---- the error table's outcomes
     "correct": ("correct", "a prediction with exactly the gold span and type."),
     "wrong_type": ("wrong type", "a prediction with exactly the gold span but another type."),
@@ -128,6 +134,7 @@ _RULES: List[Tuple[str, Tuple[str, ...]]] = [
     (r"(?:(nrb|wts)_)?n_missed", ("n", "\\1", "nrb_missed")),
     (r"(precision|recall|f1)_(original|attacked)", ("\\1", "\\2")),
     (r"n_(original|attacked)", ("n", "\\1")),
+    (r"n_(hallucinated|snapped)", ("n", "\\1")),
     (r"(original|attacked)_(%s)" % "|".join(CATEGORIES), ("\\1", "\\2")),
 ]
 
