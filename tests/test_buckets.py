@@ -17,8 +17,7 @@ from tough_ner.cli import _json as cli_json, main
 from tough_ner.demo import load_demo
 from tough_ner.schemes import spans_to_tags
 
-from conftest import write
-from test_metric import ROOT
+from conftest import ROOT, write
 
 TRAIN_TOKENS = [["Paris", "is", "in", "France"], ["Paris", "Hilton", "sings"], ["Paris", "Hilton", "hotel"],
                 ["New", "York", "is", "big"]]

@@ -5,7 +5,6 @@ import pickle
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import evaluate
 import pytest
@@ -14,7 +13,8 @@ from tough_ner import Batch, TrainStats, bucket_f1, hardeval, tmr
 from tough_ner.demo import load_demo
 from tough_ner.register import METRICS, shim_source
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 METRIC_DIR = str(ROOT / "metrics" / "hardeval")
 
 

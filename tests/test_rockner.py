@@ -3,7 +3,6 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import datasets
 import evaluate
@@ -24,9 +23,8 @@ from tough_ner.rockner import CATEGORIES, confusion_difference, error_analysis, 
 from tough_ner.schemes import decode
 from tough_ner.scoring import span_scores
 
-from conftest import need, wordpiece_tokenizer, write
+from conftest import ROOT, need, wordpiece_tokenizer, write
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def undo(row):

@@ -2,7 +2,6 @@ import importlib.util
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import datasets
 import evaluate
@@ -20,9 +19,8 @@ from tough_ner.metrics.tmr import Tmr
 from tough_ner.tmr import tmr
 from tough_ner.trainer import robust_compute_metrics, standard_scores, tokenize_and_align
 
-from conftest import need
+from conftest import ROOT, need
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def same(a, b):

@@ -45,6 +45,7 @@ for module in "${MODULES[@]}"; do
   {
     echo "[mutmut]"
     echo "source_paths = tough_ner/"
+    echo "also_copy = metrics/"  # the evaluate modules the tests load by path
     echo "only_mutate = tough_ner/$module.py"
     printf 'pytest_add_cli_args =\n    -q\n    -p\n    no:cacheprovider\n'  # mutmut adds -x itself
     echo "pytest_add_cli_args_test_selection ="
