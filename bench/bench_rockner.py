@@ -1,10 +1,10 @@
 """RockNER benchmark on CoNLL-2003 test: the entity-level attack and the ``rockner`` scores.
 
-    python bench/bench_rockner.py [CONLL_DIR]
+    python bench/bench_rockner.py [CONLL_DIR] [--quick]
 
 RockNER's own generator needs Wikidata, BLINK and a GPU model and has no offline entry point,
-so the peers are the standard tools for the same outputs: building the attacked set with
-``datasets.Dataset.from_dict`` and scoring both sets with seqeval.
+so the peers are the standard tools for the same outputs, run here: building the attacked set
+with ``datasets.Dataset.from_dict`` and scoring both sets with seqeval.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tough_ner.attacks import entity_attack
 from tough_ner.baselines import memorization
 from tough_ner.rockner import rockner
 
-from common import DATA, best, peak_mb, print_table
+from common import DATA, Goal, best, peak_mb, print_table, print_verdicts
 
 
 def main():
@@ -38,17 +38,18 @@ def main():
     t_seqeval, _ = best(lambda: (classification_report(test.tags, original.predictions),
                                  classification_report(attacked["ner_tags"], attacked_pred)), 3)
     peak = peak_mb(lambda: entity_attack(test, ratio=1.0, seed=0, train=stats))
-    print(f"CoNLL-2003 test: {len(test)} sentences, {n_replaced} entities replaced at ratio 1.0; "
+    print(f"{DATA}: test {len(test)} sentences, {n_replaced} entities replaced at ratio 1.0; "
           f"memorization baseline F1 {result['f1_original']:.4f} -> {result['f1_attacked']:.4f}")
     print_table([
-        ("entity attack, ratio 1.0 (-> Dataset with records)", t_attack, "<= 0.5 s"),
+        ("entity attack, ratio 1.0 (-> Dataset with records)", t_attack, Goal("<= 0.5 s", 0.5)),
         ("entity attack, ratio 0.2", t_attack_02, ""),
-        ("datasets.Dataset.from_dict of the same output (peer)", t_from_dict, ""),
-        ("rockner: both F1s + error analysis, from tag lists", t_score, "<= 0.1 s"),
+        ("datasets.Dataset.from_dict of the same output (peer, run)", t_from_dict, ""),
+        ("rockner: both F1s + error analysis, from tag lists", t_score, Goal("<= 0.1 s", 0.1)),
         ("rockner detailed (+ confusion tables)", t_detailed, ""),
-        ("seqeval classification_report on both sets (peer)", t_seqeval, ""),
+        ("seqeval classification_report on both sets (peer, run)", t_seqeval, ""),
+        ("peak memory, entity attack (MB)", peak, ""),
     ])
-    print(f"{'peak memory, entity attack (MB)':<58} {peak:>9.1f}")
+    print_verdicts()
 
 
 if __name__ == "__main__":
