@@ -6,7 +6,7 @@ from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats, hardeval, kfold_hard_tokens
 from tough_ner.baselines import memorization
-from tough_ner.hardeval import SUBSETS, classify
+from tough_ner.hardeval import SUBSETS, classify, token_errors
 
 # Training: Paris LOC 2 / O 2 (tie), Jordan PER 1 / LOC 1 / O 1, May O 3 / PER 1,
 # bank O only, Reading LOC only, Apple ORG 2 / O 1.
@@ -128,8 +128,8 @@ def test_kfold_hard_tokens_hold_each_fold_out():
     # the fold; with the held-out fold leaking in they would be seen.
     tokens = TRAIN_TOKENS * 3 + [["Zed", "zebra"], ["Zorro", "bank"]]
     tags = TRAIN_TAGS * 3 + [["B-PER", "O"], ["B-PER", "O"]]
-    for seed in range(3):
-        result = kfold_hard_tokens(tokens, tags, k=4, seed=seed)
+    for seed, strict in ((0, False), (1, False), (2, True)):
+        result = kfold_hard_tokens(tokens, tags, k=4, seed=seed, strict=strict)
         assert result[-2] == ["unseen_I", "unseen_O"] and result[-1][0] == "unseen_I"
         # Each sentence is classified exactly as against the statistics of the sentences outside its fold.
         order = list(range(len(tokens)))
@@ -138,8 +138,54 @@ def test_kfold_hard_tokens_hold_each_fold_out():
             rest = [i for i in range(len(tokens)) if i not in fold]
             stats = TrainStats.from_lists([tokens[i] for i in rest], [tags[i] for i in rest])
             for i in fold:
-                masks = classify(stats, tokens[i], [t[2:] or "O" for t in tags[i]])
+                masks = classify(stats, tokens[i], [t[2:] or "O" for t in tags[i]], strict=strict)
                 assert result[i] == [next((n for n in SUBSETS if masks[n][j]), None) for j in range(len(tokens[i]))]
+    # Defaults k=5, seed=0, not strict; k runs from 2 to the number of sentences.
+    assert kfold_hard_tokens(tokens, tags) == kfold_hard_tokens(tokens, tags, k=5, seed=0, strict=False)
+    assert kfold_hard_tokens(tokens, tags) != kfold_hard_tokens(tokens, tags, k=6)
+    assert kfold_hard_tokens(tokens, tags) != kfold_hard_tokens(tokens, tags, seed=1)
+    assert kfold_hard_tokens(tokens, tags) != kfold_hard_tokens(tokens, tags, strict=True)
+    assert len(kfold_hard_tokens(tokens, tags, k=2)) == len(kfold_hard_tokens(tokens, tags, k=len(tokens)))
+    with pytest.raises(ValueError, match=f"k={len(tokens) + 1}: need 2 <= k <= number of sentences"):
+        kfold_hard_tokens(tokens, tags, k=len(tokens) + 1)
+
+
+def test_defaults_and_messages():
+    masks = classify(STATS, ["May"], ["PER"])  # not strict by default: May (O 3, PER 1) is diff-I
+    assert masks["diff_I"].tolist() == [True] and not classify(STATS, ["May"], ["PER"], strict=True)["diff_I"][0]
+    batch = Batch([["Zed", "Lee"]], [["B-PER", "I-PER"]], [["B-PER", "B-PER"]])
+    assert token_errors(batch).tolist() == [True, True] and token_errors(batch, "bio").tolist() == [False, True]
+    assert "per_type" not in hardeval(STATS, batch) and "hard_tokens" not in hardeval(STATS, batch)
+    with pytest.raises(ValueError, match=r"^error='token': use one of bilou, bio, io$"):
+        token_errors(batch, "token")
+    with pytest.raises(ValueError, match="^HardEval needs predictions$"):
+        token_errors(Batch([["Zed"]], [["B-PER"]]))
+
+
+def test_io_and_bio_errors_on_single_tokens():
+    # IO: entity or not, types ignored; BIO/BILOU of a one-token span: B-X / U-X on both sides.
+    batch = Batch([["Zed", "Lee", "Paris"]], [["B-PER", "O", "B-LOC"]], [["O", "B-LOC", "B-ORG"]])
+    assert token_errors(batch, "io").tolist() == [True, True, False]
+    same = Batch([["Zed"]], [["B-PER"]], [["B-PER"]])
+    assert [hardeval(STATS, same, error=e)["ter_all"] for e in ("bilou", "bio", "io")] == [0.0, 0.0, 0.0]
+
+
+def test_gold_type_never_seen_in_training_is_diff_e():
+    # Paris (LOC/O tie) and Jordan (PER, LOC, O) as FAC, a type absent from training.
+    for strict in (False, True):
+        masks = classify(STATS, ["Paris", "Jordan"], ["FAC", "FAC"], strict=strict)
+        assert masks["diff_E"].tolist() == [True, True]
+
+
+def test_hard_token_rows_count_and_sort_by_frequency_then_token():
+    tokens = [["Reading"], ["Apple"], ["bank"], ["bank"], ["May"]]
+    gold = [["O"], ["O"], ["B-ORG"], ["B-ORG"], ["B-PER"]]
+    pred = [["O"], ["B-ORG"], ["O"], ["B-ORG"], ["O"]]
+    table = hardeval(STATS, Batch(tokens, gold, pred), detailed=True)["hard_tokens"]
+    assert table["diff_I"] == [{"token": "bank", "gold": "ORG", "n": 2, "errors": 1, "train": {"O": 1}},
+                               {"token": "May", "gold": "PER", "n": 1, "errors": 1, "train": {"O": 3, "PER": 1}}]
+    assert table["diff_O"] == [{"token": "Apple", "gold": "O", "n": 1, "errors": 1, "train": {"O": 1, "ORG": 2}},
+                               {"token": "Reading", "gold": "O", "n": 1, "errors": 0, "train": {"LOC": 2}}]
 
 
 # ---- CoNLL-2003 figures -------------------------------------------------------------------

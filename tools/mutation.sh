@@ -22,7 +22,7 @@ tests_for() {  # the fast test files that exercise a module
     schemes) echo "tests/test_schemes.py tests/test_corpus.py" ;;
     corpus)  echo "tests/test_corpus.py" ;;
     batch)   echo "tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
-    stats)   echo "tests/test_stats.py tests/test_hardeval.py" ;;
+    stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
     hardeval) echo "tests/test_hardeval.py" ;;
     tmr)     echo "tests/test_tmr.py" ;;
@@ -51,8 +51,8 @@ for module in "${MODULES[@]}"; do
     echo "pytest_add_cli_args_test_selection ="
     for t in $tests; do [ -f "$work/$t" ] && echo "    $t"; done
   } > "$work/setup.cfg"
-  # The shared CoNLL data is found relative to the repository's parent.
-  ln -s "$(dirname "$ROOT")/shared" "$BASE/shared" 2>/dev/null || true
+  # Tests find the shared CoNLL data beside the repository (here: beside mutants/).
+  ln -s "$(dirname "$ROOT")/shared" "$work/shared"
   echo "== $module: $(date -u +%H:%M:%S), tests: $tests"
   (cd "$work" && PYTHONPATH="$work/mutants" timeout "$TIME_BOX" nice -n 10 mutmut run --max-children "$JOBS" \
       > run.log 2>&1; echo "exit $?" >> run.log)
