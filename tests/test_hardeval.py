@@ -218,3 +218,10 @@ def test_conll_memorization_baseline(conll_stats, conll_test):
     assert result["ter_diff_I"] == result["ter_diff_O"] == result["ter_diff_E"] == 1.0
     assert result["ter_unseen_I"] == 1.0 and result["ter_unseen_O"] == 0.0  # unseen words get O
     assert result["ter_all"] < 0.15  # non-hard tokens are mostly memorization
+
+
+def test_training_without_entities():
+    # No entity type at all in training: every seen token is usually O, nothing is diff-E.
+    stats = TrainStats.from_lists([["a", "b"]], [["O", "O"]])
+    masks = classify(stats, ["a", "b", "c"], ["PER", "O", "PER"])
+    assert [next((n for n in SUBSETS if masks[n][i]), None) for i in range(3)] == ["diff_I", None, "unseen_I"]
