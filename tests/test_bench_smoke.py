@@ -11,9 +11,9 @@ BENCH = ROOT / "bench"
 BENCHMARKS = sorted(path.stem for path in BENCH.glob("bench_*.py"))
 
 
-def test_every_benchmark_is_smoke_tested():
-    assert BENCHMARKS == ["bench_buckets", "bench_hardeval", "bench_nrb", "bench_report", "bench_rockner",
-                          "bench_tmr", "bench_trainer"]
+def test_the_benchmarks_are_found():
+    assert {"bench_hardeval", "bench_tmr", "bench_buckets", "bench_nrb", "bench_rockner", "bench_report",
+            "bench_trainer"} <= set(BENCHMARKS)
 
 
 @pytest.mark.parametrize("name", BENCHMARKS)
