@@ -12,6 +12,7 @@ from tough_ner.cli import main
 from tough_ner.demo import TRAIN, load_demo
 from tough_ner.schemes import decode, spans_to_tags
 from tough_ner.tmr import SUBSETS, aggregate, paired_difference, tmr
+from tough_ner.uncertainty import aggregate_runs
 
 from conftest import write
 
@@ -140,15 +141,16 @@ def test_metric_module_equals_core_and_cli_runs(tmp_path, capsys):
     table = json.loads(capsys.readouterr().out)
     runs = [tmr(stats, Batch(test.tokens, test.tags, p)) for p in test.predictions]
     plain = lambda value: json.loads(json.dumps(value))  # noqa: E731 -- as the command prints it
-    assert table["runs"] == 2 and table["mean_std"] == plain(aggregate(runs))
-    assert table["versus"] == plain(aggregate([runs[1], runs[1]]))
-    assert table["difference"] == plain(paired_difference(runs, [runs[1], runs[1]]))
+    assert table["runs"] == 2 and table["aggregate"] == plain(aggregate_runs(runs))
+    assert table["versus"] == plain(aggregate_runs([runs[1], runs[1]]))
+    # Same gold in every run, so pooling the runs' counts averages their recalls: A - B = (r0 - r1) / 2.
     gap = runs[0]["recall_unseen_tokens"] - runs[1]["recall_unseen_tokens"]
-    assert table["difference"]["recall_unseen_tokens"]["mean"] == pytest.approx(gap / 2) and gap != 0
+    cell = table["comparison"]["recall_unseen_tokens"]
+    assert cell["pooled"]["difference"] == pytest.approx(gap / 2) and gap != 0
+    assert cell["A"] == table["aggregate"]["recall_unseen_tokens"] and cell["wilcoxon"]["n_pairs"] == 2
     assert main(["tmr", "--train", str(TRAIN), "--test", files[0], "--test", files[1], *versus]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("recall_unseen_tokens "))
-    cell = table["difference"]["recall_unseen_tokens"]
-    assert line.endswith(f"A-B {cell['mean']:+.4f} ± {cell['std']:.4f}")
+    assert f"A-B {gap / 2:+.4f} " in line
 
 
 def test_conll_subsets(conll_stats, conll_test):
