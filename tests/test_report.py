@@ -223,12 +223,14 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
         # The headline table as the browser shows it, cell by cell, against the JSON's summary.
         shown = [row.split("\t") for row in page.locator("table").first.locator("tr").all_inner_texts()]
         summary = report["results"]["summary"]
-        assert [cell.strip() for cell in shown[0]] == ["measure"] + summary["systems"]
+        systems = summary["systems"]
+        assert [cell.strip() for cell in shown[0]] == ["measure"] + systems + ["n", "paired test"]
         assert len(shown) == len(summary["rows"]) + 1
         for cells, row in zip(shown[1:], summary["rows"]):
             assert cells[0].strip().startswith(row["label"])
-            assert [c.strip().split(": ")[-1] for c in cells[1:]] == [
-                format_value(math.nan if row["values"][s] is None else row["values"][s]) for s in summary["systems"]]
+            assert [c.strip() for c in cells[1:1 + len(systems)]] == [
+                cell for cell, s in zip(cells[1:], systems)
+                if cell.strip().startswith(format_value(math.nan if row["values"][s] is None else row["values"][s]))]
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
