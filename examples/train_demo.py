@@ -81,6 +81,7 @@ def main(output_dir: str, epochs: float = 3, batch_eval_metrics: bool = False) -
 if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as folder:
         metrics = main(folder, batch_eval_metrics="--batch-eval-metrics" in sys.argv)
-    for key in ("eval_f1", "eval_hardeval", "eval_hardeval_ter_unseen", "eval_tmr_recall_unseen_tokens",
-                "eval_tmr_recall_seen", "eval_bucket_f1_eLen_0_f1"):
+    for key in ("eval_precision", "eval_recall", "eval_f1", "eval_hardeval", "eval_hardeval_ter_unseen",
+                "eval_hardeval_ter_diff", "eval_tmr_recall_unseen_tokens", "eval_tmr_recall_seen",
+                "eval_bucket_f1_eLen_0_f1"):
         print(f"{key:<32} {metrics[key]:.4f}")

@@ -1,15 +1,35 @@
+"""Shared fixtures and helpers (test modules import from here, never from each other)."""
+import atexit
 import importlib
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
-CONLL = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "conll2003"
+ROOT = Path(__file__).resolve().parents[1]
+CONLL = ROOT.parent / "shared" / "data" / "conll2003"
+BROWSER = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
-# Tests never reach a hub.
-os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+
+def pytest_configure(config):
+    """Before any test module imports datasets / evaluate (they read these at import): tests
+    never reach a hub, Gradio sends no analytics, and the whole session (its subprocesses and
+    xdist workers included) uses one temporary Hugging Face home, removed at exit by the
+    process that made it, so no test reads or leaves anything in the user's caches."""
+    os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    if os.environ.get("HF_HOME") is None or os.environ.get("HF_HOME") != os.environ.get("TOUGH_NER_TEST_HF_HOME"):
+        home = tempfile.mkdtemp(prefix="tough-ner-tests-hf-")
+        os.environ["HF_HOME"] = os.environ["TOUGH_NER_TEST_HF_HOME"] = home
+        for derived in ("HF_MODULES_CACHE", "HF_DATASETS_CACHE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+            os.environ.pop(derived, None)  # all of them under the temporary home
+        atexit.register(shutil.rmtree, home, True)
 
 
 def _conll(name):
@@ -54,6 +74,15 @@ def need(module: str):
     if os.environ.get("CI"):
         return importlib.import_module(module)
     return pytest.importorskip(module, reason=f"needs {module} (an optional extra)")
+
+
+def chromium():
+    """Debian's Chromium for the browser tests: skipped locally without it, a failure in CI."""
+    if not Path(BROWSER).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs Debian's chromium at {BROWSER}")
+        pytest.skip(f"no browser at {BROWSER}")
+    return BROWSER
 
 
 def wordpiece_tokenizer(vocab):

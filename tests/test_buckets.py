@@ -8,16 +8,16 @@ import pytest
 import scipy.stats
 from hypothesis import assume, given, settings, strategies as st
 from seqeval.metrics import classification_report
+from seqeval.metrics.sequence_labeling import get_entities
 
-from tough_ner import Batch, TrainStats, bucket_f1, tmr
+from tough_ner import Batch, TrainStats, bucket_f1, read_conll, tmr
 from tough_ner.buckets import (ATTRIBUTES, attribute_values, attribute_wise, compare, equal_count_cuts, friedman,
                                make_bucketing, spearman, wilcoxon)
-from tough_ner.cli import main
+from tough_ner.cli import _json as cli_json, main
 from tough_ner.demo import load_demo
 from tough_ner.schemes import spans_to_tags
 
-from conftest import write
-from test_metric import ROOT
+from conftest import ROOT, write
 
 TRAIN_TOKENS = [["Paris", "is", "in", "France"], ["Paris", "Hilton", "sings"], ["Paris", "Hilton", "hotel"],
                 ["New", "York", "is", "big"]]
@@ -150,12 +150,19 @@ def test_every_item_in_exactly_one_bucket_and_tag_f1_is_seqeval(seed, n_buckets)
     assert all(v == 1.0 or math.isnan(v) for v in perfect.values())
 
 
-def test_conll_figures(conll_stats, conll_test):
+def test_conll_figures(conll_stats, conll_test, conll_train_path):
     gold = conll_test.tags
     perfect = bucket_f1(conll_stats, Batch(conll_test.tokens, gold, gold), detailed=True, bootstrap=0)
     buckets = perfect["buckets"]
-    assert [r["n_gold"] for r in buckets["eLen"]] == [3574, 1776, 236, 62]
-    assert buckets["oDen"][0]["n_gold"] == 1091 and buckets["oDen"][0]["interval"] == [0, 0]
+    # Counted independently: entity lengths from seqeval's decoder; oDen = 0 is an entity in a
+    # sentence whose every token occurs in the training file.
+    lengths = [end - start + 1 for _, start, end in get_entities(gold)]
+    assert [r["n_gold"] for r in buckets["eLen"]] == [lengths.count(1), lengths.count(2), lengths.count(3),
+                                                      sum(n >= 4 for n in lengths)] == [3574, 1776, 236, 62]
+    vocabulary = {token for sentence in read_conll(conll_train_path).tokens for token in sentence}
+    all_seen = sum(len(get_entities(tags)) for sentence, tags in zip(conll_test.tokens, gold)
+                   if set(sentence) <= vocabulary)
+    assert buckets["oDen"][0]["n_gold"] == all_seen == 1091 and buckets["oDen"][0]["interval"] == [0, 0]
     assert buckets["eFre"][0]["n_gold"] == 2600
     assert tmr(conll_stats, Batch(conll_test.tokens, gold, gold))["n_unseen_tokens"] == 2600
     assert {r["interval"]: r["n_gold"] for r in buckets["tag"]} == {"LOC": 1668, "MISC": 702, "ORG": 1661, "PER": 1617}
@@ -225,7 +232,23 @@ def test_diagnostics():
             [ra["f1"] - rb["f1"] for ra, rb in zip(a["buckets"][attribute], b["buckets"][attribute])], nan_ok=True)
     assert all(d <= 0 or math.isnan(d) for d in comparison["tCon"]["difference"])  # b is perfect
     table = attribute_wise([a, b])
-    assert math.isnan(table["eLen"]["rho"]) or 0 <= table["eLen"]["rho"] <= 1
+    assert math.isnan(table["eLen"]["rho"])  # b is perfect: its F1 is 1 in every bucket, no rank correlation
+    # rho: mean over systems of |Spearman(bucket order, bucket F1)|, here from scipy.
+    rng = random.Random(2)
+    c = bucket_f1(STATS, Batch(tokens, gold, [[t if rng.random() < 0.7 else "O" for t in s] for s in gold]),
+                  detailed=True, bootstrap=0)
+    table = attribute_wise([a, c])
+    checked = 0
+    for attribute in ATTRIBUTES[:-1]:
+        rhos = []
+        for result in (a, c):
+            f1s = np.array([r["f1"] for r in result["buckets"][attribute]])
+            keep = ~np.isnan(f1s)
+            rhos.append(abs(scipy.stats.spearmanr(np.arange(len(f1s))[keep], f1s[keep]).statistic)
+                        if keep.sum() >= 2 and np.ptp(f1s[keep]) > 0 else math.nan)
+        assert table[attribute]["rho"] == pytest.approx(np.mean(rhos), nan_ok=True)
+        checked += not math.isnan(table[attribute]["rho"])
+    assert checked >= 4
     sides = attribute_values(STATS, Batch(tokens, gold, pred))
     assert table["sLen"]["zeta"] == pytest.approx(sides["gold"]["span"]["sLen"].mean())
     model = a["diagnostics"]["model_wise"]
@@ -296,14 +319,15 @@ def test_empty_and_entity_free_input_give_nan_with_zero_counts():
     assert all(r["n_gold"] == r["n_pred"] == 0 for rows in result["buckets"].values() for r in rows)
     assert result["buckets"]["tag"] == [] and len(result["buckets"]["eCon"]) == 4
     empty = bucket_f1(STATS, Batch([], [], []), detailed=True)
-    assert math.isnan(empty["f1"]) and empty["diagnostics"]["bootstrap"]["f1"][0] != 0.0
+    assert math.isnan(empty["f1"]) and all(map(math.isnan, empty["diagnostics"]["bootstrap"]["f1"]))
 
 
 def test_bad_options_and_input():
     batch = Batch(TOKENS, GOLD, PRED)
-    for bad in ({"n_buckets": 0}, {"n_buckets": {"size": 3}}, {"edges": [1, 2]}, {"bootstrap": -1},
-                {"confidence": 1.0}, {"n_buckets": 2.5}):
-        with pytest.raises(ValueError):
+    for bad, message in (({"n_buckets": 0}, "eLen needs n_buckets >= 1"), ({"n_buckets": {"size": 3}}, "'size'"),
+                         ({"edges": [1, 2]}, "edges must be"), ({"bootstrap": -1}, "bootstrap must be"),
+                         ({"confidence": 1.0}, "confidence must lie in"), ({"n_buckets": 2.5}, "n_buckets must be")):
+        with pytest.raises(ValueError, match=message):
             bucket_f1(STATS, batch, **bad)
     with pytest.raises(ValueError, match="sentence 0"):
         bucket_f1(STATS, Batch(TOKENS, GOLD, [["B-LOC"]]))
@@ -347,6 +371,13 @@ def test_cli_buckets(tmp_path, capsys):
     a = bucket_f1(stats, Batch(test.tokens, test.tags, test.predictions[0]), detailed=True, bootstrap=0)
     assert table["systems"][str(tmp_path / "sys0.txt")]["eLen_0_f1"] == a["eLen_0_f1"]
     assert "comparison" in table and set(table["comparison"]) == set(ATTRIBUTES)
+    assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt"),
+                 "--lowercase", "--bootstrap", "0", "--json"]) == 0
+    lowered = json.loads(capsys.readouterr().out)["systems"][str(tmp_path / "sys0.txt")]
+    expected = bucket_f1(stats, Batch(test.tokens, test.tags, test.predictions[0]), lowercase=True, detailed=True,
+                         bootstrap=0)
+    assert lowered == json.loads(cli_json(expected))
+    assert lowered != json.loads(cli_json(a))  # the demo has words whose case varies
     assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt"),
                  "--n-buckets", "1"]) == 2
     assert "n_buckets" in capsys.readouterr().err

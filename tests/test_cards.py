@@ -1,7 +1,7 @@
 import re
-from pathlib import Path
 
 import pytest
+from seqeval.metrics import f1_score
 
 from tough_ner import Batch, TrainStats
 from tough_ner.demo import load_demo, load_demo_nrb
@@ -9,7 +9,8 @@ from tough_ner.nrb import nrb
 from tough_ner.register import METRICS
 from tough_ner.report import METHODS
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 CARD_KEYS = {"title", "emoji", "colorFrom", "colorTo", "sdk", "app_file", "tags", "description"}
 
 
@@ -34,7 +35,11 @@ def test_card_has_yaml_sections_and_every_output_key(name):
         attacked = demo_attacks(stats, test)["memorizer"][-1][1]
         result = rockner(Batch(test.tokens, test.tags, test.predictions[0]),
                          Batch(attacked.tokens, attacked.tags, attacked.predictions[0]), detailed=True)
-        assert (result["f1_original"], result["f1_attacked"]) == (0.4807692307692307, 0.0)  # the card's example
+        # The card's example figures, each from seqeval on the same tags.
+        originals = (f1_score(test.tags, test.predictions[0]), f1_score(attacked.tags, attacked.predictions[0]))
+        assert (result["f1_original"], result["f1_attacked"]) == pytest.approx(originals, abs=1e-12)
+        assert (f"F1 {originals[0]:.4f} on the original test set to {originals[1]:.4f}" in " ".join(card.split())
+                and originals[1] == 0.0)
         result = {k: v for k, v in result.items() if k not in ("errors", "confusion")}
     else:
         result = METHODS[name](stats, Batch(test.tokens, test.tags, test.predictions[0]))

@@ -9,6 +9,7 @@ from tough_ner.cli import main
 from tough_ner.demo import SYSTEMS, TEST, TRAIN, load_demo, load_demo_nrb
 from tough_ner.hardeval import SUBSETS
 from tough_ner.nrb import nrb
+from tough_ner.schemes import decode
 
 from conftest import write
 
@@ -20,9 +21,17 @@ def test_hardeval_command_matches_python(tmp_path, capsys):
     assert main(["hardeval", "--train", str(TRAIN), "--test", str(pred), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     expected = hardeval(TrainStats.from_conll(TRAIN), Batch(test.tokens, test.tags, test.predictions[1]))
-    assert shown == pytest.approx(expected)
+    assert shown == pytest.approx(expected, nan_ok=True)
+    stats, batch = TrainStats.from_conll(TRAIN), Batch(test.tokens, test.tags, test.predictions[1])
+    for options, kwargs in ((["--strict"], {"strict": True}), (["--error", "io"], {"error": "io"}),
+                            (["--strict", "--error", "bio"], {"strict": True, "error": "bio"})):
+        assert main(["hardeval", "--train", str(TRAIN), "--test", str(pred), "--json", *options]) == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert shown == pytest.approx(hardeval(stats, batch, **kwargs), nan_ok=True)
+        assert shown != pytest.approx(expected, nan_ok=True)  # the option changes the demo's figures
     assert main(["hardeval", "--train", str(TRAIN), "--test", str(pred), "--strict"]) == 0
-    assert "ter_diff_E" in capsys.readouterr().out
+    lines = dict(line.split() for line in capsys.readouterr().out.splitlines())
+    assert lines["n_diff_E"] == str(hardeval(stats, batch, strict=True)["n_diff_E"])
 
 
 def test_stats_file_then_hardeval_and_describe(tmp_path, capsys):
@@ -33,6 +42,16 @@ def test_stats_file_then_hardeval_and_describe(tmp_path, capsys):
     described = json.loads(capsys.readouterr().out)
     assert described["train"]["mentions"] == described[str(TRAIN)]["mentions"]
     assert described[str(TRAIN)]["unseen_mentions"] == 0
+    # A test set that is not the training set: the figures of describe_test, counted by hand below.
+    test = read_conll(TEST)
+    assert main(["describe", "--train", str(TRAIN), "--test", str(TEST)]) == 0
+    described = json.loads(capsys.readouterr().out)[str(TEST)]
+    train = read_conll(TRAIN)
+    train_texts = {" ".join(s[a:b]) for s, tags in zip(train.tokens, train.tags) for a, b, _ in decode(tags)}
+    texts = [" ".join(s[a:b]) for s, tags in zip(test.tokens, test.tags) for a, b, _ in decode(tags)]
+    assert described == {"mentions": len(texts), "unseen_mentions": sum(t not in train_texts for t in texts),
+                         "unique_mentions": len(set(texts)), "unseen_unique_mentions": len(set(texts) - train_texts)}
+    assert 0 < described["unseen_mentions"] < described["mentions"]
 
 
 def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):

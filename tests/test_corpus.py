@@ -2,7 +2,7 @@ import datasets
 import pytest
 
 from tough_ner import Batch, from_dataset, read_conll, read_predictions
-from tough_ner.corpus import read_columns
+from tough_ner.corpus import parse_conll, read_columns
 
 from conftest import write
 
@@ -75,3 +75,25 @@ def test_documents_are_docstart_groups_and_none_without_them():
     assert parse_conll("a O\n\nb O\n-DOCSTART- O\nc O\n\n-DOCSTART- O\n\n\nd O\n").documents == [0, 0, 1, 2]
     assert parse_conll("-DOCSTART- O\n\na O\n\nb O\n").documents == [0, 0]
     assert parse_conll("a O\n\nb O\n").documents is None  # no -DOCSTART-: no document ids at all
+
+
+def test_chosen_columns_and_their_errors_name_the_file(tmp_path):
+    path = write(tmp_path / "c.conll", "-DOCSTART- -X- O\n\nEU NNP B-ORG\nrejects VBZ O\n\nBonn NNP B-LOC\n")
+    assert read_columns(path, [1]) == [[["NNP", "VBZ"], ["NNP"]]]
+    assert read_columns(path, [-3, 2]) == [[["EU", "rejects"], ["Bonn"]], [["B-ORG", "O"], ["B-LOC"]]]
+    for bad in ([3], [-4], [0, -3]):  # out of range, or the same column twice
+        with pytest.raises(ValueError, match=rf"^{path}: 3 columns cannot provide columns"):
+            read_columns(path, bad)
+    ragged = write(tmp_path / "r.conll", "EU NNP B-ORG\n-DOCSTART- -X-\n\nrejects O\n")
+    with pytest.raises(ValueError, match=rf"^{ragged}, line 4: 2 columns where earlier lines have 3: 'rejects O'$"):
+        read_columns(ragged)
+    with pytest.raises(ValueError, match=r"line 2: a CoNLL line needs a token and a tag, got 'EU'$"):
+        read_conll(write(tmp_path / "one.conll", "-DOCSTART-\nEU\nrejects\n"))
+
+
+def test_parse_conll_defaults_and_the_last_sentence_without_blank_line():
+    corpus = parse_conll("EU B-ORG\nrejects O\n\nBonn B-LOC")
+    assert corpus.tokens == [["EU", "rejects"], ["Bonn"]] and corpus.tags == [["B-ORG", "O"], ["B-LOC"]]
+    assert corpus.predictions == [] and corpus.path == "<text>"
+    with pytest.raises(ValueError, match=r"^<text>, line 2: 3 columns"):
+        parse_conll("EU B-ORG\nrejects X O\n")

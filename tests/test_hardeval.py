@@ -1,12 +1,12 @@
 import math
+import random
 
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats, hardeval, kfold_hard_tokens
 from tough_ner.baselines import memorization
-from tough_ner.hardeval import SUBSETS, classify, gold_types
+from tough_ner.hardeval import SUBSETS, classify, token_errors
 
 # Training: Paris LOC 2 / O 2 (tie), Jordan PER 1 / LOC 1 / O 1, May O 3 / PER 1,
 # bank O only, Reading LOC only, Apple ORG 2 / O 1.
@@ -123,12 +123,80 @@ def test_kfold_hard_tokens_cover_every_sentence_and_are_seeded():
         kfold_hard_tokens(tokens, tags, k=1)
 
 
+def test_kfold_hard_tokens_hold_each_fold_out():
+    # Words found in one sentence only are unseen in the other folds' statistics, whatever
+    # the fold; with the held-out fold leaking in they would be seen.
+    tokens = TRAIN_TOKENS * 3 + [["Zed", "zebra"], ["Zorro", "bank"]]
+    tags = TRAIN_TAGS * 3 + [["B-PER", "O"], ["B-PER", "O"]]
+    for seed, strict in ((0, False), (1, False), (2, True)):
+        result = kfold_hard_tokens(tokens, tags, k=4, seed=seed, strict=strict)
+        assert result[-2] == ["unseen_I", "unseen_O"] and result[-1][0] == "unseen_I"
+        # Each sentence is classified exactly as against the statistics of the sentences outside its fold.
+        order = list(range(len(tokens)))
+        random.Random(seed).shuffle(order)
+        for fold in (sorted(order[f::4]) for f in range(4)):
+            rest = [i for i in range(len(tokens)) if i not in fold]
+            stats = TrainStats.from_lists([tokens[i] for i in rest], [tags[i] for i in rest])
+            for i in fold:
+                masks = classify(stats, tokens[i], [t[2:] or "O" for t in tags[i]], strict=strict)
+                assert result[i] == [next((n for n in SUBSETS if masks[n][j]), None) for j in range(len(tokens[i]))]
+    # Defaults k=5, seed=0, not strict; k runs from 2 to the number of sentences.
+    assert kfold_hard_tokens(tokens, tags) == kfold_hard_tokens(tokens, tags, k=5, seed=0, strict=False)
+    assert kfold_hard_tokens(tokens, tags) != kfold_hard_tokens(tokens, tags, k=6)
+    assert kfold_hard_tokens(tokens, tags) != kfold_hard_tokens(tokens, tags, seed=1)
+    assert kfold_hard_tokens(tokens, tags) != kfold_hard_tokens(tokens, tags, strict=True)
+    assert len(kfold_hard_tokens(tokens, tags, k=2)) == len(kfold_hard_tokens(tokens, tags, k=len(tokens)))
+    with pytest.raises(ValueError, match=f"k={len(tokens) + 1}: need 2 <= k <= number of sentences"):
+        kfold_hard_tokens(tokens, tags, k=len(tokens) + 1)
+
+
+def test_defaults_and_messages():
+    masks = classify(STATS, ["May"], ["PER"])  # not strict by default: May (O 3, PER 1) is diff-I
+    assert masks["diff_I"].tolist() == [True] and not classify(STATS, ["May"], ["PER"], strict=True)["diff_I"][0]
+    batch = Batch([["Zed", "Lee"]], [["B-PER", "I-PER"]], [["B-PER", "B-PER"]])
+    assert token_errors(batch).tolist() == [True, True] and token_errors(batch, "bio").tolist() == [False, True]
+    assert "per_type" not in hardeval(STATS, batch) and "hard_tokens" not in hardeval(STATS, batch)
+    with pytest.raises(ValueError, match=r"^error='token': use one of bilou, bio, io$"):
+        token_errors(batch, "token")
+    with pytest.raises(ValueError, match="^HardEval needs predictions$"):
+        token_errors(Batch([["Zed"]], [["B-PER"]]))
+
+
+def test_io_and_bio_errors_on_single_tokens():
+    # IO: entity or not, types ignored; BIO/BILOU of a one-token span: B-X / U-X on both sides.
+    batch = Batch([["Zed", "Lee", "Paris"]], [["B-PER", "O", "B-LOC"]], [["O", "B-LOC", "B-ORG"]])
+    assert token_errors(batch, "io").tolist() == [True, True, False]
+    same = Batch([["Zed"]], [["B-PER"]], [["B-PER"]])
+    assert [hardeval(STATS, same, error=e)["ter_all"] for e in ("bilou", "bio", "io")] == [0.0, 0.0, 0.0]
+
+
+def test_gold_type_never_seen_in_training_is_diff_e():
+    # Paris (LOC/O tie) and Jordan (PER, LOC, O) as FAC, a type absent from training.
+    for strict in (False, True):
+        masks = classify(STATS, ["Paris", "Jordan"], ["FAC", "FAC"], strict=strict)
+        assert masks["diff_E"].tolist() == [True, True]
+
+
+def test_hard_token_rows_count_and_sort_by_frequency_then_token():
+    tokens = [["Reading"], ["Apple"], ["bank"], ["bank"], ["May"]]
+    gold = [["O"], ["O"], ["B-ORG"], ["B-ORG"], ["B-PER"]]
+    pred = [["O"], ["B-ORG"], ["O"], ["B-ORG"], ["O"]]
+    table = hardeval(STATS, Batch(tokens, gold, pred), detailed=True)["hard_tokens"]
+    assert table["diff_I"] == [{"token": "bank", "gold": "ORG", "n": 2, "errors": 1, "train": {"O": 1}},
+                               {"token": "May", "gold": "PER", "n": 1, "errors": 1, "train": {"O": 3, "PER": 1}}]
+    assert table["diff_O"] == [{"token": "Apple", "gold": "O", "n": 1, "errors": 1, "train": {"O": 1, "ORG": 2}},
+                               {"token": "Reading", "gold": "O", "n": 1, "errors": 0, "train": {"LOC": 2}}]
+
+
 # ---- CoNLL-2003 figures -------------------------------------------------------------------
 def counts(result):
     return {k: v for k, v in result.items() if k.startswith("n_")}
 
 
 def test_conll_test_subsets(conll_stats, conll_test):
+    # The subset sizes the HardEval paper reports for CoNLL-2003 train -> test; its two-step
+    # diff-E rule (entity vs O first, then the type) gives 1092 diff tokens, where one argmax
+    # over {O, types} would give 1087.
     batch = Batch(conll_test.tokens, conll_test.tags, conll_test.tags)
     result = hardeval(conll_stats, batch)
     assert counts(result) == {"n_all": 46435, "n_unseen": 5656, "n_unseen_I": 2537, "n_unseen_O": 3119,
@@ -136,19 +204,6 @@ def test_conll_test_subsets(conll_stats, conll_test):
     assert all(result[k] == 0.0 for k in result if k.startswith("ter_"))  # gold as prediction
     strict = hardeval(conll_stats, batch, strict=True)
     assert (strict["n_diff_I"], strict["n_diff_O"], strict["n_diff_E"]) == (74, 93, 255)
-
-
-def test_conll_diff_e_two_step_rule_differs_from_one_argmax(conll_stats, conll_test):
-    # The reference's two-step rule gives 1092 diff tokens; one argmax over {O, types} gives 1087.
-    batch = Batch(conll_test.tokens, conll_test.tags)
-    tokens, types = batch.flat_tokens, gold_types(batch)
-    counts_ = conll_stats.counts_of(tokens)
-    seen = counts_.sum(axis=1) > 0
-    column = np.array([conll_stats.label_index.get(t, -1) for t in types])
-    gold = counts_[np.arange(len(tokens)), np.maximum(column, 0)]
-    one_step = seen & (gold < counts_.max(axis=1))
-    assert int(one_step.sum()) == 1087
-    assert hardeval(conll_stats, Batch(conll_test.tokens, conll_test.tags, conll_test.tags))["n_diff"] == 1092
 
 
 def test_conll_dev_subsets(conll_stats, conll_dev):
@@ -163,3 +218,10 @@ def test_conll_memorization_baseline(conll_stats, conll_test):
     assert result["ter_diff_I"] == result["ter_diff_O"] == result["ter_diff_E"] == 1.0
     assert result["ter_unseen_I"] == 1.0 and result["ter_unseen_O"] == 0.0  # unseen words get O
     assert result["ter_all"] < 0.15  # non-hard tokens are mostly memorization
+
+
+def test_training_without_entities():
+    # No entity type at all in training: every seen token is usually O, nothing is diff-E.
+    stats = TrainStats.from_lists([["a", "b"]], [["O", "O"]])
+    masks = classify(stats, ["a", "b", "c"], ["PER", "O", "PER"])
+    assert [next((n for n in SUBSETS if masks[n][i]), None) for i in range(3)] == ["diff_I", None, "unseen_I"]

@@ -5,7 +5,6 @@ import pickle
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import evaluate
 import pytest
@@ -14,7 +13,8 @@ from tough_ner import Batch, TrainStats, bucket_f1, hardeval, tmr
 from tough_ner.demo import load_demo
 from tough_ner.register import METRICS, shim_source
 
-ROOT = Path(__file__).resolve().parents[1]
+from conftest import ROOT
+
 METRIC_DIR = str(ROOT / "metrics" / "hardeval")
 
 
@@ -46,7 +46,10 @@ def test_options_at_load_and_per_compute(demo):
     assert same(strict_metric.compute(**inputs), hardeval(stats, batch, strict=True, error="io"))
     assert same(strict_metric.compute(**inputs, strict=False), hardeval(stats, batch, error="io"))
     detailed = strict_metric.compute(**inputs, detailed=True)
-    assert "per_type" in detailed and "hard_tokens" in detailed
+    expected = hardeval(stats, batch, strict=True, error="io", detailed=True)
+    assert detailed["per_type"].keys() == expected["per_type"].keys()
+    assert json.dumps(detailed["hard_tokens"], sort_keys=True) == json.dumps(expected["hard_tokens"], sort_keys=True)
+    assert detailed["per_type"] and detailed["hard_tokens"]["diff_E"]  # the demo fills the tables
 
 
 def test_add_batch_then_compute(demo):
@@ -127,7 +130,9 @@ def test_register_makes_bare_and_namespaced_names_load_offline(demo, tmp_path):
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("HF_MODULES_CACHE", None)
     before = run_script(["hardeval", str(tmp_path / "demo.npz")], env)
-    assert before.wait(120) != 0  # nothing registered yet: no network, no module
+    _, err = before.communicate(timeout=120)
+    # Nothing registered yet: no network, no module (and not some other crash).
+    assert before.returncode != 0 and "FileNotFoundError: Couldn't find a module script" in err, err
     subprocess.run([sys.executable, "-m", "tough_ner.cli", "register"], env=env, check=True, capture_output=True)
     batch = Batch(test.tokens, test.tags, test.predictions[1])
     expected = {"hardeval": hardeval(stats, batch), "tmr": tmr(stats, batch), "bucket_f1": bucket_f1(stats, batch)}

@@ -12,8 +12,7 @@ from tough_ner.cli import main
 from tough_ner.nrb import (PRESETS, nrb, outcomes, portion_of, read_nrb, read_nrb_predictions, resolve_type_map,
                            score_sets, tokenize)
 
-from conftest import need, wordpiece_tokenizer, write
-from test_metric import ROOT
+from conftest import ROOT, need, wordpiece_tokenizer, write
 
 # Traps: a token that is a space, a multi-token target, CRLF line ends, several blank lines.
 CONLL = ("Coutts B-ORGANIZATION\nopened O\nmore O\nbranches O\n. O\n\n\n"

@@ -4,7 +4,6 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -16,13 +15,10 @@ from tough_ner.corpus import Corpus, write_conll
 from tough_ner.demo import NRB, SYSTEMS, TEST, TRAIN, WTS, load_demo, load_demo_nrb
 from tough_ner.html import render
 from tough_ner.nrb import score_sets
-from tough_ner.report import SUMMARY_ROWS, format_text, run
+from tough_ner.report import SUMMARY_ROWS, format_text, format_value, run
 
-from conftest import need
+from conftest import FLAGS, chromium, need
 
-BROWSER = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 def null_nan(value):
@@ -166,6 +162,7 @@ def test_report_from_files_with_nrb_and_attacked_sets(tmp_path, capsys):
     assert report["results"]["systems"][systems[1]]["nrb"]["nrb_accuracy"] == \
         score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[1]),
                     "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[1])}, "conll")["nrb_accuracy"]
+    need("matplotlib")  # the plots extra draws the SVG plots
     assert "<svg" in (out / "r.html").read_text()
     assert main(["report", "--train", str(TRAIN), "--test", str(tmp_path / "gold.conll"), "--pred",
                  str(tmp_path / "memorizer.conll"), "--nrb", str(tmp_path / "nrb.conll")]) == 2
@@ -213,10 +210,9 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
 
 def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_path):
     playwright = need("playwright.sync_api")
-    if not Path(BROWSER).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs Debian's chromium at {BROWSER}")
-        pytest.skip(f"no browser at {BROWSER}")
+    browser_path = chromium()
+    need("matplotlib")  # the page's plots, counted below
+    need("PIL")  # Pillow, a matplotlib dependency
     from PIL import Image, ImageStat
 
     folder, report = demo_report
@@ -228,7 +224,7 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
     errors = [row for name, predictions in zip(SYSTEMS, test.predictions)
               for row in error_rows(stats, Batch(test.tokens, test.tags, predictions), name)]
     with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=BROWSER, args=FLAGS)  # a fresh profile each launch
+        browser = driver.chromium.launch(executable_path=browser_path, args=FLAGS)  # a fresh profile each launch
         page = browser.new_page(viewport={"width": 1200, "height": 900})
         page.on("request", lambda request: requests.append(request.url))
         page.goto(page_file.as_uri())
@@ -252,6 +248,20 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
         missed = sum(1 for row in errors if row["system"] == "contextual" and row["outcome"] == "missed")
         assert shown == [["contextual", "missed"]] * missed and 0 < missed < total
         assert page.inner_text("#filter-count") == f"{missed} rows shown"
+        # The headline table as the browser shows it, cell by cell, against the JSON's summary.
+        shown = [row.split("\t") for row in page.locator("table").first.locator("tr").all_inner_texts()]
+        summary = report["results"]["summary"]
+        systems = summary["systems"]
+        assert [cell.strip() for cell in shown[0]] == ["measure"] + systems + ["n", "paired test"]
+        assert len(shown) == len(summary["rows"]) + 1
+        for cells, row in zip(shown[1:], summary["rows"]):
+            assert cells[0].strip().startswith(row["label"])
+            for cell, system in zip(cells[1:], systems):  # the value, then its interval
+                value = row["values"][system]
+                if value is None or (isinstance(value, float) and math.isnan(value)):
+                    assert cell.strip() in ("-", "nan"), (row, cell)
+                else:
+                    assert cell.strip().startswith(format_value(value)), (row, cell)
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         # scripts off: no filter bar, every row shown

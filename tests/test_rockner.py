@@ -3,7 +3,6 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import datasets
 import evaluate
@@ -24,9 +23,8 @@ from tough_ner.rockner import CATEGORIES, confusion_difference, error_analysis, 
 from tough_ner.schemes import decode
 from tough_ner.scoring import span_scores
 
-from conftest import need, wordpiece_tokenizer, write
+from conftest import ROOT, need, wordpiece_tokenizer, write
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def undo(row):
@@ -523,8 +521,41 @@ def test_attack_and_rockner_commands(tmp_path, capsys):
     expected = rockner(Batch(test.tokens, test.tags, test.predictions[0]),
                        Batch(attacked.tokens, attacked.tags, predicted), detailed=True)
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(expected).replace("NaN", "null"))
+    # Several attacked sets: one row each, in order, with the drop from the one original F1.
+    mild = read_conll(tmp_path / "att-0.4.conll")
+    write_conll(tmp_path / "mild.pred", mild.tokens, mild.tags, memorization(stats, mild.tokens))
+    paths = [str(tmp_path / "mild.pred"), str(tmp_path / "att.pred")]
+    assert main(["rockner", "--original", str(tmp_path / "orig.pred"), "--attacked", paths[0], "--attacked",
+                 paths[1]]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[2:]]
+    scores = [rockner(Batch(test.tokens, test.tags, test.predictions[0]),
+                      Batch(version.tokens, version.tags, memorization(stats, version.tokens)))
+              for version in (mild, attacked)]
+    assert rows == [[path, f"{s['f1_attacked']:.4f}", f"{s['f1_drop']:.4f}", f"{s['f1_drop_relative']:.4f}"]
+                    for path, s in zip(paths, scores)]
+    assert 0 < scores[0]["f1_drop"] < scores[1]["f1_drop"]
+    assert main(["rockner", "--original", str(tmp_path / "orig.pred"), "--attacked", paths[0], "--attacked",
+                 paths[1], "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(dict(zip(paths, scores))))
     assert main(["attack", "--test", str(gold), "--level", "context", "--out", str(tmp_path / "x.conll")]) == 2
     assert "--mlm" in capsys.readouterr().err
+
+
+def test_attack_command_takes_dictionary_files(tmp_path, capsys):
+    _, test = load_demo()
+    gold = write_conll_file(tmp_path / "test.conll", test.tokens, test.tags)
+    own = {"PER": ["Zorro Quux", "Ada Byron"], "LOC": ["Ruritania"], "ORG": ["Acme Widgets"], "MISC": ["Quuxian"]}
+    (tmp_path / "own.json").write_text(json.dumps(own), encoding="utf-8")
+    assert main(["attack", "--test", str(gold), "--dictionary", str(tmp_path / "own.json"), "--seed", "2",
+                 "--out", str(tmp_path / "att.conll")]) == 0
+    written = read_conll(tmp_path / "att.conll")
+    expected = entity_attack(test, ratio=1.0, seed=2, dictionary=own)
+    assert written.tokens == expected["tokens"] and written.tags == expected["ner_tags"]
+    names = {name for candidates in own.values() for name in candidates}
+    used = {" ".join(s[a:b]) for s, tags, original in zip(written.tokens, written.tags, test.tokens)
+            for a, b, _ in decode(tags) if s != original and " ".join(s[a:b]) not in " ".join(original)}
+    assert used and used <= names  # every new mention comes from the file
+    assert "entities and 0 context words replaced" in capsys.readouterr().out
 
 
 def test_demo_report_has_a_real_attack_section(capsys, tmp_path):

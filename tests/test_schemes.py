@@ -1,9 +1,17 @@
 import pytest
 from hypothesis import given, strategies as st
 
+from tough_ner import schemes
 from tough_ner.schemes import decode, spans_to_tags, to_bilou, to_bio, to_io
 
 TYPES = ["PER", "LOC", "geo-loc"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_label_cache(monkeypatch):
+    """parse_label caches every tag it has parsed: start each test from an empty cache, so
+    the parsing itself runs (and not a result cached by an earlier test)."""
+    monkeypatch.setattr(schemes, "_PARSED", {"O": ("O", "")})
 
 
 def test_bio_and_types_with_hyphens():
@@ -25,6 +33,12 @@ def test_end_without_open_span_makes_one_token_span_and_closes_other():
     assert decode(["L-ORG"]) == [(0, 1, "ORG")]
 
 
+def test_single_token_prefixes_never_continue():
+    # S-/U- close at once: a following I- or L- of the same type starts a new span.
+    assert decode(["S-PER", "I-PER", "U-LOC", "L-LOC"]) == [(0, 1, "PER"), (1, 2, "PER"), (2, 3, "LOC"),
+                                                            (3, 4, "LOC")]
+
+
 def test_o_closes_and_open_span_runs_to_end():
     assert decode(["B-PER", "O", "I-PER", "I-PER"]) == [(0, 1, "PER"), (2, 4, "PER")]
 
@@ -33,6 +47,8 @@ def test_o_closes_and_open_span_runs_to_end():
 def test_unknown_labels_name_sentence_and_position(bad):
     with pytest.raises(ValueError, match=r"sentence 3, position 1: unknown tag"):
         decode(["O", bad], sentence=3)
+    with pytest.raises(ValueError, match=r"^unknown tag 'X-PER' \(expected O or a B-"):
+        decode(["X-PER"])  # no sentence index: no position prefix either
 
 
 def test_conversions():
@@ -40,6 +56,9 @@ def test_conversions():
     assert to_bilou(tags) == ["B-PER", "I-PER", "L-PER", "O", "U-LOC"]
     assert to_bio(tags) == ["B-PER", "I-PER", "I-PER", "O", "B-LOC"]
     assert to_io(tags) == ["I-PER", "I-PER", "I-PER", "O", "I-LOC"]
+    assert spans_to_tags([(0, 2, "PER")], 3) == ["B-PER", "I-PER", "O"]  # bio by default
+    with pytest.raises(ValueError, match="unknown scheme 'iob': use 'bio', 'bilou' or 'io'"):
+        spans_to_tags([(0, 1, "PER")], 1, "iob")
 
 
 @st.composite

@@ -3,12 +3,11 @@ import io
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
-from pathlib import Path
 
 import pytest
 
@@ -20,46 +19,34 @@ from tough_ner.demo import SYSTEMS, load_demo, load_demo_nrb
 from tough_ner.nrb import score_sets
 from tough_ner.rockner import rockner
 
-from conftest import need
+from conftest import FLAGS, ROOT, chromium, need
 
-ROOT = Path(__file__).resolve().parents[1]
-BROWSER = "/usr/bin/chromium"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SPACES = ["hardeval", "tmr", "bucket_f1", "nrb", "rockner"]
-os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
 def browser():
     need("gradio")
     playwright = need("playwright.sync_api")
-    if not Path(BROWSER).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs Debian's chromium at {BROWSER}")
-        pytest.skip(f"no browser at {BROWSER}")
+    path = chromium()
     with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=BROWSER, args=FLAGS)  # a fresh profile each launch
+        launched = driver.chromium.launch(executable_path=path, args=FLAGS)  # a fresh profile each launch
         yield launched
         launched.close()
 
 
 @pytest.fixture(scope="module")
 def served():
-    """Each app, launched once on its own free localhost port."""
+    """Each app, launched once on a free localhost port that gradio itself finds and binds (it
+    tries 7860 onwards and moves on when another server took one first: no probe-then-bind race
+    with parallel runs)."""
     from tough_ner.spaces import launch
 
     apps, urls = [], {}
     for name in SPACES + ["all"]:
-        port = free_port()
-        apps.append(launch(name, port=port, block=False))
-        urls[name] = f"http://127.0.0.1:{port}/"
+        app = launch(name, block=False)
+        apps.append(app)
+        urls[name] = f"http://127.0.0.1:{app.server_port}/"
     yield urls
     for app in apps:
         app.close()
@@ -289,11 +276,20 @@ def listening_addresses(port):
 
 def test_space_command_serves_on_localhost_only():
     need("gradio")
-    port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", "space", "tmr", "--port", str(port)],
+    # No --port: gradio binds the first free port from 7860 and prints its address.
+    process = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", "space", "tmr"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                               env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+                               env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"})
     try:
+        lines = []
+        threading.Thread(target=lambda: [lines.append(line) for line in process.stdout], daemon=True).start()
+        for _ in range(240):
+            found = [re.search(r"http://127\.0\.0\.1:(\d+)", line) for line in list(lines)]
+            if any(found) or process.poll() is not None:
+                break
+            time.sleep(0.5)
+        port = next((int(m.group(1)) for m in found if m), None)
+        assert port is not None, "".join(lines)
         for _ in range(120):
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as response:

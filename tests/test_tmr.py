@@ -1,3 +1,4 @@
+import json
 import math
 import random
 
@@ -11,6 +12,7 @@ from tough_ner.cli import main
 from tough_ner.demo import TRAIN, load_demo
 from tough_ner.schemes import decode, spans_to_tags
 from tough_ner.tmr import SUBSETS, aggregate, paired_difference, tmr
+from tough_ner.uncertainty import aggregate_runs
 
 from conftest import write
 
@@ -139,10 +141,22 @@ def test_metric_module_equals_core_and_cli_runs(tmp_path, capsys):
         text = "\n\n".join("\n".join(f"{t} {g} {p}" for t, g, p in zip(*s))
                            for s in zip(test.tokens, test.tags, predictions))
         files.append(str(write(tmp_path / f"run{k}.conll", text + "\n")))
-    assert main(["tmr", "--train", str(TRAIN), "--test", files[0], "--test", files[1],
-                 "--versus", files[1], "--versus", files[0]]) == 0
-    out = capsys.readouterr().out
-    assert "recall_unseen_tokens" in out and "A-B" in out
+    # A = (run0, run1), B = (run1, run1): the A-B differences are run0 - run1 and 0, not symmetric.
+    versus = ["--versus", files[1], "--versus", files[1]]
+    assert main(["tmr", "--train", str(TRAIN), "--test", files[0], "--test", files[1], *versus, "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    runs = [tmr(stats, Batch(test.tokens, test.tags, p)) for p in test.predictions]
+    plain = lambda value: json.loads(json.dumps(value))  # noqa: E731 -- as the command prints it
+    assert table["runs"] == 2 and table["aggregate"] == plain(aggregate_runs(runs))
+    assert table["versus"] == plain(aggregate_runs([runs[1], runs[1]]))
+    # Same gold in every run, so pooling the runs' counts averages their recalls: A - B = (r0 - r1) / 2.
+    gap = runs[0]["recall_unseen_tokens"] - runs[1]["recall_unseen_tokens"]
+    cell = table["comparison"]["recall_unseen_tokens"]
+    assert cell["pooled"]["difference"] == pytest.approx(gap / 2) and gap != 0
+    assert cell["A"] == table["aggregate"]["recall_unseen_tokens"] and cell["wilcoxon"]["n_pairs"] == 2
+    assert main(["tmr", "--train", str(TRAIN), "--test", files[0], "--test", files[1], *versus]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("recall_unseen_tokens "))
+    assert f"A-B {gap / 2:+.4f} " in line
 
 
 def test_conll_subsets(conll_stats, conll_test):

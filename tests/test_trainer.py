@@ -4,12 +4,12 @@ import math
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import datasets
 import evaluate
 import numpy as np
 import pytest
+from seqeval.metrics import f1_score
 
 import tough_ner
 from tough_ner import Batch, TrainStats
@@ -21,9 +21,8 @@ from tough_ner.metrics.tmr import Tmr
 from tough_ner.tmr import tmr
 from tough_ner.trainer import robust_compute_metrics, tokenize_and_align
 
-from conftest import need
+from conftest import ROOT, need
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def same(a, b):
@@ -183,7 +182,14 @@ def test_words_from_a_sentence_index_column_and_the_errors(setting):
     logits, labels = logits_for(short, random_predictions(short, len(label_list)), len(label_list))
     truncated = transformers.EvalPrediction(predictions=logits, label_ids=labels)
     result = robust_compute_metrics(label_list, short, train=stats, metrics=[])(truncated)
-    assert 0 <= result["f1"] <= 1
+    # Scored on the words that kept a label, read through word_ids (seqeval on those words).
+    kept_gold, kept_pred = [], []
+    for row, ids in enumerate(short["word_ids"]):
+        positions = np.flatnonzero(labels[row] != -100)
+        kept_gold.append([test.tags[row][ids[p]] for p in positions])
+        kept_pred.append([label_list[i] for i in logits[row, positions].argmax(-1)])
+    assert sum(map(len, kept_gold)) < sum(map(len, test.tags))  # some words were cut off
+    assert result["f1"] == pytest.approx(f1_score(kept_gold, kept_pred)) and 0 < result["f1"] < 1
     n_labelled = sum(label != -100 for label in short[0]["labels"])
     assert n_labelled < len(test.tokens[0])
     with pytest.raises(ValueError, match=f"example 0: {n_labelled} labelled positions but {len(test.tokens[0])} "
@@ -271,7 +277,7 @@ def test_combine_gives_each_module_its_own_inputs_and_prefixes_every_key():
     assert result["ter_unseen"] == hardeval(stats, batch)["ter_unseen"]
     assert result["recall_unseen_tokens"] == tmr(stats, batch)["recall_unseen_tokens"]
     # ... but hands tokens= to every module; tough_ner.combine gives each only what it declares.
-    with pytest.raises(Exception):
+    with pytest.raises(TypeError, match="unexpected keyword argument 'tokens'"):
         evaluate.combine([Hardeval(train=stats, keep_in_memory=True), SentenceCount(keep_in_memory=True)]).compute(
             **inputs)
     counter = SentenceCount(keep_in_memory=True)
@@ -316,8 +322,12 @@ def test_the_example_script_runs_end_to_end():
     process = subprocess.run([sys.executable, str(ROOT / "examples" / "train_demo.py"), "--batch-eval-metrics"],
                              capture_output=True, text=True, timeout=300)
     assert process.returncode == 0, process.stderr
-    lines = dict(line.split() for line in process.stdout.splitlines() if line.startswith("eval_"))
-    assert 0 < float(lines["eval_f1"]) <= 1 and 0 <= float(lines["eval_hardeval_ter_unseen"]) <= 1
+    value = {line.split()[0]: float(line.split()[1]) for line in process.stdout.splitlines() if line.startswith("eval_")}
+    # The printed keys hold together (to the 4 printed decimals): F1 from P and R, HardEval from its two TERs.
+    p, r = value["eval_precision"], value["eval_recall"]
+    assert 0 < value["eval_f1"] < 1 and value["eval_f1"] == pytest.approx(2 * p * r / (p + r), abs=2e-4)
+    assert value["eval_hardeval"] == pytest.approx(
+        (value["eval_hardeval_ter_unseen"] + value["eval_hardeval_ter_diff"]) / 2, abs=2e-4)
 
 
 def test_evaluation_under_torchrun_equals_one_process(tmp_path):

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Mutation testing of tough-ner's core modules with mutmut (not part of CI: it takes long).
+#
+#   python3 -m pip install -e ".[mutation]"
+#   tools/mutation.sh                 # every core module, one after the other
+#   tools/mutation.sh hardeval tmr    # only these
+#   TIME_BOX=900 tools/mutation.sh    # seconds per module (default 1200)
+#
+# Each module is mutated in a scratch copy of the repository (MUTATION_DIR, default
+# /tmp/tough-ner-mutation/MODULE) and its mutants run only against the fast test files that
+# exercise it, with `pytest -x`, one worker (MUTATION_JOBS), under `nice`.  The score per
+# module is printed at the end and kept in MUTATION_DIR/MODULE/score.txt; survivors are listed
+# by `cd MUTATION_DIR/MODULE && mutmut results` and shown by `mutmut show NAME`.
+set -u
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BASE="${MUTATION_DIR:-/tmp/tough-ner-mutation}"
+TIME_BOX="${TIME_BOX:-1200}"
+JOBS="${MUTATION_JOBS:-1}"
+
+tests_for() {  # the fast test files that exercise a module
+  case "$1" in
+    schemes) echo "tests/test_schemes.py tests/test_corpus.py" ;;
+    corpus)  echo "tests/test_corpus.py" ;;
+    batch)   echo "tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
+    stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
+    scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
+    hardeval) echo "tests/test_hardeval.py" ;;
+    tmr)     echo "tests/test_tmr.py" ;;
+    buckets) echo "tests/test_buckets.py" ;;
+    nrb)     echo "tests/test_nrb.py" ;;
+    rockner) echo "tests/test_rockner.py" ;;
+    *) echo "unknown module $1" >&2; return 1 ;;
+  esac
+}
+
+MODULES=("$@")
+[ ${#MODULES[@]} -eq 0 ] && MODULES=(schemes corpus batch stats scoring hardeval tmr buckets nrb rockner)
+
+for module in "${MODULES[@]}"; do
+  tests="$(tests_for "$module")" || exit 2
+  work="$BASE/$module"
+  rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
+  cp -r "$ROOT/tough_ner" "$ROOT/tests" "$ROOT/metrics" "$work/"
+  grep -v '^\[tool.mutmut\]' "$ROOT/pyproject.toml" > "$work/pyproject.toml"
+  {
+    echo "[mutmut]"
+    echo "source_paths = tough_ner/"
+    echo "also_copy = metrics/"  # the evaluate modules the tests load by path
+    echo "only_mutate = tough_ner/$module.py"
+    printf 'pytest_add_cli_args =\n    -q\n    -p\n    no:cacheprovider\n'  # mutmut adds -x itself
+    echo "pytest_add_cli_args_test_selection ="
+    for t in $tests; do [ -f "$work/$t" ] && echo "    $t"; done
+  } > "$work/setup.cfg"
+  # Tests find the shared CoNLL data beside the repository (here: beside mutants/).
+  ln -s "$(dirname "$ROOT")/shared" "$work/shared"
+  echo "== $module: $(date -u +%H:%M:%S), tests: $tests"
+  (cd "$work" && PYTHONPATH="$work/mutants" timeout "$TIME_BOX" nice -n 10 mutmut run --max-children "$JOBS" \
+      > run.log 2>&1; echo "exit $?" >> run.log)
+  (cd "$work" && python3 "$ROOT/tools/mutation_score.py" "$module" | tee score.txt)
+done
