@@ -126,20 +126,21 @@ def main():
              ("rockner detailed (+ confusion tables)", t_detailed, ""),
              ("seqeval classification_report on both sets (peer)", t_seqeval, "")]
 
-    try:  # the context attack with a tiny local masked LM: batched calls against one text per call
-        from tough_ner.taggers import mlm_fill_mask
-        with tempfile.TemporaryDirectory() as folder:
-            fill = mlm_fill_mask(tiny_mlm(folder), top_k=100)
-            subset = (test.tokens[:100], test.tags[:100], pos[:100])
+    if not quick():  # the context attack with a tiny local masked LM: batched calls against one text per call
+        try:
+            from tough_ner.taggers import mlm_fill_mask
+            with tempfile.TemporaryDirectory() as folder:
+                fill = mlm_fill_mask(tiny_mlm(folder), top_k=100)
+                subset = (test.tokens[:100], test.tags[:100], pos[:100])
 
-            def one_by_one(text):
-                return fill(text)
-            t_batched, _ = best(lambda: context_attack(*subset[:2], fill, subset[2], seed=0, progress=False), 1)
-            t_single, _ = best(lambda: context_attack(*subset[:2], one_by_one, subset[2], seed=0, progress=False), 1)
-        rows += [("context attack, 100 sentences, tiny MLM, batched", t_batched, "faster than one by one"),
-                 ("context attack, same, one text per model call (peer)", t_single, "")]
-    except ImportError:
-        pass
+                def one_by_one(text):
+                    return fill(text)
+                t_batched, _ = best(lambda: context_attack(*subset[:2], fill, subset[2], seed=0, progress=False), 1)
+                t_single, _ = best(lambda: context_attack(*subset[:2], one_by_one, subset[2], seed=0, progress=False), 1)
+            rows += [("context attack, 100 sentences, tiny MLM, batched", t_batched, "faster than one by one"),
+                     ("context attack, same, one text per model call (peer)", t_single, "")]
+        except ImportError:
+            pass
 
     peak = peak_mb(lambda: entity_attack(test, ratio=1.0, seed=0, train=stats))
     print(f"{DATA}: test {len(test)} sentences, {facts['n_replaced']} entities replaced at ratio 1.0; "
