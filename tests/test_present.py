@@ -336,3 +336,19 @@ def test_plots_have_no_overlapping_tick_labels_and_mark_empty_and_zero_bars(demo
     zero_lines = [line for line in ax.lines if list(line.get_ydata()) == [0, 0]]
     assert len(zero_lines) == 1
     plt.close(figure)
+
+
+def test_spaces_open_with_findings_that_claim_only_significant_differences():
+    import html as html_module
+
+    spaces = pytest.importorskip("tough_ner.spaces")
+    train, test = spaces.demo_inputs("tmr")[:2]
+    summary = html_module.unescape(spaces.score_tmr(train, test, "memorizer, contextual")[0])
+    assert summary.index("**Findings**") < summary.index("| measure |")
+    finding = next(line for line in summary.splitlines() if "significantly better" in line)
+    assert finding.startswith("- contextual is significantly better than memorizer on ")
+    assert "(+0.617, 95% CI [" in finding  # unseen-token recall, winner minus loser
+    same = html_module.unescape(spaces.score_tmr(train, "\n".join(
+        " ".join(line.split()[:3] + line.split()[2:3]) if line.strip() else line
+        for line in test.splitlines()), "a, b")[0])
+    assert "is significantly better than" not in same and "No significant difference" in same

@@ -30,6 +30,13 @@ def _n(n: Optional[int]) -> str:
     return f"n = {n}" + (f", a small subset (< {SMALL})" if n < SMALL else "")
 
 
+def _winner_minus_loser(test: Mapping, winner: str) -> str:
+    """The test's difference and interval as winner - loser."""
+    sign = 1 if test["a"] == winner else -1
+    low, high = sorted(sign * v for v in test["ci"])
+    return f"{sign * test['difference']:+.3f}{_ci([low, high], False)}"
+
+
 def findings(results: Mapping) -> List[Dict[str, object]]:
     """``[{"text", "weight", "kind"}]`` sorted by weight (the size of the effect), largest first."""
     found: List[Dict[str, object]] = []
@@ -56,8 +63,8 @@ def findings(results: Mapping) -> List[Dict[str, object]]:
         won.sort(key=lambda item: -abs(item[1]["difference"]))
         largest = "; ".join(
             f"{label} {row['values'][winner]:.3f} vs {row['values'][loser]:.3f} "
-            f"({test['difference']:+.3f}{_ci(test['ci'], False)}, p = {test['p_adjusted']:.3g}, "
-            f"{_n(row['n'].get(winner))})" for row, test, label in won[:3])
+            f"({_winner_minus_loser(test, winner)}, p = {test['p_adjusted']:.3g}, {_n(row['n'].get(winner))})"
+            for row, test, label in won[:3])
         found.append({"kind": "comparison", "weight": abs(won[0][1]["difference"]), "text": (
             f"{winner} is significantly better than {loser} on {len(won)} of the {len(compared)} compared "
             f"measures (paired tests, Holm-adjusted); the largest differences: {largest}.")})

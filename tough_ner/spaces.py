@@ -162,10 +162,18 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
     from .report import format_cell, format_sizes, format_test
     from .uncertainty import analyse
 
+    from . import glossary
+    from .findings import findings
+
     counts = {name: COUNTS[method](stats, value, **options) for name, value in scored.items()}
-    table = rows(analyse(counts, [k for k in keys if k in next(iter(counts.values())).keys]), method)
+    known = [k for k in keys if k in next(iter(counts.values())).keys]
+    table = rows(analyse(counts, known), method, labels={k: glossary.title(k) for k in known})
     systems = list(scored)
-    lines = ["| measure | " + " | ".join(map(as_text, systems)) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
+    said = [item["text"] for item in findings({"summary": {"systems": systems, "rows": table},
+                                               "systems": {name: {} for name in systems}})]
+    lines = (["**Findings** (a difference is stated only when its paired test is significant):", ""]
+             + [f"- {as_text(text)}" for text in said] + [""] if said else [])
+    lines += ["| measure | " + " | ".join(map(as_text, systems)) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
              "|---" * (len(systems) + 2 + (len(systems) > 1)) + "|"]
     for row in table:
         cells = [("**" + format_cell(row, s).rstrip(" *") + "**") if s in row["best"] else format_cell(row, s).rstrip()
