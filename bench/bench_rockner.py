@@ -70,7 +70,9 @@ def main():
     stats = TrainStats.from_conll(DATA / "train.txt")
     test = read_conll(DATA / "test.txt")
     documents = read_conll(DATA / "test.txt").documents
-    pos, chunk = read_columns(DATA / "test.txt", [1, 2])
+    middle = read_columns(DATA / "test.txt")[1:-1]  # CoNLL-2003: POS and chunk (the --quick demo file has none)
+    pos = middle[0] if middle else [["NNP"] * len(s) for s in test.tokens]
+    chunk = middle[1] if len(middle) > 1 else [["O"] * len(s) for s in test.tokens]
     stats.mention_text_counts  # noqa: B018 -- built once with the stats, not per attack
     rows = []
 
