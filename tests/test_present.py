@@ -352,3 +352,19 @@ def test_spaces_open_with_findings_that_claim_only_significant_differences():
         " ".join(line.split()[:3] + line.split()[2:3]) if line.strip() else line
         for line in test.splitlines()), "a, b")[0])
     assert "is significantly better than" not in same and "No significant difference" in same
+
+
+def test_subset_tables_carry_the_reports_intervals_and_significant_winners(demo):
+    stats, test = demo
+    results = json.loads(json.dumps(run(stats, test, names=["memorizer", "contextual"], bootstrap=1000)))
+    tested = results["tests"]["hardeval"]
+    [hardeval_table] = [t for t in tables(results) if t.label == "hardeval"]
+    for row in hardeval_table.rows:
+        key = f"ter_{row[0].value}"
+        for cell, system in zip(row[2:], results["summary"]["systems"]):
+            assert list(cell.ci) == tested[key]["ci"][system] and cell.bold == (system in tested[key]["best"])
+    # a win only where the method's Holm-adjusted test says so: the demo's 4 diff-O tokens decide nothing
+    assert tested["ter_diff_O"]["best"] == [] and tested["ter_unseen"]["best"] == ["contextual"]
+    [buckets] = [t for t in tables(results) if t.label == "buckets"]
+    assert any(cell.bold for row in buckets.rows for cell in row[3:])
+    assert all(cell.ci is not None for row in buckets.rows for cell in row[3:])

@@ -231,6 +231,9 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_pa
         page.wait_for_load_state("load")
         assert page.title() == "tough-ner report"
         assert page.locator("svg").count() >= 6  # TER, TMR x2, buckets, heatmap, NRB, attack curve
+        # the findings open the page, above the headline table
+        assert page.locator("#findings li").count() >= 3
+        assert "significantly better than" in page.inner_text("#findings")
         headline = page.locator("table").first.inner_text()
         f1 = next(row for row in report["results"]["summary"]["rows"] if row["label"] == "F1")
         assert f"{f1['values']['contextual']:.4f}" in headline

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import List, Mapping, NamedTuple, Optional, Sequence
 
-from .buckets import ATTRIBUTES
+from .buckets import ATTRIBUTES, bucket_key
 from .labels import bucket_label, totals
 
 HARDEVAL_SUBSETS = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
@@ -77,8 +77,18 @@ def _bucket_n(results: Mapping, system: str, key: str):
     return found[0]["n_gold"] if found else None
 
 
+def _tested(results: Mapping, method: str, key: str, system: str, value) -> Cell:
+    """A subset table's cell with the interval and the significance the report computed for it
+    (``results["tests"]``, Holm-adjusted over the method's keys); a bare value without them."""
+    test = results.get("tests", {}).get(method, {}).get(key)
+    if not test:
+        return Cell(value)
+    return Cell(value, test["ci"].get(system), system in test["best"])
+
+
 def tables(results: Mapping) -> List[Table]:
-    """The headline table and each method's subset table."""
+    """The headline table and each method's subset table (values with their intervals, the
+    significantly better system in bold, when the report resampled)."""
     summary = results["summary"]
     order = list(summary["systems"])
     systems = results["systems"]
@@ -97,23 +107,27 @@ def tables(results: Mapping) -> List[Table]:
     out = [Table("Headline: systems by F1; bold: significantly better (↑ higher, ↓ lower is better, · not ranked)", ["measure", "n"] + order,
                  headline, "headline")]
     first = order[0]
-    out.append(Table("HardEval: token error rate (TER) per subset", ["subset", "n"] + order,
+    out.append(Table("HardEval: token error rate (TER) per subset; bold: significantly lower", ["subset", "n"] + order,
                      [[Cell(x), Cell(systems[first]["hardeval"][f"n_{x}"])]
-                      + [Cell(systems[s]["hardeval"][f"ter_{x}"]) for s in order] for x in HARDEVAL_SUBSETS],
+                      + [_tested(results, "hardeval", f"ter_{x}", s, systems[s]["hardeval"][f"ter_{x}"])
+                         for s in order] for x in HARDEVAL_SUBSETS],
                      "hardeval"))
-    out.append(Table("Tough Mentions Recall per subset", ["subset", "n"] + order,
+    out.append(Table("Tough Mentions Recall per subset; bold: significantly higher", ["subset", "n"] + order,
                      [[Cell(x), Cell(systems[first]["tmr"][f"n_{x}"])]
-                      + [Cell(systems[s]["tmr"][f"recall_{x}"]) for s in order] for x in TMR_SUBSETS], "tmr"))
+                      + [_tested(results, "tmr", f"recall_{x}", s, systems[s]["tmr"][f"recall_{x}"]) for s in order]
+                      for x in TMR_SUBSETS], "tmr"))
     bucket_rows = []
     for attribute in ATTRIBUTES:
         cells = {s: {_key(r["interval"]): r for r in results["details"][s]["bucket_f1"]["buckets"][attribute]}
                  for s in order}
-        for interval in dict.fromkeys(i for rows in cells.values() for i in rows):
+        for index, interval in enumerate(dict.fromkeys(i for rows in cells.values() for i in rows)):
             gold = next((c[interval]["n_gold"] for c in cells.values() if interval in c), 0)
+            key = bucket_key(attribute, index, interval)
             bucket_rows.append([Cell(attribute), Cell(bucket_label(attribute, list(interval) if isinstance(
                 interval, tuple) else interval, totals(results))), Cell(gold)]
-                + [Cell(cells[s].get(interval, {}).get("f1", math.nan)) for s in order])
-    out.append(Table("Bucket F1 per attribute bucket (n: gold entities)", ["attribute", "bucket", "n"] + order,
+                + [_tested(results, "bucket_f1", key, s, cells[s].get(interval, {}).get("f1", math.nan))
+                   for s in order])
+    out.append(Table("Bucket F1 per attribute bucket (n: gold entities); bold: significantly better", ["attribute", "bucket", "n"] + order,
                      bucket_rows, "buckets"))
     with_nrb = [s for s in order if "nrb" in systems[s]]
     if with_nrb:

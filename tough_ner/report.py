@@ -14,7 +14,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from .batch import Batch
 from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
 from .checks import training_data_warnings
-from .comparison import COUNTS, describe_test, direction, finish, format_p
+from .comparison import COUNTS, describe_test, direction, finish, format_p, rows
 from .corpus import Corpus
 from .errors import hardest
 from .findings import findings
@@ -50,6 +50,10 @@ NRB_ROWS = [("NRB accuracy", "nrb", "nrb_accuracy"), ("WTS accuracy", "nrb", "wt
             ("WTS - NRB gap", "nrb", "gap")]
 ATTACK_ROWS = [("F1 original", "rockner", "f1_original"), ("F1 attacked", "rockner", "f1_attacked"),
                ("F1 drop", "rockner", "f1_drop"), ("F1 relative drop", "rockner", "f1_drop_relative")]
+# The keys of each method's subset table (the exports): TERs, subset recalls, bucket F1s.
+SUBSET_TABLES = {"hardeval": lambda key: key.startswith("ter_"),
+                 "tmr": lambda key: key.startswith("recall_") and key != "recall_seen_minus_unseen",
+                 "bucket_f1": lambda key: key.endswith("_f1") and key != "f1"}
 WTS_FLOOR = 0.8  # below it, the NRB paper reads the gap as domain shift, not name bias
 
 Steps = Iterable[Tuple[str, Callable[[], None]]]
@@ -191,6 +195,11 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         results["contrasts"] = {name: {"recall_seen_minus_unseen": {
             "value": contrast["values"][name], "ci": contrast["ci"][name], "n": contrast["n"][name]}}
             for name in systems}
+    # The subset tables' keys with their intervals and winners, Holm-adjusted over each table's rows
+    # (what the exports show).
+    results["tests"] = {method: {row["key"]: {"ci": row["ci"], "best": row["best"]} for row in rows(
+        {key: cell for key, cell in analysis.items() if SUBSET_TABLES[method](key)}, method, alpha=alpha)}
+        for method, analysis in analyses.items() if method in SUBSET_TABLES}
     results["findings"] = findings(results)
     return results
 
