@@ -43,7 +43,7 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
                                  "systems": list(SYSTEMS), "train_is_reference": False}
     results = report["results"]
     assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve", "statistics",
-                            "contrasts", "findings", "hardest", "warnings"}
+                            "contrasts", "findings", "hardest", "warnings", "tests"}
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     nrb_set, wts_set = load_demo_nrb()

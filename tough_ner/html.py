@@ -150,7 +150,8 @@ def overlapping(texts, renderer=None) -> bool:
 
 def fit_ticks(figure) -> None:
     """Rotate the x tick labels of each axes whose labels overlap: 35 degrees, then 90.
-    Measured with the renderer, without drawing the figure."""
+    Measured with the renderer, without drawing the figure (texts as written: measuring parses them)."""
+    plain_text(figure)
     renderer = figure.canvas.get_renderer()
     for ax in figure.axes:
         labels = ax.get_xticklabels()
@@ -508,7 +509,7 @@ def bucket_figure(plt, tables: Dict[str, dict], counts: Optional[Dict[str, int]]
         ax.set_xlabel(UNITS[attribute], fontsize=7)
     handles, names = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, names, loc="upper center", ncol=max(len(names), 1), fontsize=8, frameon=False)
-    fit_ticks(plain_text(figure))  # plain text first: measuring draws the texts
+    fit_ticks(figure)
     figure.tight_layout(rect=(0, 0, 1, 0.96))
     return figure
 

@@ -284,14 +284,14 @@ def _frame(rows: List[list], header: List[str]):
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
-    from .html import _plotting, fit_ticks, grouped_bars, legend_outside, plain_text
+    from .html import _plotting, fit_ticks, grouped_bars, legend_outside
 
     plt = _plotting()
     figure, ax = plt.subplots(figsize=(7, 2.8))
     grouped_bars(plt, ax, groups, series, labels, errors)
     ax.set_ylabel(ylabel, fontsize=8)
     legend_outside(ax)
-    fit_ticks(plain_text(figure))  # plain text first: measuring draws the texts
+    fit_ticks(figure)
     figure.tight_layout()
     return figure
 
