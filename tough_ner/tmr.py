@@ -70,14 +70,19 @@ def _hits(batch: Batch, match: str):
     return credits(batch, match)
 
 
-def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
-    """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
+def _checked(stats: TrainStats, batch: Batch, match: str):
+    """The inputs checked, then (subset masks, gold hits or credits, predicted credits or None)."""
     if batch.predictions is None:
         raise ValueError("TMR needs predictions")
     check_match(match)
     check_inputs(stats, batch)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
-    hit, pred_credit = _hits(batch, match)
+    return (masks, *_hits(batch, match))
+
+
+def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
+    """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
+    masks, hit, pred_credit = _checked(stats, batch, match)
     gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
     n = len(batch)
     found = lambda weights: np.bincount(gold_sentences, weights=weights, minlength=n).astype(float)
@@ -101,12 +106,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     """Tough Mentions Recall of predictions against gold, with training statistics ``stats``.
     ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``).
     ``match`` picks the matching scheme (default ``strict``: exact span and type)."""
-    if batch.predictions is None:
-        raise ValueError("TMR needs predictions")
-    check_match(match)
-    check_inputs(stats, batch)
-    masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
-    hit, pred_credit = _hits(batch, match)
+    masks, hit, pred_credit = _checked(stats, batch, match)
     spans = span_scores(batch) if pred_credit is None else credit_scores(batch, hit, pred_credit)
     result = {"precision": spans["precision"], "recall": spans["recall"], "f1": spans["f1"]}
     subset_keys = _subset_keys(masks, hit, np.zeros(len(hit), dtype=np.int64), 1)[0]
