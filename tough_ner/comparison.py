@@ -46,14 +46,16 @@ def direction(method: str, key: str) -> Optional[str]:
 def rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str, str]] = None,
          alpha: float = 0.05) -> List[dict]:
     """Table rows from ``uncertainty.analyse`` output, tests Holm-adjusted over all the rows."""
-    table = []
-    for key, cell in analysis.items():
-        table.append({"label": (labels or {}).get(key, key), "method": method, "key": key,
-                      "better": direction(method, key), "values": cell["values"], "ci": cell["ci"],
-                      "n": cell["n"], "small": {s: n < SMALL for s, n in cell["n"].items()},
-                      "tests": cell["tests"]})
+    table = [row((labels or {}).get(key, key), method, key, cell["values"], cell["ci"], cell["n"], cell["tests"])
+             for key, cell in analysis.items()]
     finish(table, alpha)
     return table
+
+
+def row(label: str, method: str, key: str, values: Mapping, ci: Mapping, n: Mapping, tests: List[dict]) -> dict:
+    """One table row: every system's value, interval and n, small subsets marked, the paired tests."""
+    return {"label": label, "method": method, "key": key, "better": direction(method, key), "values": values,
+            "ci": ci, "n": n, "small": {s: size < SMALL for s, size in n.items()}, "tests": tests}
 
 
 def finish(table: List[dict], alpha: float = 0.05) -> None:

@@ -14,7 +14,8 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from .batch import Batch
 from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
 from .checks import training_data_warnings
-from .comparison import COUNTS, describe_test, direction, finish, format_p, rows
+from .comparison import COUNTS, describe_test, finish, format_p, rows
+from .comparison import row as table_row
 from .corpus import Corpus
 from .errors import hardest
 from .findings import findings
@@ -291,9 +292,7 @@ def _row(label: str, method: str, key: str, systems: Mapping[str, dict], analyse
     ci = {s: cell["ci"][s] for s in order if cell and s in cell["ci"]}
     n = {s: cell["n"][s] for s in order if cell and s in cell["n"]}
     tests = [_oriented(cell, *sorted((t["a"], t["b"]), key=list(order).index)) for t in cell["tests"]] if cell else []
-    return {"label": label, "method": method, "key": key, "better": direction(method, key), "values": values,
-            "ci": ci, "n": n, "small": {s: size < SMALL for s, size in n.items()}, "tests": tests,
-            "not_run": [s for s in order if method not in systems[s]]}
+    return {**table_row(label, method, key, values, ci, n, tests), "not_run": [s for s in order if method not in systems[s]]}
 
 
 def _number(value) -> float:

@@ -220,9 +220,15 @@ _WEIGHTS: Dict[tuple, np.ndarray] = {}  # the last draws, reused by every method
 def resample_weights(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """(resamples, units): how often each unit is drawn, resampling with replacement within
     each stratum.  Deterministic for the strata, count and seed."""
+    return np.vstack(list(_weight_chunks(strata, n_resamples, seed)))
+
+
+def _weight_chunks(strata: np.ndarray, n_resamples: int, seed: int):
+    """The resample weights in row chunks of at most ``_CHUNK`` weights, from one random stream."""
     rows = max(1, min(n_resamples, _CHUNK // max(len(strata), 1)))
     rng = np.random.default_rng([seed, 0])
-    return np.vstack([_draw(strata, min(rows, n_resamples - start), rng) for start in range(0, n_resamples, rows)])
+    for start in range(0, n_resamples, rows):
+        yield _draw(strata, min(rows, n_resamples - start), rng)
 
 
 def _draw(strata: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
@@ -239,19 +245,16 @@ def _draw(strata: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.
 
 def resampled_totals(strata: np.ndarray, matrix: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """(resamples, columns): the column totals of each resample, weights @ matrix, drawn in
-    chunks of at most ``_CHUNK`` weights; the weights of a small test set are kept for the
-    next call with the same strata, count and seed (every method of a report)."""
+    chunks of at most ``_CHUNK`` weights; the weights of a small test set (one chunk) are kept
+    for the next call with the same strata, count and seed (every method of a report)."""
     key = (strata.tobytes(), n_resamples, seed)
     if key in _WEIGHTS:
         return _WEIGHTS[key] @ matrix
-    rows = max(1, min(n_resamples, _CHUNK // max(len(strata), 1)))
-    rng = np.random.default_rng([seed, 0])
-    if rows >= n_resamples:
-        _WEIGHTS.clear()
-        _WEIGHTS[key] = _draw(strata, n_resamples, rng)
-        return _WEIGHTS[key] @ matrix
-    return np.vstack([_draw(strata, min(rows, n_resamples - start), rng) @ matrix
-                      for start in range(0, n_resamples, rows)])
+    if n_resamples * len(strata) > _CHUNK:
+        return np.vstack([chunk @ matrix for chunk in _weight_chunks(strata, n_resamples, seed)])
+    _WEIGHTS.clear()
+    _WEIGHTS[key] = resample_weights(strata, n_resamples, seed)
+    return _WEIGHTS[key] @ matrix
 
 
 def _percentiles(samples: np.ndarray, confidence: float) -> Tuple[np.ndarray, np.ndarray]:
