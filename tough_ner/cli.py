@@ -387,7 +387,10 @@ def cmd_describe(args) -> None:
 
 
 def cmd_stats(args) -> None:
-    stats = TrainStats.coerce(args.train)
+    if args.merge:  # shards built anywhere, folded in the order given (loaded one at a time)
+        stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
+    else:
+        stats = TrainStats.coerce(args.train)
     stats.save(args.out)
     print(f"{stats!r} -> {args.out}")
 
@@ -677,7 +680,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.set_defaults(run=cmd_describe)
 
     p = commands.add_parser("stats", help="build training statistics once and save them")
-    p.add_argument("--train", required=True)
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--train", help="training CoNLL file (or stats file) to build from")
+    source.add_argument("--merge", nargs="+", metavar="STATS",
+                        help="stats files of consecutive shards of one corpus, in corpus order: their merge")
     p.add_argument("--out", required=True, help="output file (.npz)")
     p.set_defaults(run=cmd_stats)
 

@@ -313,8 +313,8 @@ def decode_tag_ids(tags: Sequence[Sequence], names: Optional[Sequence[str]], fir
         return [list(sentence) for sentence in tags]
     result = []
     for s, sentence in enumerate(tags, first):
-        try:
-            result.append([names[i] for i in sentence])
+        try:  # ClassLabel's -1 (no label) must not wrap around to the last name
+            result.append([names[i] if i >= 0 else names[len(names)] for i in sentence])
         except (IndexError, TypeError):
             bad = next(i for i in sentence if not isinstance(i, int) or not 0 <= i < len(names))
             raise ValueError(f"sentence {s}: tag id {bad!r} is not one of the {len(names)} class labels") from None

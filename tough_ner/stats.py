@@ -14,16 +14,15 @@ import os
 import sys
 import zipfile
 from collections import Counter
-from functools import cached_property, reduce
+from functools import cached_property
 from itertools import chain
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._util import no_gc, write_atomic
-from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, from_dataset, parse_conll, quote, read_conll,
-                     tag_names)
-from .schemes import check_sentence, decode
+from .corpus import QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, quote, read_conll, tag_names
+from .schemes import check_sentence, decode, parse_label
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
@@ -100,21 +99,44 @@ class TrainStats:
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
-                     num_proc: Optional[int] = None) -> "TrainStats":
-        """Stats of a ``datasets.Dataset``; with ``num_proc`` > 1, built in parallel by
-        ``dataset.map`` over contiguous shards and merged in order (same result)."""
-        if not num_proc or num_proc < 2 or len(dataset) < 2:
-            return cls.from_corpus(from_dataset(dataset, tokens_column, tags_column))
-        from_dataset(dataset.select(range(0)), tokens_column, tags_column)  # column checks
-        names = tag_names(dataset, tags_column)
+                     num_proc: Optional[int] = None, batch_size: int = 20_000) -> "TrainStats":
+        """Stats of a ``datasets.Dataset`` or a streaming ``datasets.IterableDataset`` (string
+        or ``ClassLabel`` tags), read as Arrow batches of ``batch_size`` sentences and merged in
+        order, so memory holds one batch at a time besides the statistics.  With ``num_proc``
+        > 1 (a ``Dataset`` only), contiguous shards are built by ``dataset.map`` in parallel
+        and merged in order: the same result."""
+        _check_columns(dataset, tokens_column, tags_column)
+        names = tag_names(dataset, tags_column) if getattr(dataset, "features", None) else None
+        dataset = dataset.select_columns([tokens_column, tags_column])
+        if not num_proc or num_proc < 2 or not hasattr(dataset, "__len__") or len(dataset) < 2:
+            folder = _Folder()
+            first = 0
+            for tokens, tags in _batches(dataset, tokens_column, tags_column, batch_size):
+                folder.add_table(tokens, tags, names, first)
+                first += len(tokens)
+            return folder.result()
         shard = -(-len(dataset) // num_proc)
-        parts = dataset.map(_stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc, with_indices=True,
-                            remove_columns=dataset.column_names, load_from_cache_file=False,
-                            fn_kwargs={"tokens_column": tokens_column, "tags_column": tags_column, "names": names})
-        blobs = [blob for blob in parts["stats"] if blob]  # a shard of empty sentences gives nothing
-        if not blobs:
-            raise ValueError("training data holds no sentence (no token): check the training file or dataset")
-        return reduce(TrainStats.merge, (cls.from_bytes(blob) for blob in blobs))
+        parts = dataset.with_format("arrow").map(
+            _stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc, with_indices=True,
+            remove_columns=dataset.column_names, load_from_cache_file=False,
+            fn_kwargs={"tokens_column": tokens_column, "tags_column": tags_column, "names": names,
+                       "batch_size": batch_size}).with_format(None)
+        folder = _Folder()
+        for blob, n_sentences in zip(parts["stats"], parts["sentences"]):
+            if blob:
+                folder.add_stats(cls.from_bytes(blob))
+            else:  # a shard of empty sentences: no statistics, but its sentences count
+                folder.add_empty(n_sentences)
+        return folder.result()
+
+    @classmethod
+    def merge_all(cls, parts: Iterable["TrainStats"]) -> "TrainStats":
+        """Stats of several parts' data, in order: ``reduce(TrainStats.merge, parts)`` in one
+        pass (each part is folded in as it comes, e.g. files loaded one at a time)."""
+        folder = _Folder()
+        for part in parts:
+            folder.add_stats(part)
+        return folder.result()
 
     @classmethod
     def coerce(cls, train) -> "TrainStats":
@@ -337,13 +359,196 @@ def _check_sentences(tokens, tags, first: int = 0) -> None:
                              f"{type(sentence[i]).__name__}, not a string")
 
 
-def _stats_bytes_of_batch(batch, indices, tokens_column, tags_column, names):
+def _check_columns(dataset, tokens_column: str, tags_column: str) -> None:
+    names = dataset.column_names  # None for a stream whose features are unknown: checked when read
+    for column in (tokens_column, tags_column):
+        if names is not None and column not in names:
+            raise ValueError(f"the dataset has no column {column!r} (columns: {names})")
+
+
+def _batches(dataset, tokens_column: str, tags_column: str, batch_size: int):
+    """(tokens, tags) Arrow columns of consecutive batches of sentences."""
+    if getattr(dataset, "features", None) is not None:
+        for table in dataset.with_format("arrow").iter(batch_size=batch_size):
+            yield table[tokens_column], table[tags_column]
+        return
+    for batch in dataset.iter(batch_size=batch_size):  # a stream of unknown features: Python lists
+        missing = [column for column in (tokens_column, tags_column) if column not in batch]
+        if missing:
+            raise ValueError(f"the dataset has no column {missing[0]!r} (columns: {sorted(batch)})")
+        yield batch[tokens_column], batch[tags_column]
+
+
+def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size):
     first = indices[0] if indices else 0  # errors give the sentence's index in the whole dataset
-    tags = decode_tag_ids(batch[tags_column], names, first)
-    if not any(batch[tokens_column]):
-        _check_sentences(batch[tokens_column], tags, first)
-        return {"stats": [b""]}
-    return {"stats": [TrainStats.from_lists(batch[tokens_column], tags, first).to_bytes()]}
+    folder = _Folder()
+    for start in range(0, table.num_rows, batch_size):
+        chunk = table.slice(start, batch_size)
+        folder.add_table(chunk[tokens_column], chunk[tags_column], names, first + start)
+    blob = folder.result().to_bytes() if folder.n_tokens else b""
+    return {"stats": [blob], "sentences": [table.num_rows]}
+
+
+# ---- building in chunks -------------------------------------------------------------------
+_PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
+
+
+class _Folder:
+    """Folds parts of a corpus (in order) into one ``TrainStats``: the vocabulary grows in
+    first-occurrence order, label columns are sorted at the end, mention counts keep their
+    first-occurrence order, so the result equals the one-piece build."""
+
+    def __init__(self):
+        self.token_index: Dict[str, int] = {}
+        self.labels: List[str] = ["O"]  # column order of self.counts (first seen)
+        self.counts = np.zeros((0, 1), dtype=np.int64)
+        self.mentions: Counter = Counter()
+        self.token_ids: List[np.ndarray] = []
+        self.lengths: List[np.ndarray] = []
+        self.n_tokens = 0
+
+    def add(self, vocab, labels, counts, mentions, token_ids, lengths) -> None:
+        index = self.token_index
+        remap = np.fromiter((index.setdefault(token, len(index)) for token in vocab), dtype=np.int64,
+                            count=len(vocab))
+        for label in labels:
+            if label not in self.labels:
+                self.labels.append(label)
+        rows, columns = self.counts.shape
+        if len(index) > rows or len(self.labels) > columns:  # grow (rows by doubling)
+            grown = np.zeros((max(len(index), 2 * rows), len(self.labels)), dtype=np.int64)
+            grown[:rows, :columns] = self.counts
+            self.counts = grown
+        if len(vocab):  # vocab entries are distinct, so remap is one-to-one: plain += is exact
+            self.counts[remap[:, None], [self.labels.index(x) for x in labels]] += counts
+        self.mentions.update(mentions)
+        self.token_ids.append(remap[token_ids].astype(np.int32))
+        self.lengths.append(np.asarray(lengths, dtype=np.int64))
+        self.n_tokens += len(token_ids)
+
+    def add_stats(self, stats: "TrainStats") -> None:
+        self.add(stats.vocab, stats.labels, stats.label_counts, stats.mentions, stats.token_ids,
+                 np.diff(stats.sentence_starts))
+
+    def add_empty(self, n_sentences: int) -> None:
+        self.add([], [], np.zeros((0, 0), dtype=np.int64), {}, np.zeros(0, dtype=np.int64),
+                 np.zeros(n_sentences, dtype=np.int64))
+
+    def add_table(self, tokens, tags, names: Optional[List[str]], first: int) -> None:
+        """A batch of sentences as Arrow columns or Python lists (lists of strings; tags as
+        strings or as ids into ``names``); sentences numbered from ``first`` in error messages."""
+        part = _arrow_part(tokens, tags, names)
+        if part is None:  # not plain well-formed lists: the list path names the problem, or copes
+            part = _list_part(*(column.to_pylist() if hasattr(column, "to_pylist") else column
+                                for column in (tokens, tags)), names, first)
+        self.add(*part)
+
+    def result(self) -> "TrainStats":
+        labels = ["O"] + sorted(self.labels[1:])
+        order = [self.labels.index(label) for label in labels]
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+        starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
+        counts = np.ascontiguousarray(self.counts[: len(self.token_index)][:, order])  # a file holds C order
+        return TrainStats(list(self.token_index), labels, counts,
+                          dict(self.mentions), token_ids, starts)
+
+
+def _list_part(tokens, tags, names, first: int):
+    """A part built by the list path (whose checks name sentence and position)."""
+    tags = decode_tag_ids(tags, names, first)
+    _check_sentences(tokens, tags, first)
+    if not any(tokens):
+        for s, sentence_tags in enumerate(tags, first):
+            decode(sentence_tags, s)
+        return [], [], np.zeros((0, 0), dtype=np.int64), {}, np.zeros(0, dtype=np.int64), np.zeros(len(tokens))
+    stats = TrainStats.from_lists(tokens, tags, first)
+    return (stats.vocab, stats.labels, stats.label_counts, stats.mentions, stats.token_ids,
+            np.diff(stats.sentence_starts))
+
+
+def _arrow_part(tokens, tags, names):
+    """The parts of ``TrainStats`` of Arrow list columns, computed column-wise (no Python
+    loop over tokens or sentences), or None when the columns are not plain lists of strings
+    and valid tags (then the list path reports the problem)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:  # Arrow columns, or Python lists (then Arrow guesses their type)
+        tokens, tags = (column.combine_chunks() if isinstance(column, pa.ChunkedArray)
+                        else column if isinstance(column, pa.Array) else pa.array(column) for column in (tokens, tags))
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    is_list = (pa.types.is_list, pa.types.is_large_list)
+    is_string = (pa.types.is_string, pa.types.is_large_string)
+    if (not any(f(tokens.type) for f in is_list) or not any(f(tags.type) for f in is_list)
+            or not any(f(tokens.type.value_type) for f in is_string) or tokens.null_count or tags.null_count):
+        return None
+    lengths = pc.list_value_length(tokens).to_numpy(zero_copy_only=False).astype(np.int64)
+    if not np.array_equal(lengths, pc.list_value_length(tags).to_numpy(zero_copy_only=False)):
+        return None
+    flat, flat_tags = tokens.flatten(), tags.flatten()  # flatten() honours slices and offsets
+    if flat.null_count or flat_tags.null_count:
+        return None
+    if names is not None:  # ClassLabel ids
+        if not pa.types.is_integer(flat_tags.type):
+            return None
+        tag_index = flat_tags.to_numpy(zero_copy_only=False).astype(np.int64)
+        if len(tag_index) and (tag_index.min() < 0 or tag_index.max() >= len(names)):
+            return None
+        tag_names_ = list(names)
+    else:
+        if not any(f(flat_tags.type) for f in is_string):
+            return None
+        encoded = pc.dictionary_encode(flat_tags)
+        tag_names_ = encoded.dictionary.to_pylist()
+        tag_index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    parsed = {}
+    for i in np.unique(tag_index).tolist():
+        try:
+            parsed[i] = parse_label(tag_names_[i])
+        except ValueError:
+            return None
+    labels = ["O"] + sorted({entity_type for prefix, entity_type in parsed.values() if prefix != "O"})
+    label_of_tag = np.zeros(len(tag_names_), dtype=np.int64)
+    prefix_of_tag = np.zeros(len(tag_names_), dtype=np.int8)
+    for i, (prefix, entity_type) in parsed.items():
+        prefix_of_tag[i] = _PREFIX_CODES[prefix]
+        label_of_tag[i] = labels.index(entity_type) if prefix != "O" else 0
+    prefix, label = prefix_of_tag[tag_index], label_of_tag[tag_index]
+
+    # The decoder's rules, column-wise: a span is open after a B or I token; a token starts a
+    # span if it is B or S, or an I or E that does not continue an open span of its type.
+    n = len(prefix)
+    sentence_first = np.zeros(n + 1, dtype=bool)
+    sentence_first[(np.cumsum(lengths) - lengths)[lengths > 0]] = True
+    continues = np.zeros(n, dtype=bool)
+    continues[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[1:] == label[:-1]) & ~sentence_first[1:n]
+    starts = ((prefix == 1) | (prefix == 4) | (((prefix == 2) | (prefix == 3)) & ~continues))
+    span_starts = np.flatnonzero(starts)
+    # Every entity token belongs to the span begun last (a non-starting one continues it).
+    span_lengths = np.bincount((np.cumsum(starts) - 1)[prefix != 0], minlength=len(span_starts))
+
+    encoded = pc.dictionary_encode(flat)  # vocabulary in first-occurrence order
+    vocab = encoded.dictionary.to_pylist()
+    token_ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
+    counts = np.bincount(token_ids * len(labels) + label, minlength=len(vocab) * len(labels))
+
+    mentions = {}
+    if len(span_starts):
+        ends = np.cumsum(span_lengths)
+        positions = np.arange(ends[-1]) - np.repeat(ends - span_lengths - span_starts, span_lengths)
+        offsets = pa.array(np.concatenate([[0], ends]).astype(np.int64), type=pa.int64())
+        texts = pc.binary_join(pa.LargeListArray.from_arrays(offsets, flat.take(pa.array(positions))), " ")
+        texts = pc.dictionary_encode(texts)
+        keys = texts.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(labels) + label[span_starts]
+        unique, first_seen, mention_counts = np.unique(keys, return_index=True, return_counts=True)
+        order = np.argsort(first_seen, kind="stable")
+        strings = texts.dictionary.to_pylist()
+        mentions = {(strings[key // len(labels)], labels[key % len(labels)]): count
+                    for key, count in zip(unique[order].tolist(), mention_counts[order].tolist())}
+    return vocab, labels, counts.reshape(len(vocab), len(labels)), mentions, token_ids, lengths
 
 
 # ---- validated loading --------------------------------------------------------------------
@@ -443,3 +648,24 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
     if not np.array_equal(counts.sum(axis=1), np.bincount(ids, minlength=len(vocab))):
         raise wrong("label counts disagree with the training token ids")
     return vocab, labels, counts, mentions, ids, starts
+
+
+# ---- a distributed map step -----------------------------------------------------------------
+def build_distributed(paths: Sequence[str | os.PathLike], client=None) -> TrainStats:
+    """Statistics of CoNLL files that are consecutive shards of one corpus (split on sentence
+    boundaries), listed in corpus order, built with Dask: ``dask.bag`` maps
+    ``TrainStats.from_conll`` over the shards on the workers, and the parts are merged here,
+    in order.  ``client`` is a ``distributed.Client`` (None: Dask's current scheduler).  Equals
+    ``TrainStats.from_conll`` of the whole file.  Needs the ``dask`` extra."""
+    import dask.bag
+
+    paths = [os.fspath(path) for path in paths]
+    if not paths:
+        raise ValueError("build_distributed needs at least one CoNLL shard")
+    blobs = dask.bag.from_sequence(paths, npartitions=len(paths)).map(_conll_stats_bytes)
+    blobs = blobs.compute(scheduler=client) if client is not None else blobs.compute()
+    return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(blobs, paths))
+
+
+def _conll_stats_bytes(path: str) -> bytes:  # the map step: stats travel as their compact file form
+    return TrainStats.from_conll(path).to_bytes()

@@ -1,0 +1,187 @@
+"""Building statistics at scale: column-wise from Arrow batches, streaming, merged shards, Dask."""
+import subprocess
+import sys
+from functools import reduce
+
+import datasets
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tough_ner import TrainStats, read_conll
+from tough_ner.cli import main
+
+from conftest import ROOT, _conll
+
+# Every prefix the decoder knows, types with "-", and tokens whose joins collide ("a b" + "c"
+# and "a" + "b c" are both the mention text "a b c").
+WORDS = ["a", "b", "c", "a b", "b c", "Paris", "x-y"]
+TAGS = ["O", "B-PER", "I-PER", "E-PER", "L-LOC", "S-LOC", "U-PER", "B-LOC", "I-LOC", "I-geo-loc", "B-geo-loc"]
+sentences = st.lists(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(TAGS)), max_size=7),
+                     min_size=1, max_size=12)  # empty sentences included
+
+
+def split(data):
+    return [[w for w, _ in s] for s in data], [[t for _, t in s] for s in data]
+
+
+def string_dataset(tokens, tags):
+    features = datasets.Features({"tokens": datasets.List(datasets.Value("string")),
+                                  "ner_tags": datasets.List(datasets.Value("string"))})
+    return datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags}, features=features)
+
+
+def class_label_dataset(tokens, tags, names):
+    features = datasets.Features({"tokens": datasets.List(datasets.Value("string")),
+                                  "ner_tags": datasets.List(datasets.ClassLabel(names=names))})
+    return datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": [[names.index(t) for t in s] for s in tags]},
+                                      features=features)
+
+
+@settings(max_examples=80, deadline=None)
+@given(sentences, st.integers(1, 5))
+def test_from_dataset_equals_the_list_build(data, batch_size):
+    """The column-wise decoder and chunked merge against the list path (the one decoder)."""
+    tokens, tags = split(data)
+    if not any(tokens):
+        with pytest.raises(ValueError, match="training data holds no sentence"):
+            TrainStats.from_dataset(string_dataset(tokens, tags), batch_size=batch_size)
+        return
+    expected = TrainStats.from_lists(tokens, tags)
+    for ds in (string_dataset(tokens, tags), class_label_dataset(tokens, tags, TAGS)):
+        built = TrainStats.from_dataset(ds, batch_size=batch_size)
+        assert built == expected
+        assert list(built.mentions) == list(expected.mentions)  # first-occurrence order too
+        assert built.to_bytes() == expected.to_bytes()  # and the very same file
+
+
+def test_conll2003_from_dataset_string_and_class_label_tags(conll_stats):
+    corpus = read_conll(_conll("train"))
+    names = sorted({t for s in corpus.tags for t in s})
+    strings = string_dataset(corpus.tokens, corpus.tags)
+    labelled = class_label_dataset(corpus.tokens, corpus.tags, names)
+    assert TrainStats.from_dataset(strings) == conll_stats
+    assert TrainStats.from_dataset(labelled, batch_size=2500).to_bytes() == conll_stats.to_bytes()
+    reverse = strings.select(range(len(strings) - 1, -1, -1))  # an indices mapping over the Arrow table
+    assert TrainStats.from_dataset(reverse, batch_size=3000) == TrainStats.from_lists(corpus.tokens[::-1],
+                                                                                     corpus.tags[::-1])
+
+
+def test_streaming_iterable_dataset():
+    tokens = [["Ann", "met", "Bob"], [], ["in", "Paris"]] * 7
+    tags = [["B-PER", "O", "B-PER"], [], ["O", "S-LOC"]] * 7
+
+    def rows():
+        for sentence, sentence_tags in zip(tokens, tags):
+            yield {"tokens": sentence, "ner_tags": sentence_tags, "other": 1}
+
+    stream = datasets.IterableDataset.from_generator(rows)
+    assert TrainStats.from_dataset(stream, batch_size=4) == TrainStats.from_lists(tokens, tags)
+    typed = datasets.IterableDataset.from_generator(rows, features=datasets.Features(
+        {"tokens": datasets.List(datasets.Value("string")), "ner_tags": datasets.List(datasets.Value("string")),
+         "other": datasets.Value("int64")}))
+    with pytest.raises(ValueError, match="the dataset has no column 'labels'"):
+        TrainStats.from_dataset(typed, tags_column="labels")
+
+
+@pytest.mark.parametrize("tokens, tags, message", [
+    ([["a"], ["b"], ["c"], ["d"]], [["O"], ["O"], ["O"], ["Z-PER"]], "sentence 3, position 0: unknown tag 'Z-PER'"),
+    ([["a"], ["b"], ["c"], ["d", "e"]], [["O"], ["O"], ["O"], ["O", " B-PER"]],
+     "sentence 3, position 1: tag ' B-PER' has surrounding whitespace"),
+    ([["a"], ["b"], ["c", "d"]], [["O"], ["O"], ["O"]], "sentence 2: 2 tokens but 1 tags"),
+    ([["a"], ["b"], ["c", None]], [["O"], ["O"], ["O", "O"]], "sentence 2, position 1: token None is a NoneType"),
+])
+def test_bad_input_names_sentence_and_position(tokens, tags, message):
+    ds = datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags})
+    for batch_size in (1, 2, 100):
+        with pytest.raises(ValueError, match=message):
+            TrainStats.from_dataset(ds, batch_size=batch_size)
+
+
+def test_bad_class_label_id_and_untyped_columns():
+    # ClassLabel stores -1 for "no label" (datasets refuses ids beyond the names); it used to
+    # wrap around to the last name, silently
+    ds = class_label_dataset([["a"], ["b"], ["c"]], [["O"], ["O"], ["B-PER"]], ["O", "B-PER"])
+    ds = ds.map(lambda row, i: {"ner_tags": [-1] if i == 2 else row["ner_tags"]}, with_indices=True)
+    assert ds.features["ner_tags"].feature.names == ["O", "B-PER"]
+    for batch_size in (1, 10):
+        with pytest.raises(ValueError, match="sentence 2: tag id -1 is not one of the 2 class labels"):
+            TrainStats.from_dataset(ds, batch_size=batch_size)
+    ints = ds.cast_column("ner_tags", datasets.List(datasets.Value("int64")))
+    with pytest.raises(ValueError, match="sentence 0, position 0: unknown tag 0: a int"):  # ids without names
+        TrainStats.from_dataset(ints, batch_size=1)
+    one_string = datasets.Dataset.from_dict({"tokens": ["abc"], "ner_tags": [["O"]]})
+    with pytest.raises(ValueError, match="sentence 0: tokens must be a list of strings, not one string"):
+        TrainStats.from_dataset(one_string)
+
+
+def test_class_label_names_that_are_not_tags_fail_only_when_used():
+    names = ["O", "B-PER", "junk"]
+    ds = class_label_dataset([["a", "b"], ["c"]], [["B-PER", "O"], ["O"]], names)
+    assert TrainStats.from_dataset(ds) == TrainStats.from_lists([["a", "b"], ["c"]], [["B-PER", "O"], ["O"]])
+    bad = class_label_dataset([["a", "b"], ["c"]], [["B-PER", "O"], ["junk"]], names)
+    with pytest.raises(ValueError, match="sentence 1, position 0: unknown tag 'junk'"):
+        TrainStats.from_dataset(bad, batch_size=1)
+
+
+def test_parallel_build_keeps_empty_shards_sentences():
+    tokens, tags = [[], [], ["Ann"], ["x"]], [[], [], ["B-PER"], ["O"]]
+    ds = string_dataset(tokens, tags)
+    expected = TrainStats.from_lists(tokens, tags)
+    assert expected.n_sentences == 4
+    assert TrainStats.from_dataset(ds, num_proc=2) == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(sentences, min_size=1, max_size=4))
+def test_merge_all_is_reduce_merge_and_the_build_of_the_concatenation(shards):
+    shards = [shard for shard in shards if any(split(shard)[0])]  # a part holds at least one token
+    if not shards:
+        return
+    parts = [TrainStats.from_lists(*split(shard)) for shard in shards]
+    merged = TrainStats.merge_all(parts)
+    assert merged == reduce(TrainStats.merge, parts)
+    assert merged == TrainStats.from_lists(*split([s for shard in shards for s in shard]))
+    if len(parts) >= 3:  # associative: any grouping, same order
+        assert TrainStats.merge_all([parts[0], TrainStats.merge_all(parts[1:])]) == merged
+
+
+def shard_conll(path, n, folder):
+    """A CoNLL file cut into ``n`` files on blank lines (sentence boundaries), in order."""
+    blocks = path.read_text(encoding="utf-8").split("\n\n")
+    size = -(-len(blocks) // n)
+    paths = []
+    for i in range(n):
+        paths.append(folder / f"shard{i}.txt")
+        paths[-1].write_text("\n\n".join(blocks[i * size:(i + 1) * size]) + "\n\n", encoding="utf-8")
+    return paths
+
+
+def test_cli_merges_shard_files_into_the_whole_corpus_stats(tmp_path, capsys, conll_stats):
+    shards = shard_conll(_conll("train"), 3, tmp_path)
+    files = []
+    for i, shard in enumerate(shards):
+        files.append(str(tmp_path / f"s{i}.npz"))
+        assert main(["stats", "--train", str(shard), "--out", files[-1]]) == 0
+    out = tmp_path / "all.npz"
+    assert main(["stats", "--merge", *files, "--out", str(out)]) == 0
+    assert TrainStats.load(out) == conll_stats
+    assert "-> " + str(out) in capsys.readouterr().out
+    assert main(["stats", "--merge", files[1], files[0], files[2], "--out", str(out)]) == 0
+    assert TrainStats.load(out) != conll_stats  # order matters: the token ids follow the corpus
+    shards[0].write_text("not a stats file\n")
+    assert main(["stats", "--merge", files[0], str(shards[0]), "--out", str(tmp_path / "x.npz")]) == 2
+    assert f"{shards[0]} is not a readable tough-ner stats file" in capsys.readouterr().err
+    assert not (tmp_path / "x.npz").exists()
+
+
+def test_dask_bag_over_shards_on_a_local_cluster_equals_one_process(tmp_path, conll_stats):
+    pytest.importorskip("dask.bag")
+    distributed = pytest.importorskip("distributed")
+    from tough_ner.stats import build_distributed
+
+    shards = shard_conll(_conll("train"), 4, tmp_path)
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) \
+            as cluster, distributed.Client(cluster) as client:
+        assert len(client.scheduler_info()["workers"]) == 2
+        assert build_distributed(shards, client) == conll_stats
