@@ -3,12 +3,14 @@ each copy's tokens renamed (``token~c``) so the vocabulary and the mention list 
 corpus (a worst case: real corpora's vocabularies grow more slowly).
 
 Each build runs in its own process, so its peak resident memory (VmHWM: the whole process,
-Python, libraries and the touched pages of memory-mapped files included) is its own.  Measured per size: ``from_conll`` on a
-file in a temporary folder, ``from_dataset`` on a memory-mapped Arrow file of string tags, and
-the pre-Arrow ``from_dataset`` ("before": ``ds[column]`` lists through ``from_lists``, kept here
-only to measure against; 1x and 10x, as it holds the whole corpus as Python lists); wall and CPU
-time, peak RSS, saved file size and load time.  Growth is fitted as the log-log slope against
-the number of tokens (1 = linear).  Generated corpora are deleted at exit.
+Python, libraries and the touched pages of memory-mapped files included) is its own.  Measured
+per size: ``from_conll`` on a file in a temporary folder; ``from_dataset`` on a memory-mapped
+Arrow file of string tags, alone and with ``num_proc=2`` (its CPU time and memory are the main
+process's only); and the pre-Arrow ``from_dataset`` ("before": ``ds[column]`` lists through
+``from_lists``, kept here only to measure against; 1x and 10x, as it holds the whole corpus as
+Python lists).  Shown: wall and CPU time of the build, peak RSS, saved file size and load time;
+growth is the log-log slope against the number of tokens (1 = linear).  Generated corpora are
+deleted at exit.
 
     python bench/bench_scale.py [CONLL_DIR] [--quick]
 """
@@ -49,6 +51,8 @@ def child(spec: dict) -> None:
         stats = TrainStats.from_conll(spec["path"])
     elif spec["how"] == "from_dataset":
         stats = TrainStats.from_dataset(ds)
+    elif spec["how"] == "num_proc=2":
+        stats = TrainStats.from_dataset(ds, num_proc=2)
     else:  # before: the whole columns as Python lists, then the list build (the old from_dataset)
         stats = TrainStats.from_lists(ds["tokens"], [list(sentence) for sentence in ds["ner_tags"]])
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -81,6 +85,7 @@ from tough_ner import read_conll  # noqa: E402
 FACTORS = [1, 2] if quick() else [1, 10, 50]
 BEFORE_UP_TO = 10  # the old path holds the corpus as Python lists: not run at 50x
 GIB = 1536  # MiB: the 10M-token memory goal
+HOWS = ("from_conll", "from_dataset", "num_proc=2", "before")
 
 
 def write_corpus(corpus, factor: int, folder: str):
@@ -124,9 +129,10 @@ def main() -> None:
     try:
         for factor in FACTORS:
             conll, arrow = write_corpus(corpus, factor, folder)
-            for how, path in (("from_conll", conll), ("from_dataset", arrow), ("before", arrow)):
-                if how == "before" and factor > BEFORE_UP_TO:
-                    continue
+            for how, path in (("from_conll", conll), ("from_dataset", arrow), ("num_proc=2", arrow),
+                              ("before", arrow)):
+                if (how == "before" and factor > BEFORE_UP_TO) or (quick() and how != "from_conll" and factor > 1):
+                    continue  # --quick: one of each build, and a second size for the fit
                 results[how, factor] = run(how, path, folder)
             for path in (conll, arrow):
                 os.remove(path)
@@ -138,19 +144,20 @@ def main() -> None:
     for (how, factor), r in results.items():
         print(f"{how:<14} {factor:>6} {r['tokens']:>10.0f} {r['vocab']:>9.0f} {r['wall']:>8.2f} {r['cpu']:>8.2f} "
               f"{r['rss']:>12.0f} {r['size']:>9.1f} {r['load']:>7.3f}")
-    differing = [f for f in FACTORS if len({results[how, f]["digest"] for how in ("from_conll", "from_dataset", "before")
-                                            if (how, f) in results} - {None}) != 1
-                 or any(results[how, f]["digest"] is None for how in ("from_conll", "from_dataset"))]
+    digests = {f: {results[how, f]["digest"] for how in HOWS if (how, f) in results} for f in FACTORS}
+    differing = [f for f in FACTORS if len(digests[f]) != 1 or None in digests[f]]  # None: a build failed
     same = not differing
     print(f"every build of a size wrote the same file: {'yes' if same else 'NO'}")
-    for how in ("from_conll", "from_dataset", "before"):
+    for how in HOWS:
         sizes = [f for f in FACTORS if (how, f) in results]
+        if len(sizes) < 2:
+            continue
         tokens = [results[how, f]["tokens"] for f in sizes]
         print(f"growth of {how} (log-log slope against tokens, 1 = linear): "
               + ", ".join(f"{key} {slope(tokens, [results[how, f][key] for f in sizes]):.2f}"
                           for key in ("wall", "cpu", "rss", "size", "load")))
 
-    big = FACTORS[-1]
+    big = FACTORS[-1] if not quick() else 1
     rows = []
     for factor in FACTORS:
         if ("before", factor) in results:

@@ -82,6 +82,8 @@ def test_streaming_iterable_dataset():
          "other": datasets.Value("int64")}))
     with pytest.raises(ValueError, match="the dataset has no column 'labels'"):
         TrainStats.from_dataset(typed, tags_column="labels")
+    with pytest.raises(ValueError, match="num_proc needs a datasets.Dataset"):
+        TrainStats.from_dataset(stream, num_proc=2)
 
 
 @pytest.mark.parametrize("tokens, tags, message", [

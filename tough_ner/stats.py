@@ -106,6 +106,9 @@ class TrainStats:
         > 1 (a ``Dataset`` only), contiguous shards are built by ``dataset.map`` in parallel
         and merged in order: the same result."""
         _check_columns(dataset, tokens_column, tags_column)
+        if num_proc and num_proc > 1 and not hasattr(dataset, "__len__"):
+            raise ValueError("num_proc needs a datasets.Dataset: a stream (IterableDataset) is read in one process, "
+                             "batch by batch")
         names = tag_names(dataset, tags_column) if getattr(dataset, "features", None) else None
         dataset = dataset.select_columns([tokens_column, tags_column])
         if not num_proc or num_proc < 2 or not hasattr(dataset, "__len__") or len(dataset) < 2:
