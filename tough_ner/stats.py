@@ -170,21 +170,7 @@ class TrainStats:
     # ---- combining and comparing ------------------------------------------------------
     def merge(self, other: "TrainStats") -> "TrainStats":
         """Stats of this data followed by ``other``'s."""
-        token_index = dict(self.token_index)
-        for token in other.vocab:
-            token_index.setdefault(token, len(token_index))
-        remap = np.fromiter((token_index[t] for t in other.vocab), dtype=np.int32, count=len(other.vocab))
-        labels = ["O"] + sorted((set(self.labels) | set(other.labels)) - {"O"})
-        label_index = {label: i for i, label in enumerate(labels)}
-        counts = np.zeros((len(token_index), len(labels)), dtype=np.int64)
-        counts[: len(self.vocab), [label_index[x] for x in self.labels]] += self.label_counts
-        np.add.at(counts, (remap[:, None], np.array([label_index[x] for x in other.labels])[None, :]),
-                  other.label_counts)
-        mentions = Counter(self.mentions)
-        mentions.update(other.mentions)
-        return TrainStats(list(token_index), labels, counts, dict(mentions),
-                          np.concatenate([self.token_ids, remap[other.token_ids]]).astype(np.int32),
-                          np.concatenate([self.sentence_starts, other.sentence_starts[1:] + self.n_tokens]))
+        return TrainStats.merge_all((self, other))
 
     def __eq__(self, other) -> bool:
         return (isinstance(other, TrainStats) and self.vocab == other.vocab and self.labels == other.labels
