@@ -77,6 +77,7 @@ def test_streaming_iterable_dataset():
 
     stream = datasets.IterableDataset.from_generator(rows)
     assert TrainStats.from_dataset(stream, batch_size=4) == TrainStats.from_lists(tokens, tags)
+    assert TrainStats.coerce(stream) == TrainStats.from_lists(tokens, tags)  # what train= takes
     typed = datasets.IterableDataset.from_generator(rows, features=datasets.Features(
         {"tokens": datasets.List(datasets.Value("string")), "ner_tags": datasets.List(datasets.Value("string")),
          "other": datasets.Value("int64")}))
