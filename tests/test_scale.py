@@ -1,17 +1,14 @@
 """Building statistics at scale: column-wise from Arrow batches, streaming, merged shards, Dask."""
-import subprocess
-import sys
 from functools import reduce
 
 import datasets
-import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from tough_ner import TrainStats, read_conll
 from tough_ner.cli import main
 
-from conftest import ROOT, _conll
+from conftest import _conll
 
 # Every prefix the decoder knows, types with "-", and tokens whose joins collide ("a b" + "c"
 # and "a" + "b c" are both the mention text "a b c").

@@ -451,7 +451,8 @@ def _list_part(tokens, tags, names, first: int):
     if not any(tokens):
         for s, sentence_tags in enumerate(tags, first):
             decode(sentence_tags, s)
-        return [], [], np.zeros((0, 0), dtype=np.int64), {}, np.zeros(0, dtype=np.int64), np.zeros(len(tokens))
+        return ([], [], np.zeros((0, 0), dtype=np.int64), {}, np.zeros(0, dtype=np.int64),
+                np.zeros(len(tokens), dtype=np.int64))
     stats = TrainStats.from_lists(tokens, tags, first)
     return (stats.vocab, stats.labels, stats.label_counts, stats.mentions, stats.token_ids,
             np.diff(stats.sentence_starts))
