@@ -21,13 +21,17 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._util import no_gc, write_atomic
-from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, from_dataset, parse_conll, quote, read_conll,
-                     tag_names)
-from .schemes import check_sentence, decode
+from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, from_dataset, parse_conll, quote, read_pieces,
+                     scan, source_name, tag_names)
+from .schemes import check_sentence, decode, parse_label
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
 _META = "meta.json"
+# from_conll reads a file in pieces of about this size: large enough that the per-piece
+# work is negligible (CoNLL-2003 train, 3.3 MB, is one piece), small enough to bound memory.
+PIECE_BYTES = 32 * 2 ** 20
+_PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 
 
 class TrainStats:
@@ -67,25 +71,44 @@ class TrainStats:
     @classmethod
     def _from_lists(cls, tokens, tags, first: int = 0) -> "TrainStats":
         _check_sentences(tokens, tags, first)
-        flat = list(chain.from_iterable(tokens))
-        token_index = {token: i for i, token in enumerate(dict.fromkeys(flat))}
-        token_ids = np.fromiter(map(token_index.__getitem__, flat), dtype=np.int32, count=len(flat))
         starts = np.zeros(len(tokens) + 1, dtype=np.int64)
         np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
-        spans = [decode(sentence_tags, s) for s, sentence_tags in enumerate(tags, first)]
-        label_names = ["O"] + sorted({entity_type for sentence in spans for _, _, entity_type in sentence})
+        return cls._from_flat(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
+
+    @classmethod
+    def _from_flat(cls, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0) -> "TrainStats":
+        """Stats of all tokens and tags in one flat list each, sentence ``s`` being
+        ``[starts[s], starts[s + 1])``: vocabulary and tag ids by dict lookups in C, spans by
+        numpy (decoded as ``schemes.decode`` does, sentence by sentence; tests compare them)."""
+        vocab = dict.fromkeys(tokens)
+        token_index = dict(zip(vocab, range(len(vocab))))
+        token_ids = np.fromiter(map(token_index.__getitem__, tokens), dtype=np.int32, count=len(tokens))
+        try:
+            distinct = list(dict.fromkeys(tags))
+        except TypeError:  # an unhashable tag: parse_label names it
+            distinct = tags
+        parsed = []
+        for tag in distinct:
+            try:
+                parsed.append(parse_label(tag))
+            except ValueError:
+                i = tags.index(tag)
+                s = int(np.searchsorted(starts, i, side="right")) - 1
+                parse_label(tag, s + first, i - int(starts[s]))  # raises, naming sentence and position
+        label_names = ["O"] + sorted({entity_type for prefix, entity_type in parsed if prefix != "O"})
         label_index = {label: i for i, label in enumerate(label_names)}
-        mentions: Counter = Counter()
-        # Each token's label id: +id at a mention's start, -id at its end, summed along.
-        delta = np.zeros(len(flat) + 1, dtype=np.int64)
-        for sentence, sentence_spans, offset in zip(tokens, spans, starts.tolist()):
-            for start, end, entity_type in sentence_spans:
-                mentions[(" ".join(sentence[start:end]), entity_type)] += 1
-                delta[offset + start] += label_index[entity_type]
-                delta[offset + end] -= label_index[entity_type]
-        label_ids = np.cumsum(delta[:-1])
-        counts = np.bincount(token_ids.astype(np.int64) * len(label_names) + label_ids,
+        tag_index = dict(zip(distinct, range(len(distinct))))
+        tag_ids = np.fromiter(map(tag_index.__getitem__, tags), dtype=np.int64, count=len(tags))
+        prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
+        label = np.array([label_index[t] if p != "O" else 0 for p, t in parsed], dtype=np.int64)[tag_ids]
+        counts = np.bincount(token_ids.astype(np.int64) * len(label_names) + label,
                              minlength=len(token_index) * len(label_names))
+        span_starts, span_ends = _spans(prefix, label, starts)
+        texts = list(map(tokens.__getitem__, span_starts.tolist()))
+        for k in np.flatnonzero(span_ends - span_starts > 1).tolist():
+            texts[k] = " ".join(tokens[span_starts[k]:span_ends[k]])
+        types = np.array(label_names, dtype=object)[label[span_starts]].tolist()
+        mentions = Counter(zip(texts, types))
         return cls(list(token_index), label_names, counts.reshape(len(token_index), len(label_names)),
                    dict(mentions), token_ids, starts)
 
@@ -94,9 +117,24 @@ class TrainStats:
         return cls.from_lists(corpus.tokens, corpus.tags)
 
     @classmethod
-    def from_conll(cls, path: str | os.PathLike) -> "TrainStats":
-        """Stats of a CoNLL file (token first, tag last)."""
-        return cls.from_corpus(read_conll(path))
+    def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES) -> "TrainStats":
+        """Stats of a CoNLL file (token first, tag last), read in pieces of about
+        ``piece_bytes`` whose statistics are merged: memory grows with the statistics, not
+        with the text (errors still name the file's line)."""
+        parts = []
+        width = None
+        for text, lines_before in read_pieces(path, piece_bytes):
+            with no_gc():
+                table = scan(text, source_name(path), lines_before, width)
+                if not len(table):
+                    continue
+                width = table.width
+                tags = table.column(width - 1)
+                table.check_tags(tags, width - 1)
+                parts.append(cls._from_flat(table.column(0), tags, table.starts))
+        if not parts:
+            raise ValueError("training data holds no sentence (no token): check the training file or dataset")
+        return reduce(TrainStats.merge, parts)
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
@@ -335,6 +373,21 @@ def _check_sentences(tokens, tags, first: int = 0) -> None:
             i = next(i for i, token in enumerate(sentence) if type(token) is not str)
             raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
                              f"{type(sentence[i]).__name__}, not a string")
+
+
+def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Starts and (exclusive) ends of the spans of flat prefix codes and labels, by the rules
+    of ``schemes.decode``: an I or E token continues the span before it when that token is
+    B or I (the only prefixes that leave a span open) of the same type in the same sentence;
+    every other entity token starts a span."""
+    n = len(prefix)
+    previous_open = np.zeros(n, dtype=bool)
+    previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
+    previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
+    continues = ((prefix == 2) | (prefix == 3)) & previous_open
+    entity = prefix > 0
+    last = entity & ~np.append(continues[1:], False)  # the next token does not continue this span
+    return np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
 
 
 def _stats_bytes_of_batch(batch, indices, tokens_column, tags_column, names):
