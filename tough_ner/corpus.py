@@ -34,14 +34,16 @@ def read_columns(path: str | os.PathLike, columns: Optional[Sequence[int]] = Non
     """Columns of a CoNLL file (all, or those indexed by ``columns``; negative counts
     from the end), each as a list of sentences, following the file rules below."""
     name = source_name(path)
-    table = scan(read_text(path), name)
-    width = table.width
-    if columns is None:
-        columns = range(width)
-    elif len(table) and (not all(-width <= c < width for c in columns)
-                         or len({c % width for c in columns}) < len(columns)):
-        raise ValueError(f"{name}: {width} columns cannot provide columns {list(columns)}")
-    return [table.sentences(table.column(c % width)) for c in columns] if len(table) else [[] for _ in columns]
+    with no_gc():  # many small acyclic lists: the collector's scans would triple the time
+        table = scan(read_text(path), name)
+        width = table.width
+        if columns is None:
+            columns = range(width)
+        elif len(table) and (not all(-width <= c < width for c in columns)
+                             or len({c % width for c in columns}) < len(columns)):
+            raise ValueError(f"{name}: {width} columns cannot provide columns {list(columns)}")
+        indices = [c % width for c in columns] if width else list(columns)
+        return [table.sentences(column) for column in table.columns(indices, len(indices))]
 
 
 # ---- file rules (one reader, ``scan``, applies them all; tests/test_reader.py checks it
@@ -153,26 +155,58 @@ def split_rows(text: str) -> List[List[str]]:
 
 
 class Table:
-    """The token lines of a CoNLL text, column-wise (built by ``scan``).
+    """The token lines of a CoNLL text, column-wise (built by ``scan``; read it with ``columns``).
 
     ``fields`` holds every field of the text in order; ``first[k]`` is the index in ``fields``
     of the first field of the k-th token line, ``lines[k]`` its line number (1-based);
     ``ends`` the sentence ends as counts of token lines; ``documents`` the document index of
     each sentence (None for a text without ``-DOCSTART-``); ``width`` the fields per line.
+    A ragged line found by ``scan`` ends the table there, its error kept for ``columns``.
     """
 
-    def __init__(self, name, fields, first, lines, ends, documents, width):
+    def __init__(self, name, fields, first, lines, ends, documents, width, ragged=None, skip=None):
         self.name, self.fields, self.first, self.lines = name, fields, first, lines
         self.ends, self.documents, self.width = ends, documents, width
+        self.ragged = ragged  # the error of a ragged line after the token lines kept
+        # fields of non-token lines among lines of ``width`` fields each (a faster ``_column``)
+        self._skip = skip
 
     def __len__(self) -> int:
         return len(self.first)
 
-    def column(self, c: int) -> List[str]:
-        """Column ``c`` (0 <= c < width) of every token line."""
-        if len(self.fields) == self.width * len(self.first):  # no -DOCSTART- line: a plain slice
-            return self.fields[c::self.width]
-        return list(map(self.fields.__getitem__, (self.first + c).tolist()))
+    def columns(self, indices: Sequence[int], tags_from: int = 1) -> List[List[str]]:
+        """Columns ``indices`` (0 <= c < width) of every token line, those from the
+        ``tags_from``-th on checked to hold tags.  The error is that of the first bad line in
+        file order: a value that is not a tag (first such column on a tie) or a ragged line."""
+        flat = [self._column(c) for c in indices]
+        problems = [problem for problem in (self._first_bad_tag(flat[k], c) for k, c in enumerate(indices)
+                                            if k >= tags_from) if problem]
+        if self.ragged is not None:
+            problems.append(self.ragged)
+        if problems:
+            raise min(problems, key=lambda problem: problem[0])[1]
+        return flat
+
+    def _column(self, c: int) -> List[str]:
+        if self._skip is None:
+            return list(map(self.fields.__getitem__, (self.first + c).tolist()))
+        full = self.fields[c::self.width]  # every line of ``width`` fields: one C-level slice
+        if not len(self._skip):
+            return full
+        bounds = np.concatenate(([-1], self._skip, [len(full)])).tolist()
+        return list(chain.from_iterable(full[a + 1:b] for a, b in zip(bounds[:-1], bounds[1:])))
+
+    def _first_bad_tag(self, column: List[str], c: int):
+        """(line, error) of the first value of column ``c`` that is not a tag, or None."""
+        from .schemes import parse_label
+
+        for tag in dict.fromkeys(column):  # distinct values in file order
+            try:
+                parse_label(tag)
+            except ValueError as error:
+                number = int(self.lines[column.index(tag)])
+                return number, ValueError(f"{self.name}, line {number}, column {c + 1}: {error}")
+        return None
 
     @property
     def starts(self) -> np.ndarray:
@@ -184,18 +218,6 @@ class Table:
         bounds = self.starts.tolist()
         return [column[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
-    def check_tags(self, column: List[str], c: int) -> None:
-        """Every value of column ``c`` (values ``column``) is a tag; a bad one is reported
-        with its file line (the first bad value in file order)."""
-        from .schemes import parse_label
-
-        for tag in dict.fromkeys(column):
-            try:
-                parse_label(tag)
-            except ValueError as error:
-                number = int(self.lines[column.index(tag)])
-                raise ValueError(f"{self.name}, line {number}, column {c + 1}: {error}") from None
-
 
 def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional[int] = None) -> Table:
     """The ``Table`` of CoNLL text under rules 2-5, column-wise: one C-level split of the
@@ -205,12 +227,14 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
     with no_gc():  # hundreds of thousands of small strings: the collector's scans only cost time
         if "\r" in text:
             text = text.replace("\r\n", "\n")
-        # str.split() breaks at more than space, tab and newline: only when none of those
-        # other characters occurs is it the rule-3 split (the regular expression is slower).
-        fields = _FIELD.findall(text) if any(c in text for c in OTHER_SPACE) else text.split()
         raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
         newline = raw == 10
         gap = newline | (raw == 32) | (raw == 9)
+        # str.split() breaks at more than space, tab and newline: only when none of those other
+        # characters occurs is it the rule-3 split (the regular expression is slower).
+        other = (not text.isascii() or np.count_nonzero(raw < 32) > np.count_nonzero(gap & (raw < 32))) \
+            and any(c in text for c in OTHER_SPACE)
+        fields = _FIELD.findall(text) if other else text.split()
         field_starts = np.flatnonzero(gap[:-1] & ~gap[1:]) + 1
         if len(raw) and not gap[0]:
             field_starts = np.concatenate(([0], field_starts))
@@ -225,10 +249,14 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
         token = counts > 0
         token[docstart] = False
         token_lines = np.flatnonzero(token)
-        table_width = _check_widths(name, fields, first, counts, token_lines, lines_before, width)
+        table_width, ragged = _check_widths(name, fields, first, counts, token_lines, lines_before, width)
+        if ragged is not None:  # keep the lines before it
+            token[token_lines[ragged[0]]:] = False
+            token_lines = token_lines[:ragged[0]]
+            ragged = ragged[1:]
         seen = np.cumsum(token)  # token lines up to each line
-        ends = np.unique(np.concatenate((seen[~token], seen[-1:])))
-        ends = ends[ends > 0]
+        ends = np.concatenate((seen[~token], seen[-1:]))  # non-decreasing; keep each new value
+        ends = ends[(ends > 0) & np.concatenate(([True], ends[1:] != ends[:-1]))]
         documents = None
         if len(docstart):
             marks = np.zeros(len(counts), dtype=np.int64)
@@ -236,25 +264,32 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
             group = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
             # a document index counts the groups that hold a sentence
             documents = np.concatenate(([0], np.cumsum(np.diff(group) != 0)))[:len(ends)].tolist()
-        return Table(name, fields, first[token_lines], token_lines + 1 + lines_before, ends, documents, table_width)
+        skip = None
+        if ragged is None and len(filled) and (counts[filled] == table_width).all():
+            skip = np.searchsorted(filled, docstart)  # places of the -DOCSTART- lines among lines with fields
+        return Table(name, fields, first[token_lines], token_lines + 1 + lines_before, ends, documents,
+                     table_width, ragged, skip)
 
 
-def _check_widths(name, fields, first, counts, token_lines, lines_before, width) -> int:
-    """The common number of fields of the token lines (rule 5)."""
+def _check_widths(name, fields, first, counts, token_lines, lines_before, width):
+    """The common number of fields of the token lines (rule 5), and for a ragged line its
+    place among the token lines, its line number and its error (or None)."""
     if not len(token_lines):
-        return width or 0
+        return width or 0, None
     widths = counts[token_lines]
     expected = int(widths[0]) if width is None else width
+    line = int(token_lines[0])
+    if expected < 2:  # no tag column: nothing else can be checked
+        raise ValueError(f"{name}, line {line + 1 + lines_before}: a CoNLL line needs a token and a tag, "
+                         f"got {quote(' '.join(fields[first[line]:first[line] + counts[line]]))}")
     bad = np.flatnonzero(widths != expected)
-    if expected < 2 or len(bad):
-        line = int(token_lines[0 if expected < 2 else bad[0]])
-        shown = quote(" ".join(fields[first[line]:first[line] + counts[line]]))
-        if expected < 2:
-            raise ValueError(f"{name}, line {line + 1 + lines_before}: a CoNLL line needs a token and a tag, "
-                             f"got {shown}")
-        raise ValueError(f"{name}, line {line + 1 + lines_before}: {counts[line]} columns where earlier lines "
-                         f"have {expected}: {shown}")
-    return expected
+    if not len(bad):
+        return expected, None
+    line = int(token_lines[bad[0]])
+    number = line + 1 + lines_before
+    shown = quote(" ".join(fields[first[line]:first[line] + counts[line]]))
+    return expected, (int(bad[0]), number, ValueError(f"{name}, line {number}: {counts[line]} columns where earlier "
+                                                      f"lines have {expected}: {shown}"))
 
 
 ColumnChoice = Union[None, str, Sequence[Union[int, str]]]
@@ -323,12 +358,9 @@ def _parse(text: str, n_predictions: int, name: str, columns: ColumnChoice) -> C
 def _corpus(table: Table, n_predictions: int, name: str, columns: ColumnChoice) -> Corpus:
     indices = column_indices(columns, table.width,
                              None if columns is not None and not n_predictions else n_predictions, name)
-    if not len(table):
+    if not len(table) and table.ragged is None:
         return Corpus([], [], [[] for _ in indices[2:]], name, [])
-    flat = [table.column(c) for c in indices]
-    for c, column in zip(indices[1:], flat[1:]):
-        table.check_tags(column, c)
-    tokens, gold, *predictions = map(table.sentences, flat)
+    tokens, gold, *predictions = map(table.sentences, table.columns(indices))
     return Corpus(tokens, gold, predictions, name, table.documents)
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from itertools import repeat
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -42,8 +43,8 @@ def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str]
     o_count = counts[:, 0]
     type_counts = counts[:, 1:]
     entity_count = type_counts.sum(axis=1)
-    gold_entity = np.array([t != "O" for t in gold_types], dtype=bool)
-    column = np.array([stats.label_index.get(t, -1) for t in gold_types], dtype=np.int64)
+    gold_entity = np.fromiter(map("O".__ne__, gold_types), dtype=bool, count=len(gold_types))
+    column = np.fromiter(map(stats.label_index.get, gold_types, repeat(-1)), dtype=np.int64, count=len(gold_types))
     gold_type_count = np.where(column > 0, counts[np.arange(len(ids)), np.maximum(column, 0)], 0)
     usually_entity = entity_count >= o_count
     if strict:

@@ -15,7 +15,7 @@ import sys
 import zipfile
 from collections import Counter
 from functools import cached_property, reduce
-from itertools import chain
+from itertools import chain, count, repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -80,13 +80,11 @@ class TrainStats:
         """Stats of all tokens and tags in one flat list each, sentence ``s`` being
         ``[starts[s], starts[s + 1])``: vocabulary and tag ids by dict lookups in C, spans by
         numpy (decoded as ``schemes.decode`` does, sentence by sentence; tests compare them)."""
-        vocab = dict.fromkeys(tokens)
-        token_index = dict(zip(vocab, range(len(vocab))))
-        token_ids = np.fromiter(map(token_index.__getitem__, tokens), dtype=np.int32, count=len(tokens))
+        vocab, token_ids = _factorize(tokens, np.int32)
         try:
-            distinct = list(dict.fromkeys(tags))
-        except TypeError:  # an unhashable tag: parse_label names it
-            distinct = tags
+            distinct, tag_ids = _factorize(tags, np.int64)
+        except TypeError:  # an unhashable tag: parse_label names it below
+            distinct, tag_ids = tags, None
         parsed = []
         for tag in distinct:
             try:
@@ -97,20 +95,17 @@ class TrainStats:
                 parse_label(tag, s + first, i - int(starts[s]))  # raises, naming sentence and position
         label_names = ["O"] + sorted({entity_type for prefix, entity_type in parsed if prefix != "O"})
         label_index = {label: i for i, label in enumerate(label_names)}
-        tag_index = dict(zip(distinct, range(len(distinct))))
-        tag_ids = np.fromiter(map(tag_index.__getitem__, tags), dtype=np.int64, count=len(tags))
         prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
         label = np.array([label_index[t] if p != "O" else 0 for p, t in parsed], dtype=np.int64)[tag_ids]
         counts = np.bincount(token_ids.astype(np.int64) * len(label_names) + label,
-                             minlength=len(token_index) * len(label_names))
+                             minlength=len(vocab) * len(label_names))
         span_starts, span_ends = _spans(prefix, label, starts)
         texts = list(map(tokens.__getitem__, span_starts.tolist()))
         for k in np.flatnonzero(span_ends - span_starts > 1).tolist():
             texts[k] = " ".join(tokens[span_starts[k]:span_ends[k]])
         types = np.array(label_names, dtype=object)[label[span_starts]].tolist()
         mentions = Counter(zip(texts, types))
-        return cls(list(token_index), label_names, counts.reshape(len(token_index), len(label_names)),
-                   dict(mentions), token_ids, starts)
+        return cls(vocab, label_names, counts.reshape(len(vocab), len(label_names)), dict(mentions), token_ids, starts)
 
     @classmethod
     def from_corpus(cls, corpus: Corpus) -> "TrainStats":
@@ -126,12 +121,11 @@ class TrainStats:
         for text, lines_before in read_pieces(path, piece_bytes):
             with no_gc():
                 table = scan(text, source_name(path), lines_before, width)
-                if not len(table):
+                if not len(table) and table.ragged is None:
                     continue
                 width = table.width
-                tags = table.column(width - 1)
-                table.check_tags(tags, width - 1)
-                parts.append(cls._from_flat(table.column(0), tags, table.starts))
+                tokens, tags = table.columns([0, width - 1])
+                parts.append(cls._from_flat(tokens, tags, table.starts))
         if not parts:
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
         return reduce(TrainStats.merge, parts)
@@ -224,8 +218,7 @@ class TrainStats:
 
     def ids(self, tokens: Iterable[str]) -> np.ndarray:
         """Vocabulary ids of tokens, -1 for tokens never seen in training."""
-        get = self.token_index.get
-        return np.fromiter((get(t, -1) for t in tokens), dtype=np.int64)
+        return np.fromiter(map(self.token_index.get, tokens, repeat(-1)), dtype=np.int64)
 
     def counts_of(self, tokens: Iterable[str]) -> np.ndarray:
         """``[n, len(labels)]`` training label counts of each token (zeros when unseen)."""
@@ -373,6 +366,16 @@ def _check_sentences(tokens, tags, first: int = 0) -> None:
             i = next(i for i, token in enumerate(sentence) if type(token) is not str)
             raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
                              f"{type(sentence[i]).__name__}, not a string")
+
+
+def _factorize(values: list, dtype) -> Tuple[list, np.ndarray]:
+    """The distinct values in first-occurrence order and each value's index among them, in
+    one pass of C-level dict calls (each value is mapped to the place it first occurs at)."""
+    index: dict = {}
+    first = np.fromiter(map(index.setdefault, values, count()), dtype=np.int64, count=len(values))
+    rank = np.zeros(len(values), dtype=dtype)
+    rank[np.fromiter(index.values(), dtype=np.int64, count=len(index))] = np.arange(len(index), dtype=dtype)
+    return list(index), rank[first]
 
 
 def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
