@@ -5,8 +5,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from itertools import chain
-from typing import Iterator, List, Optional, Sequence, Tuple, Union
+from itertools import chain, count
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -110,21 +110,23 @@ def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]
         rest, lines, offset = b"", 0, 0
         while True:
             block = handle.read(size)
-            data = rest + block
-            if not block:
-                cut = len(data)
-            else:  # after the last blank line ("\n\n" or "\n\r\n"); none yet: read on
+            last = len(block) < size  # read() returns less only at the end
+            data = rest + block if rest else block
+            cut = len(data)
+            if not last:  # after the last blank line ("\n\n" or "\n\r\n"); none yet: read on
                 lf, crlf = data.rfind(b"\n\n"), data.rfind(b"\n\r\n")
                 cut = max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
                 if not cut:
                     rest = data
                     continue
-            piece, rest = data[:cut], data[cut:]
+            piece, rest = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
             if piece:
                 yield decode_text(piece, name, lines, offset), lines
                 lines += piece.count(b"\n")
                 offset += len(piece)
-            if not block:
+            if last:
+                if rest:  # cannot happen: the last piece takes all
+                    raise AssertionError("bytes left after the last piece")
                 return
     finally:
         if handle is not sys.stdin.buffer:
@@ -155,30 +157,32 @@ def split_rows(text: str) -> List[List[str]]:
 
 
 class Table:
-    """The token lines of a CoNLL text, column-wise (built by ``scan``; read it with ``columns``).
+    """Where the token lines of a CoNLL text lie (built by ``scan``); ``columns`` reads them.
 
-    ``fields`` holds every field of the text in order; ``first[k]`` is the index in ``fields``
-    of the first field of the k-th token line, ``lines[k]`` its line number (1-based);
-    ``ends`` the sentence ends as counts of token lines; ``documents`` the document index of
-    each sentence (None for a text without ``-DOCSTART-``); ``width`` the fields per line.
-    A ragged line found by ``scan`` ends the table there, its error kept for ``columns``.
+    ``lines[k]`` is the line number (1-based) of the k-th token line; ``ends`` the sentence
+    ends as counts of token lines; ``documents`` the document index of each sentence (None for
+    a text without ``-DOCSTART-``); ``width`` the fields per token line.  A ragged line ends
+    the table there, its error kept for ``columns`` (which reports the first bad line).
     """
 
-    def __init__(self, name, fields, first, lines, ends, documents, width, ragged=None, skip=None):
-        self.name, self.fields, self.first, self.lines = name, fields, first, lines
-        self.ends, self.documents, self.width = ends, documents, width
-        self.ragged = ragged  # the error of a ragged line after the token lines kept
-        # fields of non-token lines among lines of ``width`` fields each (a faster ``_column``)
-        self._skip = skip
+    def __init__(self, name, text, raw, gap, fields_upto, first, lines, ends, documents, width, ragged):
+        self.name, self.lines, self.ends, self.documents, self.width = name, lines, ends, documents, width
+        self.ragged = ragged  # (line, error) of a ragged line after the token lines kept, or None
+        self.codes: Dict[int, Tuple[list, np.ndarray]] = {}  # tag column -> its distinct values and their ids
+        self._text, self._raw, self._gap, self._fields_upto, self._first = text, raw, gap, fields_upto, first
 
     def __len__(self) -> int:
-        return len(self.first)
+        return len(self._first)
 
     def columns(self, indices: Sequence[int], tags_from: int = 1) -> List[List[str]]:
         """Columns ``indices`` (0 <= c < width) of every token line, those from the
         ``tags_from``-th on checked to hold tags.  The error is that of the first bad line in
-        file order: a value that is not a tag (first such column on a tie) or a ragged line."""
-        flat = [self._column(c) for c in indices]
+        file order: a value that is not a tag (the first such column on a tie) or a ragged line."""
+        wanted = sorted(set(indices))
+        fields = _split(self._fields_of(wanted))
+        if len(fields) != len(wanted) * len(self):
+            raise AssertionError(f"{self.name}: {len(fields)} fields for {len(self)} lines of {len(wanted)} columns")
+        flat = [fields[wanted.index(c)::len(wanted)] for c in indices]
         problems = [problem for problem in (self._first_bad_tag(flat[k], c) for k, c in enumerate(indices)
                                             if k >= tags_from) if problem]
         if self.ragged is not None:
@@ -187,24 +191,28 @@ class Table:
             raise min(problems, key=lambda problem: problem[0])[1]
         return flat
 
-    def _column(self, c: int) -> List[str]:
-        if self._skip is None:
-            return list(map(self.fields.__getitem__, (self.first + c).tolist()))
-        full = self.fields[c::self.width]  # every line of ``width`` fields: one C-level slice
-        if not len(self._skip):
-            return full
-        bounds = np.concatenate(([-1], self._skip, [len(full)])).tolist()
-        return list(chain.from_iterable(full[a + 1:b] for a, b in zip(bounds[:-1], bounds[1:])))
+    def _fields_of(self, wanted: List[int]) -> str:
+        """The text with only the fields of columns ``wanted`` of the token lines (whitespace
+        kept): splitting it makes no string that is not needed."""
+        n_fields = int(self._fields_upto[-1]) if len(self._fields_upto) else 0
+        if len(wanted) * len(self) == n_fields:  # every field is wanted
+            return self._text
+        keep = np.zeros(n_fields + 1, dtype=bool)  # the extra last place: before the first field
+        keep[(self._first[:, None] + np.array(wanted, dtype=np.int64)[None, :]).ravel()] = True
+        chosen = keep[self._fields_upto - 1] | self._gap  # a byte of a wanted field, or whitespace
+        return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
 
     def _first_bad_tag(self, column: List[str], c: int):
         """(line, error) of the first value of column ``c`` that is not a tag, or None."""
         from .schemes import parse_label
 
-        for tag in dict.fromkeys(column):  # distinct values in file order
+        distinct, ids, first = factorize(column)
+        self.codes[c] = distinct, ids
+        for tag, where in zip(distinct, first.tolist()):
             try:
                 parse_label(tag)
             except ValueError as error:
-                number = int(self.lines[column.index(tag)])
+                number = int(self.lines[where])
                 return number, ValueError(f"{self.name}, line {number}, column {c + 1}: {error}")
         return None
 
@@ -219,59 +227,91 @@ class Table:
         return [column[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
+def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarray]:
+    """The distinct values in first-occurrence order, each value's index among them, and where
+    each distinct value first occurs: one pass of C-level dict calls (each value is mapped to
+    the place it first occurs at, then places are ranked)."""
+    index: dict = {}
+    place = np.fromiter(map(index.setdefault, values, count()), dtype=np.int64, count=len(values))
+    first = np.fromiter(index.values(), dtype=np.int64, count=len(index))
+    rank = np.zeros(len(values), dtype=dtype)
+    rank[first] = np.arange(len(index), dtype=dtype)
+    return list(index), rank[place], first
+
+
+_DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
+
+
+def _split(text: str) -> List[str]:
+    """Fields under rule 3: str.split() breaks at more than space, tab and newline, so it is
+    used only when none of those other characters occurs (the regular expression is slower)."""
+    if text.isascii() and not any(c in text for c in "\x0b\x0c\r\x1c\x1d\x1e\x1f"):
+        return text.split()
+    return _FIELD.findall(text) if any(c in text for c in OTHER_SPACE) else text.split()
+
+
 def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional[int] = None) -> Table:
-    """The ``Table`` of CoNLL text under rules 2-5, column-wise: one C-level split of the
-    whole text into fields, then numpy on its bytes for where lines and fields fall.
+    """The ``Table`` of CoNLL text under rules 2-5, found by numpy on its UTF-8 bytes (space,
+    tab and newline are single bytes there, never part of another character).
     ``lines_before`` numbers lines after earlier pieces of a file; ``width`` is the number of
     fields of their token lines (a different width here is the ragged-line error)."""
-    with no_gc():  # hundreds of thousands of small strings: the collector's scans only cost time
-        if "\r" in text:
-            text = text.replace("\r\n", "\n")
-        raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
-        newline = raw == 10
-        gap = newline | (raw == 32) | (raw == 9)
-        # str.split() breaks at more than space, tab and newline: only when none of those other
-        # characters occurs is it the rule-3 split (the regular expression is slower).
-        other = (not text.isascii() or np.count_nonzero(raw < 32) > np.count_nonzero(gap & (raw < 32))) \
-            and any(c in text for c in OTHER_SPACE)
-        fields = _FIELD.findall(text) if other else text.split()
-        field_starts = np.flatnonzero(gap[:-1] & ~gap[1:]) + 1
-        if len(raw) and not gap[0]:
-            field_starts = np.concatenate(([0], field_starts))
-        if len(field_starts) != len(fields):
-            raise AssertionError(f"{name}: {len(fields)} fields but {len(field_starts)} field starts")
-        # per line: index of its first field and its number of fields
-        bounds = np.concatenate(([0], np.searchsorted(field_starts, np.flatnonzero(newline)), [len(fields)]))
-        first, counts = bounds[:-1], np.diff(bounds)
-        filled = np.flatnonzero(counts)
-        dash = filled[raw[field_starts[first[filled]]] == 45]  # first field starts with "-"
-        docstart = dash[[fields[i] == "-DOCSTART-" for i in first[dash].tolist()]] if len(dash) else dash
-        token = counts > 0
-        token[docstart] = False
-        token_lines = np.flatnonzero(token)
-        table_width, ragged = _check_widths(name, fields, first, counts, token_lines, lines_before, width)
-        if ragged is not None:  # keep the lines before it
-            token[token_lines[ragged[0]]:] = False
-            token_lines = token_lines[:ragged[0]]
-            ragged = ragged[1:]
-        seen = np.cumsum(token)  # token lines up to each line
-        ends = np.concatenate((seen[~token], seen[-1:]))  # non-decreasing; keep each new value
-        ends = ends[(ends > 0) & np.concatenate(([True], ends[1:] != ends[:-1]))]
-        documents = None
-        if len(docstart):
-            marks = np.zeros(len(counts), dtype=np.int64)
-            marks[docstart] = 1
-            group = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
-            # a document index counts the groups that hold a sentence
-            documents = np.concatenate(([0], np.cumsum(np.diff(group) != 0)))[:len(ends)].tolist()
-        skip = None
-        if ragged is None and len(filled) and (counts[filled] == table_width).all():
-            skip = np.searchsorted(filled, docstart)  # places of the -DOCSTART- lines among lines with fields
-        return Table(name, fields, first[token_lines], token_lines + 1 + lines_before, ends, documents,
-                     table_width, ragged, skip)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n")
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    newline = raw == 10
+    gap = newline | (raw == 32) | (raw == 9)
+    start = ~gap
+    start[1:] &= gap[:-1]  # a field starts after whitespace, or at the beginning
+    fields_upto = np.cumsum(start, dtype=np.int32 if len(raw) < 2 ** 31 else np.int64)  # fields begun so far
+    line_ends = np.flatnonzero(newline)
+    n_fields = int(fields_upto[-1]) if len(raw) else 0
+    bounds = np.concatenate(([0], fields_upto[line_ends], [n_fields])).astype(np.int64)
+    first, counts = bounds[:-1], np.diff(bounds)  # per line: index of its first field, number of fields
+    token = counts > 0
+    docstart = _docstart_lines(raw, gap, start, fields_upto, line_ends, first)
+    token[docstart] = False
+    token_lines = np.flatnonzero(token)
+    table_width, ragged = _check_widths(name, text, line_ends, counts, token_lines, lines_before, width)
+    if ragged is not None:  # keep the lines before it
+        token[token_lines[ragged[0]]:] = False
+        token_lines = token_lines[:ragged[0]]
+        ragged = ragged[1:]
+    seen = np.cumsum(token)  # token lines up to each line
+    ends = np.concatenate((seen[~token], seen[-1:]))  # non-decreasing; keep each new value
+    ends = ends[(ends > 0) & np.concatenate(([True], ends[1:] != ends[:-1]))]
+    documents = None
+    if len(docstart):
+        marks = np.zeros(len(counts), dtype=np.int64)
+        marks[docstart] = 1
+        group = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
+        # a document index counts the groups that hold a sentence
+        documents = np.concatenate(([0], np.cumsum(np.diff(group) != 0)))[:len(ends)].tolist()
+    return Table(name, text, raw, gap, fields_upto, first[token_lines], token_lines + 1 + lines_before, ends,
+                 documents, table_width, ragged)
 
 
-def _check_widths(name, fields, first, counts, token_lines, lines_before, width):
+def _docstart_lines(raw, gap, start, fields_upto, line_ends, first) -> np.ndarray:
+    """Lines whose first field is ``-DOCSTART-``."""
+    where = np.flatnonzero(start & (raw == 45))  # fields starting with "-" (few)
+    n = len(_DOCSTART)
+    where = where[where + n <= len(raw)]
+    if len(where):
+        match = (raw[where[:, None] + np.arange(n)] == _DOCSTART).all(axis=1)
+        after = where + n
+        match &= (after == len(raw)) | gap[np.minimum(after, len(raw) - 1)]
+        where = where[match]
+    line = np.searchsorted(line_ends, where)  # the line of each
+    return line[first[line] == fields_upto[where] - 1]  # only a line's first field counts
+
+
+def _line_text(text: str, line_ends: np.ndarray, line: int) -> str:
+    start = int(line_ends[line - 1]) + 1 if line else 0
+    end = int(line_ends[line]) if line < len(line_ends) else None
+    raw = text.encode("utf-8", "surrogatepass")[start:end].decode("utf-8", "surrogatepass")
+    return " ".join(_split(raw))
+
+
+def _check_widths(name, text, line_ends, counts, token_lines, lines_before, width):
     """The common number of fields of the token lines (rule 5), and for a ragged line its
     place among the token lines, its line number and its error (or None)."""
     if not len(token_lines):
@@ -281,13 +321,13 @@ def _check_widths(name, fields, first, counts, token_lines, lines_before, width)
     line = int(token_lines[0])
     if expected < 2:  # no tag column: nothing else can be checked
         raise ValueError(f"{name}, line {line + 1 + lines_before}: a CoNLL line needs a token and a tag, "
-                         f"got {quote(' '.join(fields[first[line]:first[line] + counts[line]]))}")
+                         f"got {quote(_line_text(text, line_ends, line))}")
     bad = np.flatnonzero(widths != expected)
     if not len(bad):
         return expected, None
     line = int(token_lines[bad[0]])
     number = line + 1 + lines_before
-    shown = quote(" ".join(fields[first[line]:first[line] + counts[line]]))
+    shown = quote(_line_text(text, line_ends, line))
     return expected, (int(bad[0]), number, ValueError(f"{name}, line {number}: {counts[line]} columns where earlier "
                                                       f"lines have {expected}: {shown}"))
 

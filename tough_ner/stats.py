@@ -15,14 +15,14 @@ import sys
 import zipfile
 from collections import Counter
 from functools import cached_property, reduce
-from itertools import chain, count, repeat
+from itertools import chain, repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._util import no_gc, write_atomic
 from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, from_dataset, parse_conll, quote, read_pieces,
-                     scan, source_name, tag_names)
+                     factorize, scan, source_name, tag_names)
 from .schemes import check_sentence, decode, parse_label
 
 FORMAT = "tough-ner-train-stats"
@@ -76,15 +76,20 @@ class TrainStats:
         return cls._from_flat(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
 
     @classmethod
-    def _from_flat(cls, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0) -> "TrainStats":
+    def _from_flat(cls, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0,
+                   tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> "TrainStats":
         """Stats of all tokens and tags in one flat list each, sentence ``s`` being
-        ``[starts[s], starts[s + 1])``: vocabulary and tag ids by dict lookups in C, spans by
-        numpy (decoded as ``schemes.decode`` does, sentence by sentence; tests compare them)."""
-        vocab, token_ids = _factorize(tokens, np.int32)
-        try:
-            distinct, tag_ids = _factorize(tags, np.int64)
-        except TypeError:  # an unhashable tag: parse_label names it below
-            distinct, tag_ids = tags, None
+        ``[starts[s], starts[s + 1])``: vocabulary and tag ids by dict calls in C, spans by
+        numpy (decoded as ``schemes.decode`` does, sentence by sentence; tests compare them).
+        ``tag_codes``: the tags' distinct values and ids when the reader already has them."""
+        vocab, token_ids, _ = factorize(tokens, np.int32)
+        if tag_codes is not None:
+            distinct, tag_ids = tag_codes
+        else:
+            try:
+                distinct, tag_ids, _ = factorize(tags)
+            except TypeError:  # an unhashable tag: parse_label names it below
+                distinct, tag_ids = tags, None
         parsed = []
         for tag in distinct:
             try:
@@ -125,7 +130,7 @@ class TrainStats:
                     continue
                 width = table.width
                 tokens, tags = table.columns([0, width - 1])
-                parts.append(cls._from_flat(tokens, tags, table.starts))
+                parts.append(cls._from_flat(tokens, tags, table.starts, tag_codes=table.codes[width - 1]))
         if not parts:
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
         return reduce(TrainStats.merge, parts)
@@ -366,16 +371,6 @@ def _check_sentences(tokens, tags, first: int = 0) -> None:
             i = next(i for i, token in enumerate(sentence) if type(token) is not str)
             raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
                              f"{type(sentence[i]).__name__}, not a string")
-
-
-def _factorize(values: list, dtype) -> Tuple[list, np.ndarray]:
-    """The distinct values in first-occurrence order and each value's index among them, in
-    one pass of C-level dict calls (each value is mapped to the place it first occurs at)."""
-    index: dict = {}
-    first = np.fromiter(map(index.setdefault, values, count()), dtype=np.int64, count=len(values))
-    rank = np.zeros(len(values), dtype=dtype)
-    rank[np.fromiter(index.values(), dtype=np.int64, count=len(index))] = np.arange(len(index), dtype=dtype)
-    return list(index), rank[first]
 
 
 def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
