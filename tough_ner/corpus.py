@@ -197,9 +197,9 @@ class Table:
         n_fields = int(self._fields_upto[-1]) if len(self._fields_upto) else 0
         if len(wanted) * len(self) == n_fields:  # every field is wanted
             return self._text
-        keep = np.zeros(n_fields + 1, dtype=bool)  # the extra last place: before the first field
-        keep[(self._first[:, None] + np.array(wanted, dtype=np.int64)[None, :]).ravel()] = True
-        chosen = keep[self._fields_upto - 1] | self._gap  # a byte of a wanted field, or whitespace
+        keep = np.zeros(n_fields + 1, dtype=bool)  # keep[f + 1]: field f is wanted (keep[0]: no field yet)
+        keep[(self._first[:, None] + np.array(wanted, dtype=np.int64)[None, :]).ravel() + 1] = True
+        chosen = np.take(keep, self._fields_upto) | self._gap  # a byte of a wanted field, or whitespace
         return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
 
     def _first_bad_tag(self, column: List[str], c: int):

@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .batch import Batch
-from .checks import check_inputs
+from .checks import check_inputs, token_ids
 from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import per_sentence, with_intervals
@@ -31,12 +31,13 @@ ERROR_SCHEMES = ("bilou", "bio", "io")
 
 
 def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str],
-             strict: bool = False) -> Dict[str, np.ndarray]:
+             strict: bool = False, ids: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
     """Boolean masks of the HardEval subsets over flat tokens.
 
-    ``gold_types`` holds each token's gold entity type, or ``"O"``.
+    ``gold_types`` holds each token's gold entity type, or ``"O"``; ``ids`` the tokens'
+    vocabulary ids when already known.
     """
-    ids = stats.ids(tokens)
+    ids = stats.ids(tokens) if ids is None else ids
     seen = ids >= 0
     counts = stats.label_counts[ids]
     counts[~seen] = 0
@@ -130,7 +131,8 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
 
 def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
     check_inputs(stats, batch)
-    return batch.memo(("hardeval", strict), stats, lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict))
+    return batch.memo(("hardeval", strict), stats, lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict,
+                                                                    token_ids(stats, batch)))
 
 
 def counts(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou"):

@@ -240,7 +240,7 @@ class TrainStats:
     @cached_property
     def lower_vocab(self) -> frozenset:
         """The vocabulary lowercased (the casing check)."""
-        return frozenset(token.lower() for token in self.vocab)
+        return frozenset(map(str.lower, self.vocab))
 
     @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
