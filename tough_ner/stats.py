@@ -15,7 +15,7 @@ import sys
 import zipfile
 from collections import Counter
 from functools import cached_property, reduce
-from itertools import chain, repeat
+from itertools import chain, count, filterfalse, repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -28,9 +28,10 @@ from .schemes import check_sentence, decode, parse_label
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
 _META = "meta.json"
-# from_conll reads a file in pieces of about this size: large enough that the per-piece
-# work is negligible (CoNLL-2003 train, 3.3 MB, is one piece), small enough to bound memory.
-PIECE_BYTES = 32 * 2 ** 20
+# from_conll reads a file in pieces of about this size: large enough that the per-piece work
+# is small (CoNLL-2003 train, 3.3 MB, is one piece), small enough that the reader's arrays
+# (about 12 bytes per byte of text) stay near 50 MB and are reused rather than mapped afresh.
+PIECE_BYTES = 4 * 2 ** 20
 _PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 
 
@@ -56,7 +57,7 @@ class TrainStats:
         self.sentence_starts = sentence_starts
         if len(token_ids) == 0:  # every method would divide by nothing later, far from the cause
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
-        self.token_index = {token: i for i, token in enumerate(vocab)}
+        self.token_index = dict(zip(vocab, range(len(vocab))))
         self.label_index = {label: i for i, label in enumerate(labels)}
 
     # ---- building -------------------------------------------------------------------
@@ -73,44 +74,9 @@ class TrainStats:
         _check_sentences(tokens, tags, first)
         starts = np.zeros(len(tokens) + 1, dtype=np.int64)
         np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
-        return cls._from_flat(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
-
-    @classmethod
-    def _from_flat(cls, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0,
-                   tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> "TrainStats":
-        """Stats of all tokens and tags in one flat list each, sentence ``s`` being
-        ``[starts[s], starts[s + 1])``: vocabulary and tag ids by dict calls in C, spans by
-        numpy (decoded as ``schemes.decode`` does, sentence by sentence; tests compare them).
-        ``tag_codes``: the tags' distinct values and ids when the reader already has them."""
-        vocab, token_ids, _ = factorize(tokens, np.int32)
-        if tag_codes is not None:
-            distinct, tag_ids = tag_codes
-        else:
-            try:
-                distinct, tag_ids, _ = factorize(tags)
-            except TypeError:  # an unhashable tag: parse_label names it below
-                distinct, tag_ids = tags, None
-        parsed = []
-        for tag in distinct:
-            try:
-                parsed.append(parse_label(tag))
-            except ValueError:
-                i = tags.index(tag)
-                s = int(np.searchsorted(starts, i, side="right")) - 1
-                parse_label(tag, s + first, i - int(starts[s]))  # raises, naming sentence and position
-        label_names = ["O"] + sorted({entity_type for prefix, entity_type in parsed if prefix != "O"})
-        label_index = {label: i for i, label in enumerate(label_names)}
-        prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
-        label = np.array([label_index[t] if p != "O" else 0 for p, t in parsed], dtype=np.int64)[tag_ids]
-        counts = np.bincount(token_ids.astype(np.int64) * len(label_names) + label,
-                             minlength=len(vocab) * len(label_names))
-        span_starts, span_ends = _spans(prefix, label, starts)
-        texts = list(map(tokens.__getitem__, span_starts.tolist()))
-        for k in np.flatnonzero(span_ends - span_starts > 1).tolist():
-            texts[k] = " ".join(tokens[span_starts[k]:span_ends[k]])
-        types = np.array(label_names, dtype=object)[label[span_starts]].tolist()
-        mentions = Counter(zip(texts, types))
-        return cls(vocab, label_names, counts.reshape(len(vocab), len(label_names)), dict(mentions), token_ids, starts)
+        builder = _Builder()
+        builder.add(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
+        return builder.stats()
 
     @classmethod
     def from_corpus(cls, corpus: Corpus) -> "TrainStats":
@@ -119,21 +85,20 @@ class TrainStats:
     @classmethod
     def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES) -> "TrainStats":
         """Stats of a CoNLL file (token first, tag last), read in pieces of about
-        ``piece_bytes`` whose statistics are merged: memory grows with the statistics, not
-        with the text (errors still name the file's line)."""
-        parts = []
+        ``piece_bytes`` (each cut after a blank line) added up one after the other: memory
+        grows with the statistics, not with the text (errors still name the file's line)."""
+        builder = _Builder()
         width = None
         for text, lines_before in read_pieces(path, piece_bytes):
             with no_gc():
                 table = scan(text, source_name(path), lines_before, width)
+                del text
                 if not len(table) and table.ragged is None:
                     continue
                 width = table.width
                 tokens, tags = table.columns([0, width - 1])
-                parts.append(cls._from_flat(tokens, tags, table.starts, tag_codes=table.codes[width - 1]))
-        if not parts:
-            raise ValueError("training data holds no sentence (no token): check the training file or dataset")
-        return reduce(TrainStats.merge, parts)
+                builder.add(tokens, tags, table.starts, tag_codes=table.codes[width - 1])
+        return builder.stats()
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
@@ -183,15 +148,15 @@ class TrainStats:
     def merge(self, other: "TrainStats") -> "TrainStats":
         """Stats of this data followed by ``other``'s."""
         token_index = dict(self.token_index)
-        for token in other.vocab:
-            token_index.setdefault(token, len(token_index))
-        remap = np.fromiter((token_index[t] for t in other.vocab), dtype=np.int32, count=len(other.vocab))
+        new = list(filterfalse(token_index.__contains__, other.vocab))  # other's new tokens, in its order
+        token_index.update(zip(new, range(len(token_index), len(token_index) + len(new))))
+        remap = np.fromiter(map(token_index.__getitem__, other.vocab), dtype=np.int32, count=len(other.vocab))
         labels = ["O"] + sorted((set(self.labels) | set(other.labels)) - {"O"})
         label_index = {label: i for i, label in enumerate(labels)}
         counts = np.zeros((len(token_index), len(labels)), dtype=np.int64)
         counts[: len(self.vocab), [label_index[x] for x in self.labels]] += self.label_counts
-        np.add.at(counts, (remap[:, None], np.array([label_index[x] for x in other.labels])[None, :]),
-                  other.label_counts)
+        # remap and the label columns hold no index twice: a plain += adds every count
+        counts[np.ix_(remap, [label_index[x] for x in other.labels])] += other.label_counts
         mentions = Counter(self.mentions)
         mentions.update(other.mentions)
         return TrainStats(list(token_index), labels, counts, dict(mentions),
@@ -371,6 +336,72 @@ def _check_sentences(tokens, tags, first: int = 0) -> None:
             i = next(i for i, token in enumerate(sentence) if type(token) is not str)
             raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
                              f"{type(sentence[i]).__name__}, not a string")
+
+
+class _Builder:
+    """TrainStats built from flat token and tag lists given piece after piece (``add``): the
+    vocabulary, label counts and mentions are added up as they come, so a piece's lists can
+    be dropped once added; ``stats()`` equals the stats of all pieces' sentences in order."""
+
+    def __init__(self):
+        self.index: dict = {}  # token -> place of its first occurrence among all tokens so far
+        self.n_tokens = 0
+        self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
+        self.counts = np.zeros((0, 1), dtype=np.int64)
+        self.mentions: Counter = Counter()
+        self.token_ids: List[np.ndarray] = []
+        self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+
+    def add(self, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0,
+            tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> None:
+        """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
+        number the sentences from ``first``.  ``tag_codes``: the tags' distinct values and ids
+        when the reader already has them.  Vocabulary and tag ids by dict calls in C, spans by
+        numpy (decoded as ``schemes.decode`` does; tests compare them)."""
+        place = np.fromiter(map(self.index.setdefault, tokens, count(self.n_tokens)), dtype=np.int64,
+                            count=len(tokens))
+        firsts = np.fromiter(self.index.values(), dtype=np.int64, count=len(self.index))  # ascending
+        token_ids = np.searchsorted(firsts, place).astype(np.int32)
+        if tag_codes is not None:
+            distinct, tag_ids = tag_codes
+        else:
+            try:
+                distinct, tag_ids, _ = factorize(tags)
+            except TypeError:  # an unhashable tag: parse_label names it below
+                distinct, tag_ids = tags, None
+        parsed = []
+        for tag in distinct:
+            try:
+                parsed.append(parse_label(tag))
+            except ValueError:
+                i = tags.index(tag)
+                s = int(np.searchsorted(starts, i, side="right")) - 1
+                parse_label(tag, s + first, i - int(starts[s]))  # raises, naming sentence and position
+        for prefix, entity_type in parsed:
+            if prefix != "O":
+                self.types.setdefault(entity_type, len(self.types) + 1)
+        prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
+        label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed], dtype=np.int64)[tag_ids]
+        width = len(self.types) + 1
+        counts = np.bincount(token_ids.astype(np.int64) * width + label, minlength=len(self.index) * width)
+        grown = np.zeros((len(self.index), width), dtype=np.int64)
+        grown[: len(self.counts), : self.counts.shape[1]] = self.counts
+        self.counts = grown + counts.reshape(len(self.index), width)
+        span_starts, span_ends = _spans(prefix, label, starts)
+        texts = list(map(tokens.__getitem__, span_starts.tolist()))
+        for k in np.flatnonzero(span_ends - span_starts > 1).tolist():
+            texts[k] = " ".join(tokens[span_starts[k]:span_ends[k]])
+        names = np.array(["O"] + list(self.types), dtype=object)
+        self.mentions.update(zip(texts, names[label[span_starts]].tolist()))
+        self.token_ids.append(token_ids)
+        self.starts.append(starts[1:] + self.n_tokens)
+        self.n_tokens += len(tokens)
+
+    def stats(self) -> "TrainStats":
+        labels = ["O"] + sorted(self.types)
+        order = [0] + [self.types[t] for t in labels[1:]]
+        return TrainStats(list(self.index), labels, np.ascontiguousarray(self.counts[:, order]), dict(self.mentions),
+                          np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)]), np.concatenate(self.starts))
 
 
 def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
