@@ -48,14 +48,16 @@ def read_columns(path: str | os.PathLike, columns: Optional[Sequence[int]] = Non
 
 # ---- file rules (one reader, ``scan``, applies them all; tests/test_reader.py checks it
 # against a line-by-line reference parser) -------------------------------------------------
-# 1. Bytes are UTF-8; one leading byte-order mark is dropped; undecodable bytes name the line.
+# 1. Bytes are UTF-8; one leading byte-order mark is dropped; undecodable bytes name the line
+#    (read_conll decodes the whole file before anything else; from_conll piece by piece).
 # 2. Only "\n" and "\r\n" end a line (str.splitlines() would also break at U+2028, U+0085 ...).
 # 3. Only ASCII space and tab separate columns: every other character, even one Python calls
 #    whitespace (NBSP, U+2028, U+0085, a lone "\r"), belongs to a token.
 # 4. A blank line ends a sentence; a line whose first field is "-DOCSTART-" is a document
 #    boundary (it ends a sentence too), never a token.
 # 5. Every other line is a token line; all token lines have the same number of fields, at least
-#    two (a ragged or one-field line is an error naming its file and line).
+#    two, and the tag columns read hold tags.  The first line breaking this, in file order, is
+#    the error (naming file and line; a bad tag also its column).
 # 6. "-" and "/dev/stdin" are the standard input.
 STDIN = ("-", "/dev/stdin")
 # What str.split() takes as whitespace beyond space, tab and newline: token characters here.
@@ -147,13 +149,11 @@ def decode_text(raw: bytes, name: str, lines: int = 0, offset: int = 0) -> str:
 
 
 def split_rows(text: str) -> List[List[str]]:
-    """Each line's fields under rules 2 and 3; ``rows[i]`` is line ``i + 1`` (a small helper
-    for callers that want lines; the reader itself is ``scan``)."""
+    """Each line's fields under rules 2 and 3; ``rows[i]`` is line ``i + 1`` (a helper for
+    callers that want lines, e.g. to count columns; the reader itself is ``scan``)."""
     if text.startswith(BOM):
         text = text[1:]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    return [_FIELD.findall(line) for line in text.split("\n")]
+    return [_split(line) for line in text.replace("\r\n", "\n").split("\n")]
 
 
 class Table:
