@@ -219,3 +219,14 @@ def test_first_bad_line_in_file_order_is_the_error():
         parse_conll("a O Y\nb Q O\n", n_predictions=1)  # a bad prediction on line 1 before a bad gold tag
     with pytest.raises(ValueError, match=r"^<text>, line 1, column 2: unknown tag 'X'"):
         parse_conll("a X Y\n", n_predictions=1)  # same line: the first column read
+
+
+def test_small_cases_of_the_reader(tmp_path):
+    empty = tmp_path / "e.conll"
+    empty.write_text("\n-DOCSTART- O\n\n")
+    assert read_columns(empty) == [] and read_columns(empty, [1]) == [[]]
+    with pytest.raises(ValueError, match=r"^<text>, line 1: a CoNLL line needs a token and a tag, got 'EU'$"):
+        parse_conll("EU\nx\n")  # the line shown is the one named, from its first character
+    with pytest.raises(ValueError, match=r"^<text>, line 1, column 2: unknown tag 'NNP'"):
+        parse_conll("EU NNP B-ORG\n", columns="0,1")  # parse_conll reads the columns it is given
+    assert parse_conll("B-ORG NNP EU\n", columns="2,0").tags == [["B-ORG"]]
