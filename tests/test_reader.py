@@ -22,7 +22,7 @@ def reference_parse(text, n_predictions=0, name="<text>"):
     the error of the first bad line (ragged, or a tag column value that is not a tag)."""
     lines = text.split("\n")
     lines = [line[:-1] if line.endswith("\r") and i < len(lines) - 1 else line for i, line in enumerate(lines)]
-    rows, sentences, documents = [], [], []
+    sentences, documents = [], []
     current, document, marked, indices = [], 0, False, None
     for number, line in enumerate(lines, 1):
         fields = [f for f in re.split("[ \t]", line) if f]  # rule 3: only space and tab

@@ -15,7 +15,7 @@ import sys
 import zipfile
 from collections import Counter
 from functools import cached_property, reduce
-from itertools import chain, count, filterfalse, repeat
+from itertools import chain, count as count_from, filterfalse, repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -358,7 +358,7 @@ class _Builder:
         number the sentences from ``first``.  ``tag_codes``: the tags' distinct values and ids
         when the reader already has them.  Vocabulary and tag ids by dict calls in C, spans by
         numpy (decoded as ``schemes.decode`` does; tests compare them)."""
-        place = np.fromiter(map(self.index.setdefault, tokens, count(self.n_tokens)), dtype=np.int64,
+        place = np.fromiter(map(self.index.setdefault, tokens, count_from(self.n_tokens)), dtype=np.int64,
                             count=len(tokens))
         firsts = np.fromiter(self.index.values(), dtype=np.int64, count=len(self.index))  # ascending
         token_ids = np.searchsorted(firsts, place).astype(np.int32)
