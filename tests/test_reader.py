@@ -230,3 +230,17 @@ def test_small_cases_of_the_reader(tmp_path):
     with pytest.raises(ValueError, match=r"^<text>, line 1, column 2: unknown tag 'NNP'"):
         parse_conll("EU NNP B-ORG\n", columns="0,1")  # parse_conll reads the columns it is given
     assert parse_conll("B-ORG NNP EU\n", columns="2,0").tags == [["B-ORG"]]
+
+
+def test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    text = "".join(f"w{i:03d} B-PER\n\n" for i in range(100))  # 100 sentences of 12 bytes
+    path = tmp_path / "s.conll"
+    path.write_text(text)
+    pieces = list(read_pieces(path, 120))
+    assert "".join(piece for piece, _ in pieces) == text
+    assert len(pieces) <= len(text) // 120 + 1  # each cut at the last blank line of its block
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert TrainStats.from_conll("-", piece_bytes=120) == TrainStats.from_conll(path)
