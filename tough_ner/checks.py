@@ -81,17 +81,23 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
                       f"predicted spans can never be correct", InputWarning, stacklevel=3)
 
 
+def token_ids(stats, batch: Batch) -> np.ndarray:
+    """Training vocabulary ids of the batch's flat tokens (-1: unseen), computed once per
+    batch and statistics."""
+    return batch.memo(("token_ids",), stats, lambda: stats.ids(batch.flat_tokens))
+
+
 def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     """Warn when the test tokens and the training vocabulary differ in casing."""
     if lowercase or not _once(batch, ("casing", id(stats))):
         return
     tokens = batch.flat_tokens
-    unseen = stats.ids(tokens) < 0
-    n_unseen = int(unseen.sum())
+    unseen = np.flatnonzero(token_ids(stats, batch) < 0)
+    n_unseen = len(unseen)
     if n_unseen == 0:
         return
-    lower = stats.lower_vocab
-    n_lower = sum(token.lower() not in lower for token in np.array(tokens, dtype=object)[unseen].tolist())
+    lowered = list(map(str.lower, map(tokens.__getitem__, unseen.tolist())))
+    n_lower = n_unseen - sum(map(stats.lower_vocab.__contains__, lowered))
     if 2 * n_lower < n_unseen:
         warnings.warn(f"{n_unseen} of {len(tokens)} test tokens are unseen in training, but only {n_lower} once both "
                       f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "

@@ -5,8 +5,8 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
-from itertools import chain
-from typing import List, Optional, Sequence, Union
+from itertools import chain, count
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -32,25 +32,40 @@ class Corpus:
 
 def read_columns(path: str | os.PathLike, columns: Optional[Sequence[int]] = None) -> List[Sentences]:
     """Columns of a CoNLL file (all, or those indexed by ``columns``; negative counts
-    from the end), each as a list of sentences, following the file rules of ``split_rows``."""
-    text = read_text(path)
+    from the end), each as a list of sentences, following the file rules below."""
+    name = source_name(path)
     with no_gc():  # many small acyclic lists: the collector's scans would triple the time
-        return _columns(source_name(path), split_rows(text), columns)
+        table = scan(read_text(path), name)
+        width = table.width
+        if columns is None:
+            columns = range(width)
+        elif len(table) and (not all(-width <= c < width for c in columns)
+                             or len({c % width for c in columns}) < len(columns)):
+            raise ValueError(f"{name}: {width} columns cannot provide columns {list(columns)}")
+        indices = [c % width for c in columns] if width else list(columns)
+        return [table.sentences(column) for column in table.columns(indices, len(indices))]
 
 
-# ---- file rules (kept in one place so a faster reader can carry them over) ----------------
-# 1. Bytes are UTF-8; a leading byte-order mark is dropped; undecodable bytes name the line.
+# ---- file rules (one reader, ``scan``, applies them all; tests/test_reader.py checks it
+# against a line-by-line reference parser) -------------------------------------------------
+# 1. Bytes are UTF-8; one leading byte-order mark is dropped; undecodable bytes name the line
+#    (read_conll decodes the whole file before anything else; from_conll piece by piece).
 # 2. Only "\n" and "\r\n" end a line (str.splitlines() would also break at U+2028, U+0085 ...).
 # 3. Only ASCII space and tab separate columns: every other character, even one Python calls
 #    whitespace (NBSP, U+2028, U+0085, a lone "\r"), belongs to a token.
-# 4. A blank line ends a sentence; a "-DOCSTART-" line is a document boundary, never a token.
-# 5. "-" and "/dev/stdin" are the standard input.
+# 4. A blank line ends a sentence; a line whose first field is "-DOCSTART-" is a document
+#    boundary (it ends a sentence too), never a token.
+# 5. Every other line is a token line; all token lines have the same number of fields, at least
+#    two, and the tag columns read hold tags.  The first line breaking this, in file order, is
+#    the error (naming file and line; a bad tag also its column).
+# 6. "-" and "/dev/stdin" are the standard input.
 STDIN = ("-", "/dev/stdin")
 # What str.split() takes as whitespace beyond space, tab and newline: token characters here.
 OTHER_SPACE = ("\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
                "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
-_FIELD = re.compile("[^ \t]+")
+_FIELD = re.compile("[^ \t\n]+")
 QUOTE = 200  # error messages quote at most this many characters of a line or value
+BOM = "\ufeff"
 
 
 def quote(value) -> str:
@@ -64,100 +79,257 @@ def source_name(path) -> str:
     return "<stdin>" if path in STDIN else path
 
 
+def _check_path(path: str) -> None:
+    if path in STDIN:
+        return
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path} is a directory, not a CoNLL file")
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such CoNLL file: {path}")
+
+
 def read_text(path: str | os.PathLike) -> str:
-    """A text file's content under rules 1 and 5 (a directory or a missing file is a clear error)."""
+    """A text file's content under rules 1 and 6 (a directory or a missing file is a clear error)."""
     path = os.fspath(path)
+    _check_path(path)
     if path in STDIN:
         raw = sys.stdin.buffer.read()
-    elif os.path.isdir(path):
-        raise IsADirectoryError(f"{path} is a directory, not a CoNLL file")
-    elif not os.path.exists(path):
-        raise FileNotFoundError(f"no such CoNLL file: {path}")
     else:
         with open(path, "rb") as handle:
             raw = handle.read()
     return decode_text(raw, source_name(path))
 
 
-def decode_text(raw: bytes, name: str) -> str:
+def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]:
+    """``(text, lines before it)`` pieces of a file of about ``size`` bytes each (more when a
+    sentence is longer), each cut after a blank line so that no sentence spans two pieces;
+    rules 1 and 6 as ``read_text``, errors numbering the lines of the whole file."""
+    path = os.fspath(path)
+    _check_path(path)
+    name = source_name(path)
+    handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
+    try:
+        rest, lines, offset = b"", 0, 0
+        while True:
+            block = handle.read(size)
+            last = len(block) < size  # read() returns less only at the end
+            data = rest + block if rest else block
+            cut = len(data)
+            if not last:  # after the last blank line ("\n\n" or "\n\r\n"); none yet: read on
+                lf, crlf = data.rfind(b"\n\n"), data.rfind(b"\n\r\n")
+                cut = max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
+                if not cut:
+                    rest = data
+                    continue
+            piece, rest = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
+            if piece:
+                yield decode_text(piece, name, lines, offset), lines
+                lines += piece.count(b"\n")
+                offset += len(piece)
+            if last:
+                if rest:  # cannot happen: the last piece takes all
+                    raise AssertionError("bytes left after the last piece")
+                return
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+
+
+def decode_text(raw: bytes, name: str, lines: int = 0, offset: int = 0) -> str:
+    """UTF-8 bytes as text, one leading byte-order mark dropped (rule 1); ``lines`` and ``offset``
+    (lines and bytes before ``raw`` in its file, for a piece read after others: its BOM is kept)
+    make error positions those of the whole file."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
-        line = raw.count(b"\n", 0, error.start) + 1
+        line = lines + raw.count(b"\n", 0, error.start) + 1
         raise ValueError(f"{name}, line {line}: bytes that are not UTF-8 ({error.reason} at byte "
-                         f"{error.start}); save the file as UTF-8") from None
-    return text[1:] if text.startswith("\ufeff") else text
+                         f"{offset + error.start}); save the file as UTF-8") from None
+    return text[1:] if text.startswith(BOM) and not offset else text
 
 
 def split_rows(text: str) -> List[List[str]]:
-    """Each line's fields under rules 2 and 3; ``rows[i]`` is line ``i + 1``."""
-    if text.startswith("\ufeff"):
+    """Each line's fields under rules 2 and 3; ``rows[i]`` is line ``i + 1`` (a helper for
+    callers that want lines, e.g. to count columns; the reader itself is ``scan``)."""
+    if text.startswith(BOM):
         text = text[1:]
+    return [_split(line) for line in text.replace("\r\n", "\n").split("\n")]
+
+
+class Table:
+    """Where the token lines of a CoNLL text lie (built by ``scan``); ``columns`` reads them.
+
+    ``lines[k]`` is the line number (1-based) of the k-th token line; ``ends`` the sentence
+    ends as counts of token lines; ``documents`` the document index of each sentence (None for
+    a text without ``-DOCSTART-``); ``width`` the fields per token line.  A ragged line ends
+    the table there, its error kept for ``columns`` (which reports the first bad line).
+    """
+
+    def __init__(self, name, text, raw, gap, fields_upto, first, lines, ends, documents, width, ragged):
+        self.name, self.lines, self.ends, self.documents, self.width = name, lines, ends, documents, width
+        self.ragged = ragged  # (line, error) of a ragged line after the token lines kept, or None
+        self.codes: Dict[int, Tuple[list, np.ndarray]] = {}  # tag column -> its distinct values and their ids
+        self._text, self._raw, self._gap, self._fields_upto, self._first = text, raw, gap, fields_upto, first
+
+    def __len__(self) -> int:
+        return len(self._first)
+
+    def columns(self, indices: Sequence[int], tags_from: int = 1) -> List[List[str]]:
+        """Columns ``indices`` (0 <= c < width) of every token line, those from the
+        ``tags_from``-th on checked to hold tags.  The error is that of the first bad line in
+        file order: a value that is not a tag (the first such column on a tie) or a ragged line."""
+        wanted = sorted(set(indices))
+        fields = _split(self._fields_of(wanted))
+        if len(fields) != len(wanted) * len(self):
+            raise AssertionError(f"{self.name}: {len(fields)} fields for {len(self)} lines of {len(wanted)} columns")
+        flat = [fields[wanted.index(c)::len(wanted)] for c in indices]
+        problems = [problem for problem in (self._first_bad_tag(flat[k], c) for k, c in enumerate(indices)
+                                            if k >= tags_from) if problem]
+        if self.ragged is not None:
+            problems.append(self.ragged)
+        if problems:
+            raise min(problems, key=lambda problem: problem[0])[1]
+        return flat
+
+    def _fields_of(self, wanted: List[int]) -> str:
+        """The text with only the fields of columns ``wanted`` of the token lines (whitespace
+        kept): splitting it makes no string that is not needed."""
+        n_fields = int(self._fields_upto[-1]) if len(self._fields_upto) else 0
+        if len(wanted) * len(self) == n_fields:  # every field is wanted
+            return self._text
+        keep = np.zeros(n_fields + 1, dtype=bool)  # keep[f + 1]: field f is wanted (keep[0]: no field yet)
+        keep[(self._first[:, None] + np.array(wanted, dtype=np.int64)[None, :]).ravel() + 1] = True
+        chosen = np.take(keep, self._fields_upto) | self._gap  # a byte of a wanted field, or whitespace
+        return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
+
+    def _first_bad_tag(self, column: List[str], c: int):
+        """(line, error) of the first value of column ``c`` that is not a tag, or None."""
+        from .schemes import parse_label
+
+        distinct, ids, first = factorize(column)
+        self.codes[c] = distinct, ids
+        for tag, where in zip(distinct, first.tolist()):
+            try:
+                parse_label(tag)
+            except ValueError as error:
+                number = int(self.lines[where])
+                return number, ValueError(f"{self.name}, line {number}, column {c + 1}: {error}")
+        return None
+
+    @property
+    def starts(self) -> np.ndarray:
+        """``[0, *ends]``: sentence starts plus the total, as counts of token lines."""
+        return np.concatenate(([0], self.ends)).astype(np.int64)
+
+    def sentences(self, column: List[str]) -> Sentences:
+        """A column cut into sentences."""
+        bounds = self.starts.tolist()
+        return [column[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarray]:
+    """The distinct values in first-occurrence order, each value's index among them, and where
+    each distinct value first occurs: one pass of C-level dict calls (each value is mapped to
+    the place it first occurs at, then places are ranked)."""
+    index: dict = {}
+    place = np.fromiter(map(index.setdefault, values, count()), dtype=np.int64, count=len(values))
+    first = np.fromiter(index.values(), dtype=np.int64, count=len(index))
+    rank = np.zeros(len(values), dtype=dtype)
+    rank[first] = np.arange(len(index), dtype=dtype)
+    return list(index), rank[place], first
+
+
+_DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
+
+
+def _split(text: str) -> List[str]:
+    """Fields under rule 3: str.split() breaks at more than space, tab and newline, so it is
+    used only when none of those other characters occurs (the regular expression is slower)."""
+    if text.isascii() and not any(c in text for c in "\x0b\x0c\r\x1c\x1d\x1e\x1f"):
+        return text.split()
+    return _FIELD.findall(text) if any(c in text for c in OTHER_SPACE) else text.split()
+
+
+def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional[int] = None) -> Table:
+    """The ``Table`` of CoNLL text under rules 2-5, found by numpy on its UTF-8 bytes (space,
+    tab and newline are single bytes there, never part of another character).
+    ``lines_before`` numbers lines after earlier pieces of a file; ``width`` is the number of
+    fields of their token lines (a different width here is the ragged-line error)."""
     if "\r" in text:
         text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
-    if any(c in text for c in OTHER_SPACE):  # rare: split on space and tab only (slower)
-        return [_FIELD.findall(line) for line in lines]
-    return [line.split() for line in lines]  # fast: no other whitespace to protect
+    raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    newline = raw == 10
+    gap = newline | (raw == 32) | (raw == 9)
+    start = ~gap
+    start[1:] &= gap[:-1]  # a field starts after whitespace, or at the beginning
+    fields_upto = np.cumsum(start, dtype=np.int32 if len(raw) < 2 ** 31 else np.int64)  # fields begun so far
+    line_ends = np.flatnonzero(newline)
+    n_fields = int(fields_upto[-1]) if len(raw) else 0
+    bounds = np.concatenate(([0], fields_upto[line_ends], [n_fields])).astype(np.int64)
+    first, counts = bounds[:-1], np.diff(bounds)  # per line: index of its first field, number of fields
+    token = counts > 0
+    docstart = _docstart_lines(raw, gap, start, fields_upto, line_ends, first)
+    token[docstart] = False
+    token_lines = np.flatnonzero(token)
+    table_width, ragged = _check_widths(name, text, line_ends, counts, token_lines, lines_before, width)
+    if ragged is not None:  # keep the lines before it
+        token[token_lines[ragged[0]]:] = False
+        token_lines = token_lines[:ragged[0]]
+        ragged = ragged[1:]
+    seen = np.cumsum(token)  # token lines up to each line
+    ends = np.concatenate((seen[~token], seen[-1:]))  # non-decreasing; keep each new value
+    ends = ends[(ends > 0) & np.concatenate(([True], ends[1:] != ends[:-1]))]
+    documents = None
+    if len(docstart):
+        marks = np.zeros(len(counts), dtype=np.int64)
+        marks[docstart] = 1
+        group = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
+        # a document index counts the groups that hold a sentence
+        documents = np.concatenate(([0], np.cumsum(np.diff(group) != 0)))[:len(ends)].tolist()
+    return Table(name, text, raw, gap, fields_upto, first[token_lines], token_lines + 1 + lines_before, ends,
+                 documents, table_width, ragged)
 
 
-def _table(path: str, rows: List[List[str]]):
-    """The token rows (``-DOCSTART-`` and blank lines dropped), sentence ends as counts of
-    token rows, the document index of each sentence (None for a file without ``-DOCSTART-``),
-    and the common width (rule 4; ragged rows name their line)."""
-    kept = []
-    ends = []  # sentence ends, as counts of kept rows
-    documents = []  # per sentence
-    document = 0
-    marked = False  # any -DOCSTART- line at all
-    for fields in rows:
-        if fields and fields[0] != "-DOCSTART-":
-            kept.append(fields)
-            continue
-        if kept and (not ends or ends[-1] != len(kept)):
-            ends.append(len(kept))
-            documents.append(document)
-        marked = marked or bool(fields)
-        if fields and documents and documents[-1] == document:  # a new document after some sentences
-            document += 1
-    if kept and (not ends or ends[-1] != len(kept)):
-        ends.append(len(kept))
-        documents.append(document)
-    widths = set(map(len, kept))
-    if len(widths) > 1 or widths == {1}:
-        _raise_ragged(path, rows)
-    return kept, ends, (documents if marked else None), (widths.pop() if widths else 0)
+def _docstart_lines(raw, gap, start, fields_upto, line_ends, first) -> np.ndarray:
+    """Lines whose first field is ``-DOCSTART-``."""
+    where = np.flatnonzero(start & (raw == 45))  # fields starting with "-" (few)
+    n = len(_DOCSTART)
+    where = where[where + n <= len(raw)]
+    if len(where):
+        match = (raw[where[:, None] + np.arange(n)] == _DOCSTART).all(axis=1)
+        after = where + n
+        match &= (after == len(raw)) | gap[np.minimum(after, len(raw) - 1)]
+        where = where[match]
+    line = np.searchsorted(line_ends, where)  # the line of each
+    return line[first[line] == fields_upto[where] - 1]  # only a line's first field counts
 
 
-def _columns(path: str, rows: List[List[str]], columns: Optional[Sequence[int]]) -> List[Sentences]:
-    kept, ends, _, width = _table(path, rows)
-    if columns is None:
-        columns = range(width)
-    elif kept and (not all(-width <= c < width for c in columns)
-                   or len({c % width for c in columns}) < len(columns)):
-        raise ValueError(f"{path}: {width} columns cannot provide columns {list(columns)}")
-    return _sentences([[fields[c] for fields in kept] for c in columns], ends)
+def _line_text(text: str, line_ends: np.ndarray, line: int) -> str:
+    start = int(line_ends[line - 1]) + 1 if line else 0
+    end = int(line_ends[line]) if line < len(line_ends) else None
+    raw = text.encode("utf-8", "surrogatepass")[start:end].decode("utf-8", "surrogatepass")
+    return " ".join(_split(raw))
 
 
-def _sentences(flat_columns: List[List[str]], ends: List[int]) -> List[Sentences]:
-    """Each flat column cut into sentences at ``ends``."""
-    starts = [0] + ends[:-1]
-    return [[column[a:b] for a, b in zip(starts, ends)] for column in flat_columns]
-
-
-def _raise_ragged(path: str, rows: List[List[str]]) -> None:
-    width = None
-    for number, fields in enumerate(rows, 1):
-        if not fields or fields[0] == "-DOCSTART-":
-            continue
-        if width is None:
-            width = len(fields)
-            if width < 2:
-                raise ValueError(f"{path}, line {number}: a CoNLL line needs a token and a tag, "
-                                 f"got {quote(' '.join(fields))}")
-        elif len(fields) != width:
-            raise ValueError(f"{path}, line {number}: {len(fields)} columns where earlier lines have {width}: "
-                             f"{quote(' '.join(fields))}")
+def _check_widths(name, text, line_ends, counts, token_lines, lines_before, width):
+    """The common number of fields of the token lines (rule 5), and for a ragged line its
+    place among the token lines, its line number and its error (or None)."""
+    if not len(token_lines):
+        return width or 0, None
+    widths = counts[token_lines]
+    expected = int(widths[0]) if width is None else width
+    line = int(token_lines[0])
+    if expected < 2:  # no tag column: nothing else can be checked
+        raise ValueError(f"{name}, line {line + 1 + lines_before}: a CoNLL line needs a token and a tag, "
+                         f"got {quote(_line_text(text, line_ends, line))}")
+    bad = np.flatnonzero(widths != expected)
+    if not len(bad):
+        return expected, None
+    line = int(token_lines[bad[0]])
+    number = line + 1 + lines_before
+    shown = quote(_line_text(text, line_ends, line))
+    return expected, (int(bad[0]), number, ValueError(f"{name}, line {number}: {counts[line]} columns where earlier "
+                                                      f"lines have {expected}: {shown}"))
 
 
 ColumnChoice = Union[None, str, Sequence[Union[int, str]]]
@@ -212,38 +384,24 @@ def _index(value) -> Optional[int]:
     return None
 
 
-def check_tag_column(path: str, rows: List[List[str]], kept: List[List[str]], column: List[str], c: int) -> None:
-    """Every value of a tag column (index ``c``, values ``column``) is a tag; a bad one is
-    reported with its file line."""
-    from .schemes import parse_label
-
-    for tag in set(column):
-        try:
-            parse_label(tag)
-        except ValueError as error:
-            row = kept[column.index(tag)]
-            number = next(n for n, fields in enumerate(rows, 1) if fields is row)
-            raise ValueError(f"{path}, line {number}, column {c + 1}: {error}") from None
-
-
 def parse_conll(text: str, n_predictions: int = 0, name: str = "<text>", columns: ColumnChoice = None) -> Corpus:
-    """``read_conll`` of CoNLL text already in memory (errors name ``name`` and the line)."""
-    with no_gc():  # many small acyclic lists: the collector's scans would triple the time
-        return _parse(text, n_predictions, name, columns)
+    """``read_conll`` of CoNLL text already in memory (errors name ``name`` and the line; a
+    leading byte-order mark is dropped, as from a file)."""
+    return _parse(text[1:] if text.startswith(BOM) else text, n_predictions, name, columns)
 
 
 def _parse(text: str, n_predictions: int, name: str, columns: ColumnChoice) -> Corpus:
-    rows = split_rows(text)
-    kept, ends, documents, width = _table(name, rows)
-    indices = column_indices(columns, width, None if columns is not None and not n_predictions else n_predictions,
-                             name)
-    if not kept:
+    with no_gc():  # many small acyclic lists: the collector's scans would triple the time
+        return _corpus(scan(text, name), n_predictions, name, columns)
+
+
+def _corpus(table: Table, n_predictions: int, name: str, columns: ColumnChoice) -> Corpus:
+    indices = column_indices(columns, table.width,
+                             None if columns is not None and not n_predictions else n_predictions, name)
+    if not len(table) and table.ragged is None:
         return Corpus([], [], [[] for _ in indices[2:]], name, [])
-    flat = [[fields[c] for fields in kept] for c in indices]
-    for c, column in zip(indices[1:], flat[1:]):
-        check_tag_column(name, rows, kept, column, c)
-    tokens, gold, *predictions = _sentences(flat, ends)
-    return Corpus(tokens, gold, predictions, name, documents)
+    tokens, gold, *predictions = map(table.sentences, table.columns(indices))
+    return Corpus(tokens, gold, predictions, name, table.documents)
 
 
 def read_conll(path: str | os.PathLike, n_predictions: int = 0, columns: ColumnChoice = None) -> Corpus:
@@ -251,7 +409,7 @@ def read_conll(path: str | os.PathLike, n_predictions: int = 0, columns: ColumnC
     ``n_predictions`` systems, the column before their ``n_predictions`` last ones.
     ``columns`` chooses the columns explicitly (see ``column_indices``): ``"0,3,4"`` or
     ``"token,pos,chunk,gold,pred"``.  Tag columns must hold tags (errors name file and line)."""
-    return parse_conll(read_text(path), n_predictions, source_name(path), columns)
+    return _parse(read_text(path), n_predictions, source_name(path), columns)
 
 
 def read_predictions(path: str | os.PathLike, columns: ColumnChoice = None) -> Corpus:

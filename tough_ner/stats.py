@@ -15,18 +15,24 @@ import sys
 import zipfile
 from collections import Counter
 from functools import cached_property
-from itertools import chain
+from itertools import chain, count as count_from, repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
 
 from ._util import no_gc, write_atomic
-from .corpus import QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, quote, read_conll, tag_names
+from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, quote, read_pieces,
+                     factorize, scan, source_name, tag_names)
 from .schemes import check_sentence, decode, parse_label
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
 _META = "meta.json"
+# from_conll reads a file in pieces of about this size: large enough that the per-piece work
+# is small (CoNLL-2003 train, 3.3 MB, is one piece), small enough that the reader's arrays
+# (about 12 bytes per byte of text) stay near 50 MB and are reused rather than mapped afresh.
+PIECE_BYTES = 4 * 2 ** 20
+_PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 
 
 class TrainStats:
@@ -51,7 +57,7 @@ class TrainStats:
         self.sentence_starts = sentence_starts
         if len(token_ids) == 0:  # every method would divide by nothing later, far from the cause
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
-        self.token_index = {token: i for i, token in enumerate(vocab)}
+        self.token_index = dict(zip(vocab, range(len(vocab))))
         self.label_index = {label: i for i, label in enumerate(labels)}
 
     # ---- building -------------------------------------------------------------------
@@ -66,36 +72,33 @@ class TrainStats:
     @classmethod
     def _from_lists(cls, tokens, tags, first: int = 0) -> "TrainStats":
         _check_sentences(tokens, tags, first)
-        flat = list(chain.from_iterable(tokens))
-        token_index = {token: i for i, token in enumerate(dict.fromkeys(flat))}
-        token_ids = np.fromiter(map(token_index.__getitem__, flat), dtype=np.int32, count=len(flat))
         starts = np.zeros(len(tokens) + 1, dtype=np.int64)
         np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
-        spans = [decode(sentence_tags, s) for s, sentence_tags in enumerate(tags, first)]
-        label_names = ["O"] + sorted({entity_type for sentence in spans for _, _, entity_type in sentence})
-        label_index = {label: i for i, label in enumerate(label_names)}
-        mentions: Counter = Counter()
-        # Each token's label id: +id at a mention's start, -id at its end, summed along.
-        delta = np.zeros(len(flat) + 1, dtype=np.int64)
-        for sentence, sentence_spans, offset in zip(tokens, spans, starts.tolist()):
-            for start, end, entity_type in sentence_spans:
-                mentions[(" ".join(sentence[start:end]), entity_type)] += 1
-                delta[offset + start] += label_index[entity_type]
-                delta[offset + end] -= label_index[entity_type]
-        label_ids = np.cumsum(delta[:-1])
-        counts = np.bincount(token_ids.astype(np.int64) * len(label_names) + label_ids,
-                             minlength=len(token_index) * len(label_names))
-        return cls(list(token_index), label_names, counts.reshape(len(token_index), len(label_names)),
-                   dict(mentions), token_ids, starts)
+        builder = _Builder()
+        builder.add(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
+        return builder.stats()
 
     @classmethod
     def from_corpus(cls, corpus: Corpus) -> "TrainStats":
         return cls.from_lists(corpus.tokens, corpus.tags)
 
     @classmethod
-    def from_conll(cls, path: str | os.PathLike) -> "TrainStats":
-        """Stats of a CoNLL file (token first, tag last)."""
-        return cls.from_corpus(read_conll(path))
+    def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES) -> "TrainStats":
+        """Stats of a CoNLL file (token first, tag last), read in pieces of about
+        ``piece_bytes`` (each cut after a blank line) added up one after the other: memory
+        grows with the statistics, not with the text (errors still name the file's line)."""
+        builder = _Builder()
+        width = None
+        for text, lines_before in read_pieces(path, piece_bytes):
+            with no_gc():
+                table = scan(text, source_name(path), lines_before, width)
+                del text
+                if not len(table) and table.ragged is None:
+                    continue
+                width = table.width
+                tokens, tags = table.columns([0, width - 1])
+                builder.add(tokens, tags, table.starts, tag_codes=table.codes[width - 1])
+        return builder.stats()
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
@@ -197,8 +200,7 @@ class TrainStats:
 
     def ids(self, tokens: Iterable[str]) -> np.ndarray:
         """Vocabulary ids of tokens, -1 for tokens never seen in training."""
-        get = self.token_index.get
-        return np.fromiter((get(t, -1) for t in tokens), dtype=np.int64)
+        return np.fromiter(map(self.token_index.get, tokens, repeat(-1)), dtype=np.int64)
 
     def counts_of(self, tokens: Iterable[str]) -> np.ndarray:
         """``[n, len(labels)]`` training label counts of each token (zeros when unseen)."""
@@ -215,7 +217,7 @@ class TrainStats:
     @cached_property
     def lower_vocab(self) -> frozenset:
         """The vocabulary lowercased (the casing check)."""
-        return frozenset(token.lower() for token in self.vocab)
+        return frozenset(map(str.lower, self.vocab))
 
     @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
@@ -368,6 +370,87 @@ def _batches(dataset, tokens_column: str, tags_column: str, batch_size: int):
         yield batch[tokens_column], batch[tags_column]
 
 
+class _Builder:
+    """TrainStats built from flat token and tag lists given piece after piece (``add``): the
+    vocabulary, label counts and mentions are added up as they come, so a piece's lists can
+    be dropped once added; ``stats()`` equals the stats of all pieces' sentences in order."""
+
+    def __init__(self):
+        self.index: dict = {}  # token -> place of its first occurrence among all tokens so far
+        self.n_tokens = 0
+        self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
+        self.counts = np.zeros((0, 1), dtype=np.int64)
+        self.mentions: Counter = Counter()
+        self.token_ids: List[np.ndarray] = []
+        self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+
+    def add(self, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0,
+            tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> None:
+        """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
+        number the sentences from ``first``.  ``tag_codes``: the tags' distinct values and ids
+        when the reader already has them.  Vocabulary and tag ids by dict calls in C, spans by
+        numpy (decoded as ``schemes.decode`` does; tests compare them)."""
+        place = np.fromiter(map(self.index.setdefault, tokens, count_from(self.n_tokens)), dtype=np.int64,
+                            count=len(tokens))
+        firsts = np.fromiter(self.index.values(), dtype=np.int64, count=len(self.index))  # ascending
+        token_ids = np.searchsorted(firsts, place).astype(np.int32)
+        if tag_codes is not None:
+            distinct, tag_ids = tag_codes
+        else:
+            try:
+                distinct, tag_ids, _ = factorize(tags)
+            except TypeError:  # an unhashable tag: parse_label names it below
+                distinct, tag_ids = tags, None
+        parsed = []
+        for tag in distinct:
+            try:
+                parsed.append(parse_label(tag))
+            except ValueError:
+                i = tags.index(tag)
+                s = int(np.searchsorted(starts, i, side="right")) - 1
+                parse_label(tag, s + first, i - int(starts[s]))  # raises, naming sentence and position
+        for prefix, entity_type in parsed:
+            if prefix != "O":
+                self.types.setdefault(entity_type, len(self.types) + 1)
+        prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
+        label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed], dtype=np.int64)[tag_ids]
+        width = len(self.types) + 1
+        counts = np.bincount(token_ids.astype(np.int64) * width + label, minlength=len(self.index) * width)
+        grown = np.zeros((len(self.index), width), dtype=np.int64)
+        grown[: len(self.counts), : self.counts.shape[1]] = self.counts
+        self.counts = grown + counts.reshape(len(self.index), width)
+        span_starts, span_ends = _spans(prefix, label, starts)
+        texts = list(map(tokens.__getitem__, span_starts.tolist()))
+        for k in np.flatnonzero(span_ends - span_starts > 1).tolist():
+            texts[k] = " ".join(tokens[span_starts[k]:span_ends[k]])
+        names = np.array(["O"] + list(self.types), dtype=object)
+        self.mentions.update(zip(texts, names[label[span_starts]].tolist()))
+        self.token_ids.append(token_ids)
+        self.starts.append(starts[1:] + self.n_tokens)
+        self.n_tokens += len(tokens)
+
+    def stats(self) -> "TrainStats":
+        labels = ["O"] + sorted(self.types)
+        order = [0] + [self.types[t] for t in labels[1:]]
+        return TrainStats(list(self.index), labels, np.ascontiguousarray(self.counts[:, order]), dict(self.mentions),
+                          np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)]), np.concatenate(self.starts))
+
+
+def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """Starts and (exclusive) ends of the spans of flat prefix codes and labels, by the rules
+    of ``schemes.decode``: an I or E token continues the span before it when that token is
+    B or I (the only prefixes that leave a span open) of the same type in the same sentence;
+    every other entity token starts a span."""
+    n = len(prefix)
+    previous_open = np.zeros(n, dtype=bool)
+    previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
+    previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
+    continues = ((prefix == 2) | (prefix == 3)) & previous_open
+    entity = prefix > 0
+    last = entity & ~np.append(continues[1:], False)  # the next token does not continue this span
+    return np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
+
+
 def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size):
     first = indices[0] if indices else 0  # errors give the sentence's index in the whole dataset
     folder = _Folder()
@@ -379,7 +462,6 @@ def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, bat
 
 
 # ---- building in chunks -------------------------------------------------------------------
-_PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 
 
 class _Folder:
@@ -508,17 +590,10 @@ def _arrow_part(tokens, tags, names):
         label_of_tag[i] = labels.index(entity_type) if prefix != "O" else 0
     prefix, label = prefix_of_tag[tag_index], label_of_tag[tag_index]
 
-    # The decoder's rules, column-wise: a span is open after a B or I token; a token starts a
-    # span if it is B or S, or an I or E that does not continue an open span of its type.
-    n = len(prefix)
-    sentence_first = np.zeros(n + 1, dtype=bool)
-    sentence_first[(np.cumsum(lengths) - lengths)[lengths > 0]] = True
-    continues = np.zeros(n, dtype=bool)
-    continues[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[1:] == label[:-1]) & ~sentence_first[1:n]
-    starts = ((prefix == 1) | (prefix == 4) | (((prefix == 2) | (prefix == 3)) & ~continues))
-    span_starts = np.flatnonzero(starts)
-    # Every entity token belongs to the span begun last (a non-starting one continues it).
-    span_lengths = np.bincount((np.cumsum(starts) - 1)[prefix != 0], minlength=len(span_starts))
+    starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=starts[1:])
+    span_starts, span_ends = _spans(prefix, label, starts)  # the one column-wise decoder
+    span_lengths = span_ends - span_starts
 
     encoded = pc.dictionary_encode(flat)  # vocabulary in first-occurrence order
     vocab = encoded.dictionary.to_pylist()

@@ -1,0 +1,246 @@
+"""The column-wise CoNLL reader (corpus.scan) and the statistics built from it, checked against
+a line-by-line reference parser and a sentence-by-sentence reference builder written here from
+the numbered file rules of corpus.py."""
+import re
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings, strategies as st
+
+from tough_ner import TrainStats
+from tough_ner.corpus import column_indices, parse_conll, quote, read_conll, read_columns, read_pieces
+from tough_ner.schemes import decode, parse_label
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003"
+
+
+# ---- references -----------------------------------------------------------------------------
+def reference_parse(text, n_predictions=0, name="<text>"):
+    """(tokens, gold, predictions, documents) of CoNLL text, rules 2-5 applied line by line;
+    the error of the first bad line (ragged, or a tag column value that is not a tag)."""
+    lines = text.split("\n")
+    lines = [line[:-1] if line.endswith("\r") and i < len(lines) - 1 else line for i, line in enumerate(lines)]
+    sentences, documents = [], []
+    current, document, marked, indices = [], 0, False, None
+    for number, line in enumerate(lines, 1):
+        fields = [f for f in re.split("[ \t]", line) if f]  # rule 3: only space and tab
+        if fields and fields[0] != "-DOCSTART-":
+            if indices is None:
+                if len(fields) < 2:
+                    raise ValueError(f"{name}, line {number}: a CoNLL line needs a token and a tag, "
+                                     f"got {quote(' '.join(fields))}")
+                indices = column_indices(None, len(fields), n_predictions, name)
+                width = len(fields)
+            elif len(fields) != width:
+                raise ValueError(f"{name}, line {number}: {len(fields)} columns where earlier lines have {width}: "
+                                 f"{quote(' '.join(fields))}")
+            for c in indices[1:]:
+                try:
+                    parse_label(fields[c])
+                except ValueError as error:
+                    raise ValueError(f"{name}, line {number}, column {c + 1}: {error}") from None
+            current.append([fields[c] for c in indices])
+            continue
+        if current:
+            sentences.append(current)
+            documents.append(document)
+            current = []
+        if fields:  # a -DOCSTART- line: a new document once the current one holds a sentence
+            marked = True
+            if documents and documents[-1] == document:
+                document += 1
+    if current:
+        sentences.append(current)
+        documents.append(document)
+    columns = [[[row[k] for row in sentence] for sentence in sentences] for k in range(len(indices) if indices else 2 + n_predictions)]
+    return columns[0], columns[1], columns[2:], (documents if marked and sentences else ([] if not sentences else None))
+
+
+def reference_stats(tokens, tags):
+    """TrainStats fields built sentence by sentence with schemes.decode."""
+    flat = [token for sentence in tokens for token in sentence]
+    index = {}
+    for token in flat:
+        index.setdefault(token, len(index))
+    spans = [decode(sentence_tags, s) for s, sentence_tags in enumerate(tags)]
+    labels = ["O"] + sorted({t for sentence in spans for _, _, t in sentence})
+    counts = np.zeros((len(index), len(labels)), dtype=np.int64)
+    mentions = Counter()
+    for sentence, sentence_spans in zip(tokens, spans):
+        label = [0] * len(sentence)
+        for start, end, entity_type in sentence_spans:
+            mentions[(" ".join(sentence[start:end]), entity_type)] += 1
+            label[start:end] = [labels.index(entity_type)] * (end - start)
+        for token, k in zip(sentence, label):
+            counts[index[token], k] += 1
+    starts = np.cumsum([0] + [len(s) for s in tokens])
+    return TrainStats(list(index), labels, counts, dict(mentions), np.array([index[t] for t in flat], dtype=np.int32),
+                      starts.astype(np.int64))
+
+
+def outcome(function, *args, **kwargs):
+    try:
+        return function(*args, **kwargs)
+    except ValueError as error:
+        return ("error", str(error))
+
+
+def parsed(text, n_predictions=0, name="<text>"):
+    corpus = parse_conll(text, n_predictions, name)
+    return corpus.tokens, corpus.tags, corpus.predictions, corpus.documents
+
+
+# ---- random CoNLL-ish texts ---------------------------------------------------------------
+TOKEN_CHARS = st.sampled_from(list("aZ9-.é") + ["\xa0", "\u2028", "\x85", "\r", "\x0b", "\x0c", "\x1c", "\u3000",
+                                                "\ufeff", "\x00", "\ud800"])
+GOOD_TAGS = ["O", "O", "O", "B-PER", "I-PER", "B-LOC", "I-LOC", "E-LOC", "L-PER", "S-ORG", "U-ORG", "B-geo-loc",
+             "I-geo-loc"]
+TAGS = st.sampled_from(GOOD_TAGS * 8 + ["PER", "B-", "Z-X"])  # now and then one that is not a tag
+SEPARATORS = st.sampled_from([" ", " ", "\t", "  ", " \t"])
+ENDS = st.sampled_from(["\n", "\n", "\r\n"])
+
+
+@st.composite
+def conll_texts(draw):
+    width = draw(st.integers(2, 4))
+    lines = []
+    for _ in range(draw(st.integers(0, 14))):
+        kind = draw(st.sampled_from(["token"] * 12 + ["blank", "blank", "spaces", "docstart", "ragged", "dashes"]))
+        if kind == "blank":
+            line = ""
+        elif kind == "spaces":
+            line = draw(SEPARATORS)
+        elif kind == "docstart":
+            line = draw(st.sampled_from(["-DOCSTART-", "-DOCSTART- -X- O", "-DOCSTART-x O", " -DOCSTART-\tO"]))
+        else:
+            n = draw(st.integers(1, 5)) if kind == "ragged" else width
+            fields = [draw(st.text(TOKEN_CHARS, min_size=1, max_size=3)) if kind != "dashes" else "-DOCSTART-"]
+            fields += [draw(st.text(TOKEN_CHARS, min_size=1, max_size=3)) for _ in range(max(n - 2, 0))]
+            fields += [draw(TAGS)] * (n >= 2)
+            line = draw(SEPARATORS).join(fields) if draw(st.booleans()) else " ".join(fields)
+            if draw(st.integers(0, 5)) == 0:
+                line = draw(SEPARATORS) + line + draw(SEPARATORS)
+        lines.append(line)
+    ends = [draw(ENDS) for _ in lines]
+    text = "".join(line + end for line, end in zip(lines, ends))
+    return ("\ufeff" if draw(st.integers(0, 6)) == 0 else "") + (text[:-1] if draw(st.booleans()) and text else text)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conll_texts(), st.sampled_from([0, 1]))
+def test_reader_equals_the_line_by_line_reference(text, n_predictions):
+    body = text[1:] if text.startswith("\ufeff") else text
+    assert outcome(parsed, text, n_predictions) == outcome(reference_parse, body, n_predictions)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(conll_texts(), st.sampled_from([16, 64, 2 ** 20]))
+def test_stats_from_file_in_pieces_equal_the_reference(tmp_path_factory, text, piece_bytes):
+    assume("\ud800" not in text)  # a lone surrogate cannot be written as UTF-8
+    path = tmp_path_factory.mktemp("r") / "t.conll"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    body = text[1:] if text.startswith("\ufeff") else text
+    expected = outcome(reference_parse, body, 0, str(path))
+    if isinstance(expected, tuple) and expected[0] == "error":
+        assert outcome(TrainStats.from_conll, path, piece_bytes) == expected
+    elif not any(expected[0]):
+        assert outcome(TrainStats.from_conll, path, piece_bytes)[0] == "error"  # no token: a clear error
+    else:
+        assert TrainStats.from_conll(path, piece_bytes) == reference_stats(expected[0], expected[1])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from("abcab"), st.sampled_from(GOOD_TAGS)),
+                         max_size=7), max_size=6))
+def test_numpy_span_decoding_equals_schemes_decode(sentences):
+    tokens = [[t for t, _ in s] for s in sentences]
+    tags = [[g for _, g in s] for s in sentences]
+    if not any(tokens):
+        return
+    built, reference = TrainStats.from_lists(tokens, tags), reference_stats(tokens, tags)
+    assert built == reference and list(built.mentions) == list(reference.mentions)  # same first-seen order
+
+
+# ---- the real file --------------------------------------------------------------------------
+needs_data = pytest.mark.skipif(not (DATA / "train.txt").exists(), reason="CoNLL-2003 not available")
+
+
+@needs_data
+def test_conll2003_train_stats_equal_the_reference_and_do_not_depend_on_pieces():
+    path = DATA / "train.txt"
+    tokens, tags, _, documents = reference_parse(path.read_text(encoding="utf-8"))
+    stats = TrainStats.from_conll(path)
+    assert stats == reference_stats(tokens, tags)
+    assert TrainStats.from_conll(path, piece_bytes=100_000) == stats
+    corpus = read_conll(path)
+    assert (corpus.tokens, corpus.tags, corpus.documents) == (tokens, tags, documents)
+    assert read_columns(path, [1])[0][0] == ["NNP", "VBZ", "JJ", "NN", "TO", "VB", "JJ", "NN", "."]  # POS, sentence 1
+
+
+# ---- pieces of a file -------------------------------------------------------------------------
+def test_errors_in_later_pieces_name_the_file_line(tmp_path):
+    good = "".join(f"w{i} O\nx B-PER\n\n" for i in range(50))  # 150 lines
+    path = tmp_path / "t.conll"
+    path.write_text(good + "y O\nz Q-PER\n")
+    with pytest.raises(ValueError, match=rf"^{path}, line 152, column 2: unknown tag 'Q-PER'"):
+        TrainStats.from_conll(path, piece_bytes=32)
+    path.write_text(good + "y X O\n")  # the width comes from the first piece
+    with pytest.raises(ValueError, match=rf"^{path}, line 151: 3 columns where earlier lines have 2: 'y X O'$"):
+        TrainStats.from_conll(path, piece_bytes=32)
+    path.write_bytes(good.encode() + b"y O\n\xff O\n")
+    offset = len(good) + 4
+    with pytest.raises(ValueError, match=rf"^{path}, line 152: bytes that are not UTF-8 \(invalid start byte at "
+                                         rf"byte {offset}\)"):
+        TrainStats.from_conll(path, piece_bytes=32)
+    path.write_text(good)
+    assert TrainStats.from_conll(path, piece_bytes=32) == TrainStats.from_conll(path)
+
+
+def test_read_pieces_keep_sentences_whole_and_a_later_bom(tmp_path):
+    path = tmp_path / "p.conll"
+    path.write_bytes("\ufeffa O\nb O\r\n\r\n\ufeffc O\n\nd O".encode())
+    pieces = list(read_pieces(path, 4))
+    assert "".join(text for text, _ in pieces) == "a O\nb O\r\n\r\n\ufeffc O\n\nd O"
+    assert [lines for _, lines in pieces] == [0, 3, 5]
+    assert all(text.endswith("\n\n") or text.endswith("\r\n\r\n") for text, _ in pieces[:-1])
+    # a byte-order mark after the start is a token character (rule 1 drops only a leading one)
+    assert TrainStats.from_conll(path, 4).vocab == ["a", "b", "\ufeffc", "d"] == TrainStats.from_conll(path).vocab
+
+
+def test_first_bad_line_in_file_order_is_the_error():
+    with pytest.raises(ValueError, match=r"^<text>, line 2, column 2: unknown tag 'X'"):
+        parse_conll("a O\nb X\nc O O\n")  # the bad tag comes before the ragged line
+    with pytest.raises(ValueError, match=r"^<text>, line 2: 3 columns where earlier lines have 2"):
+        parse_conll("a O\nc O O\nb X\n")
+    with pytest.raises(ValueError, match=r"^<text>, line 1, column 3: unknown tag 'Y'"):
+        parse_conll("a O Y\nb Q O\n", n_predictions=1)  # a bad prediction on line 1 before a bad gold tag
+    with pytest.raises(ValueError, match=r"^<text>, line 1, column 2: unknown tag 'X'"):
+        parse_conll("a X Y\n", n_predictions=1)  # same line: the first column read
+
+
+def test_small_cases_of_the_reader(tmp_path):
+    empty = tmp_path / "e.conll"
+    empty.write_text("\n-DOCSTART- O\n\n")
+    assert read_columns(empty) == [] and read_columns(empty, [1]) == [[]]
+    with pytest.raises(ValueError, match=r"^<text>, line 1: a CoNLL line needs a token and a tag, got 'EU'$"):
+        parse_conll("EU\nx\n")  # the line shown is the one named, from its first character
+    with pytest.raises(ValueError, match=r"^<text>, line 1, column 2: unknown tag 'NNP'"):
+        parse_conll("EU NNP B-ORG\n", columns="0,1")  # parse_conll reads the columns it is given
+    assert parse_conll("B-ORG NNP EU\n", columns="2,0").tags == [["B-ORG"]]
+
+
+def test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces(tmp_path, monkeypatch):
+    import io
+    import sys
+
+    text = "".join(f"w{i:03d} B-PER\n\n" for i in range(100))  # 100 sentences of 12 bytes
+    path = tmp_path / "s.conll"
+    path.write_text(text)
+    pieces = list(read_pieces(path, 120))
+    assert "".join(piece for piece, _ in pieces) == text
+    assert len(pieces) <= len(text) // 120 + 1  # each cut at the last blank line of its block
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    assert TrainStats.from_conll("-", piece_bytes=120) == TrainStats.from_conll(path)
