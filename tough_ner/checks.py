@@ -86,7 +86,7 @@ def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     if lowercase or not _once(batch, ("casing", id(stats))):
         return
     tokens = batch.flat_tokens
-    unseen = stats.ids(tokens) < 0
+    unseen = batch.token_ids(stats) < 0
     n_unseen = int(unseen.sum())
     if n_unseen == 0:
         return

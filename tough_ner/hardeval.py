@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from itertools import repeat
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
@@ -30,20 +31,21 @@ ERROR_SCHEMES = ("bilou", "bio", "io")
 
 
 def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str],
-             strict: bool = False) -> Dict[str, np.ndarray]:
+             strict: bool = False, ids: Optional[np.ndarray] = None) -> Dict[str, np.ndarray]:
     """Boolean masks of the HardEval subsets over flat tokens.
 
-    ``gold_types`` holds each token's gold entity type, or ``"O"``.
+    ``gold_types`` holds each token's gold entity type, or ``"O"``; ``ids`` the tokens'
+    vocabulary ids where already known (``Batch.token_ids``).
     """
-    ids = stats.ids(tokens)
+    ids = stats.ids(tokens) if ids is None else ids
     seen = ids >= 0
     counts = stats.label_counts[ids]
     counts[~seen] = 0
     o_count = counts[:, 0]
     type_counts = counts[:, 1:]
     entity_count = type_counts.sum(axis=1)
-    gold_entity = np.array([t != "O" for t in gold_types], dtype=bool)
-    column = np.array([stats.label_index.get(t, -1) for t in gold_types], dtype=np.int64)
+    gold_entity = np.fromiter(map("O".__ne__, gold_types), dtype=bool, count=len(ids))
+    column = np.fromiter(map(stats.label_index.get, gold_types, repeat(-1)), dtype=np.int64, count=len(ids))
     gold_type_count = np.where(column > 0, counts[np.arange(len(ids)), np.maximum(column, 0)], 0)
     usually_entity = entity_count >= o_count
     if strict:
@@ -129,7 +131,8 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
 
 def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
     check_inputs(stats, batch)
-    return batch.memo(("hardeval", strict), stats, lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict))
+    return batch.memo(("hardeval", strict), stats,
+                      lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict, batch.token_ids(stats)))
 
 
 def counts(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou"):
