@@ -132,21 +132,31 @@ class Run(NamedTuple):
     peak_mb: float  # its peak resident set size
 
 
-def run_process(command: Sequence[str], repeat=3, **popen) -> Run:
-    """Run ``command`` ``repeat`` times (once with --quick) as a fresh process, output
-    discarded; the best wall and CPU time and the largest peak RSS (``os.wait4``'s rusage of
-    that process).  A failing command raises with its error output."""
+# Runs a command and prints its exit code, wall time, CPU time and peak RSS.  It sits between
+# the benchmark and the command because Linux carries a process's peak RSS across fork and
+# exec: a command started straight from a large benchmark process would report the
+# benchmark's size; started from this small launcher, it reports its own.
+_LAUNCHER = """import os, subprocess, sys, time
+start = time.perf_counter()
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(process.pid, 0)
+print(os.waitstatus_to_exitcode(status), time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
+      usage.ru_maxrss / 1024)
+"""
+
+
+def run_process(command: Sequence[str], repeat=3, cwd=None, env=None) -> Run:
+    """Run ``command`` ``repeat`` times (once with --quick) as a fresh process, its output
+    discarded: the best wall and CPU time and the largest peak RSS of that process.  A failing
+    command raises with its error output."""
     runs = []
     for _ in range(1 if quick() else repeat):
-        start = time.perf_counter()
-        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **popen)
-        error = process.stderr.read()
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
-        if process.returncode != 0:
-            raise RuntimeError(f"{' '.join(map(str, command))} failed: {error.decode(errors='replace')[-2000:]}")
-        runs.append(Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024))
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, *map(str, command)], capture_output=True,
+                              text=True, cwd=cwd, env=env)
+        code, wall, cpu, peak = (done.stdout.split() or ["1", "0", "0", "0"])[-4:]
+        if done.returncode != 0 or int(code) != 0:
+            raise RuntimeError(f"{' '.join(map(str, command))} failed: {done.stderr[-2000:]}")
+        runs.append(Run(float(wall), float(cpu), float(peak)))
     return Run(min(r.wall for r in runs), min(r.cpu for r in runs), max(r.peak_mb for r in runs))
 
 
