@@ -1,7 +1,8 @@
-"""compute(predictions=, references=, tokens=) in one process with nothing added before scores
-the given lists directly (tough_ner.metrics.base.ToughMetric._direct); everything else goes
-through evaluate's Arrow cache.  Both paths must give the same results and the same errors:
-each case here runs twice, once with the direct path switched off."""
+"""compute(predictions=, references=, tokens=) in one process with nothing added before first
+tries scoring the given lists directly (tough_ner.metrics.base.ToughMetric._direct), falling
+back to evaluate's Arrow cache when that raises; other inputs go through the cache.  Both paths
+must give the same results and the same errors: each case here runs twice, once with the direct
+path switched off."""
 import json
 import os
 
@@ -96,7 +97,11 @@ def bad_inputs(test):
         "references missing": dict(predictions=pred, references=None, tokens=tokens),
         "tuples": dict(predictions=tuple(map(tuple, pred)), references=gold, tokens=tokens),
         "numpy arrays": dict(predictions=[np.array(s) for s in pred], references=gold, tokens=tokens),
-        "numpy strings": dict(predictions=pred, references=gold, tokens=[[np.str_(t) for t in s] for s in tokens]),
+        "numpy string tokens": dict(predictions=pred, references=gold,
+                                    tokens=[[np.str_(t) for t in s] for s in tokens]),
+        "numpy string tags": dict(predictions=[[np.str_(t) for t in s] for s in pred], references=gold,
+                                  tokens=tokens),
+        "bytes tags": dict(predictions=[[t.encode() for t in s] for s in pred], references=gold, tokens=tokens),
         "nested lists as tokens": dict(predictions=pred, references=gold, tokens=[[[t] for t in s] for s in tokens]),
         "an unknown tag": dict(predictions=[["Q-1"] + s[1:] for s in pred], references=gold, tokens=tokens),
     }
