@@ -27,9 +27,6 @@ import time
 from pathlib import Path
 from typing import NamedTuple, Optional, Sequence
 
-import evaluate
-
-from tough_ner.metrics.base import input_features
 
 
 def quick() -> bool:
@@ -228,17 +225,33 @@ def print_verdicts(title: Optional[str] = None) -> None:
     print(f"{title or 'goals'}: {_verdicts.count(True)} MET, {missed} MISSED")
 
 
-class DoNothing(evaluate.Metric):
-    """evaluate's own overhead on the same string features (``extra``: per-sentence string
-    inputs, as rockner's ``version`` and nrb's ``portion``)."""
+def _do_nothing():
+    import evaluate
 
-    def __init__(self, extra: Sequence[str] = (), **kwargs):
-        self.extra = tuple(extra)
-        super().__init__(**kwargs)
+    from tough_ner.metrics.base import input_features
 
-    def _info(self):
-        return evaluate.MetricInfo(description="", citation="", inputs_description="",
-                                   features=input_features(self.extra))
+    class DoNothing(evaluate.Metric):
+        """evaluate's own overhead on the same string features (``extra``: per-sentence string
+        inputs, as rockner's ``version`` and nrb's ``portion``)."""
 
-    def _compute(self, predictions, references, tokens, **extra):
-        return {}
+        def __init__(self, extra: Sequence[str] = (), **kwargs):
+            self.extra = tuple(extra)
+            super().__init__(**kwargs)
+
+        def _info(self):
+            return evaluate.MetricInfo(description="", citation="", inputs_description="",
+                                       features=input_features(self.extra))
+
+        def _compute(self, predictions, references, tokens, **extra):
+            return {}
+
+    return DoNothing
+
+
+def __getattr__(name):
+    # DoNothing is built on first use: importing evaluate (datasets, pyarrow) would otherwise
+    # add to the peak RSS of every benchmark, also those that never touch evaluate.
+    if name == "DoNothing":
+        globals()["DoNothing"] = _do_nothing()
+        return globals()["DoNothing"]
+    raise AttributeError(name)
