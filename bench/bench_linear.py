@@ -61,7 +61,7 @@ def main():
         a_tokens, a_gold, a_pred = grown(attacked["tokens"], factor), attacked["ner_tags"] * factor, attacked_pred * factor
         n_tokens, n_gold, n_pred = grown(nrb_tokens, factor), nrb_gold * factor, nrb_pred * factor
         portion = (["nrb", "wts"] * len(n_tokens))[:len(n_tokens)]
-        repeat = 5 if factor == 1 else 2
+        repeat = 7 if factor == 1 else 3
         batch = lambda: Batch(tokens, gold, pred)  # noqa: E731
         both = lambda: (Batch(tokens, gold, pred), Batch(a_tokens, a_gold, a_pred))  # noqa: E731
         runs = {

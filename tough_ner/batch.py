@@ -97,7 +97,8 @@ class Batch:
             all_spans = self.gold_spans if which == "gold" else self.pred_spans
             if all_spans is None:
                 raise ValueError("this batch has no predictions")
-            rows = [(s, a, b, self.type_index[t]) for s, spans in enumerate(all_spans) for a, b, t in spans]
+            with no_gc():  # a tuple per span: the collector's scans grew with the test size
+                rows = [(s, a, b, self.type_index[t]) for s, spans in enumerate(all_spans) for a, b, t in spans]
             table = np.array(rows, dtype=np.int64).reshape(-1, 4)
             offsets = self.offsets[table[:, 0]]
             self.__dict__[key] = (table[:, 0], table[:, 1] + offsets, table[:, 2] + offsets, table[:, 3])
