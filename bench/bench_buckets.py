@@ -1,20 +1,45 @@
-"""bucket_f1 benchmark on CoNLL-2003 train -> test, with seqeval measured in the same run.
+"""bucket_f1 benchmark on CoNLL-2003 train -> test, with seqeval measured in the same run, and
+the authors' tools run where a separate Python environment has them.
 
-    python bench/bench_buckets.py [path/to/conll2003] [--quick]
+    python bench/bench_buckets.py [path/to/conll2003] [--quick] [--peer-python PATH]
 
-Quoted peers (quoted, not run: neither is an installable package): the authors' tool needs
-about 470 s for its training statistics and about 4 s per system; its successor about 0.3 s
-per system.  seqeval runs in the same run.
+Core figures: inputs in memory, training statistics built before.  seqeval's ``f1_score`` (the
+yardstick) and ``classification_report`` run in the same run.
+
+Peers, per system, on the same CoNLL test predictions (the memorization baseline's), run only
+with ``--peer-python`` (a Python with the peer installed; they pull old pinned dependencies, so
+keep them out of tough-ner's environment, e.g. ``python -m venv /work/peers-venv &&
+/work/peers-venv/bin/pip install interpret-eval==0.1.7``):
+- InterpretEval (``interpret-eval`` 0.1.7 on PyPI, the authors' tool): its NER configuration
+  buckets sLen, eLen, eDen, rPos, tag and capital; the training-based attributes (eCon, eFre,
+  tCon, tFre, oDen) need precomputed dictionaries the package does not ship, so it does less
+  than tough-ner's nine attributes.  Whole job vs whole job: its ``interpret-eval`` command
+  (fresh process, from a token/gold/prediction file) against ``tough-ner buckets`` from the
+  files, both without intervals; core vs core: its ``evaluate`` function against ``bucket_f1``
+  from tag lists, CPU time inside each process after imports.
+- ExplainaBoard (``explainaboard`` 0.12.7 on PyPI; its dependency checklist does not build,
+  so install it as EXPLAINABOARD_INSTALL below says): its ``explainaboard`` command on a gold
+  and a system file, with ``--skip-failed-analyses``: without a DataLab training set, 4 of its
+  12 NER analyses (num_oov, fre_rank, span_econ, span_efre) fail and are skipped, leaving 8
+  test-only ones.  Whole job vs whole job.
+Otherwise each peer row says "not run" and why; the published times are quoted.
 """
 from __future__ import annotations
 
-from seqeval.metrics import classification_report
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from seqeval.metrics import classification_report, f1_score
 
 from tough_ner import Batch, TrainStats, bucket_f1, read_conll
 from tough_ner.baselines import memorization
 from tough_ner.metrics.bucket_f1 import BucketF1
 
-from common import DATA, Goal, Quoted, best, peak_mb, print_table, print_verdicts
+from common import DATA, Goal, NotRun, Quoted, best, cpu_best, option, peak_mb, print_table, print_verdicts, \
+    run_process
 
 
 def fresh_stats(train):
@@ -41,6 +66,7 @@ def main():
     inputs = dict(predictions=predictions, references=test.tags, tokens=test.tokens)
     t_metric, _ = best(lambda: metric.compute(**inputs), 5)
     t_seqeval, _ = best(lambda: classification_report(test.tags, predictions, digits=4), 5)
+    t_f1, _ = best(lambda: f1_score(test.tags, predictions), 5)
     peak = peak_mb(lambda: bucket_f1(stats, batch(), detailed=True, bootstrap=1000))
     print(f"{DATA}: test {sum(map(len, test.tokens))} tokens; seconds unless stated")
     print_table([
@@ -54,11 +80,113 @@ def main():
         ("bucket_f1, detailed + 1000 bootstrap resamples", t_bootstrap, Goal("well under 1 s (<= 1 s)", 1.0)),
         ("  of which: occurrence counts of the gold test spans", t_occurrences, ""),
         ("evaluate BucketF1.compute (keep_in_memory)", t_metric, ""),
+        ("seqeval f1_score (peer, run; the yardstick)", t_f1, ""),
         ("seqeval classification_report (peer, run)", t_seqeval, ""),
-        ("ratio seqeval / bucket_f1 flat (x)", t_seqeval / t_flat, ""),
-        ("peak memory, detailed + bootstrap (MB)", peak, ""),
+        ("ratio bucket_f1 flat / seqeval f1_score (x)", t_flat / t_f1, ""),
+        ("ratio bucket_f1 flat / seqeval classification_report (x)", t_flat / t_seqeval, ""),
+        ("peak RSS of this process, detailed + bootstrap (MB)", peak, ""),
     ])
+    peers(stats, test, predictions)
     print_verdicts()
+
+
+# Run inside the peer's Python: time InterpretEval's evaluate() (CPU, after imports) on a file.
+INTERPRET_CORE = """import json, os, sys, time, contextlib, io
+os.chdir(sys.argv[1])  # it reads its configuration relative to the working folder
+from interpret_eval.tasks.ner import tensoreval
+times = []
+for _ in range(int(sys.argv[4])):
+    start = time.process_time()
+    with contextlib.redirect_stdout(io.StringIO()):
+        tensoreval.evaluate(task_type="ner", analysis_type="single", systems=[sys.argv[2]], output=sys.argv[3])
+    times.append(time.process_time() - start)
+print(json.dumps(min(times)))
+"""
+# ExplainaBoard's dependency datalabs needs checklist, whose setup.py runs "pip install
+# jupyter" (it fails to build in a clean venv): install it without that one.
+EXPLAINABOARD_INSTALL = ("pip install --no-deps explainaboard==0.12.7 datalabs eaas, then pyarrow<20 pandas dill "
+                         "xxhash multiprocess pathos fsspec[http] aiohttp 'huggingface-hub<1' requests lexicalrichness "
+                         "sacrebleu sqlparse pymongo spacy compare-mt six nltk scipy scikit-learn matplotlib seqeval "
+                         "(its dependency checklist does not build)")
+
+
+def two_columns(tokens, tags) -> str:
+    """Token and tag, tab-separated, a blank line after each sentence (ExplainaBoard's CoNLL input)."""
+    return "".join("".join(f"{w}\t{t}\n" for w, t in zip(words, labels)) + "\n" for words, labels in zip(tokens, tags))
+
+
+def peer_site(python: str, module: str) -> str:
+    """The folder holding ``module`` in the peer's Python, or '' where it does not import."""
+    done = subprocess.run([python, "-c", f"import os, {module}; print(os.path.dirname(os.path.dirname("
+                                         f"{module}.__file__)))"], capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else ""
+
+
+def peers(stats, test, predictions):
+    """InterpretEval and ExplainaBoard against tough-ner, per system, when --peer-python is given."""
+    from tough_ner.corpus import write_conll
+
+    python = option("--peer-python")
+    repeat = 1 if "--quick" in sys.argv else 3
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        conll, tsv = Path(folder) / "pred.conll", Path(folder) / "pred.tsv"
+        write_conll(conll, test.tokens, test.tags, predictions)
+        tsv.write_text(conll.read_text(encoding="utf-8").replace(" ", "\t"), encoding="utf-8")
+        saved = Path(folder) / "stats.npz"
+        stats.save(saved)
+        ours = [sys.executable, "-m", "tough_ner.cli", "buckets", "--test", str(conll), "--resamples", "0"]
+        from_train = run_process(ours + ["--train", str(DATA / "train.txt")], repeat)
+        from_saved = run_process(ours + ["--train", str(saved)], repeat)
+        t_core, _ = cpu_best(lambda: bucket_f1(stats, Batch(test.tokens, test.tags, predictions), bootstrap=0),
+                             repeat)
+        rows += [("whole job: tough-ner buckets from the train + prediction files", from_train.cpu, ""),
+                 ("whole job: tough-ner buckets, saved training statistics", from_saved.cpu, ""),
+                 ("  its peak RSS (MB)", from_saved.peak_mb, ""),
+                 ("core: bucket_f1 from tag lists, no intervals", t_core, "")]
+        site = peer_site(python, "interpret_eval") if python else ""
+        if site:
+            command = [str(Path(python).parent / "interpret-eval"), "--task", "ner", "--systems", str(tsv),
+                       "--output", str(Path(folder) / "ie.json")]
+            theirs = run_process(command, repeat, cwd=site)
+            core = subprocess.run([python, "-c", INTERPRET_CORE, site, str(tsv), str(Path(folder) / "ie2.json"),
+                                   str(repeat)], capture_output=True, text=True, check=True)
+            t_theirs = json.loads(core.stdout.strip().splitlines()[-1])
+            rows += [("whole job: InterpretEval command (6 test-only attributes)", theirs.cpu, ""),
+                     ("  its peak RSS (MB)", theirs.peak_mb, ""),
+                     ("core: InterpretEval evaluate() after imports", t_theirs, ""),
+                     ("ratio whole job, saved statistics / InterpretEval (x)", from_saved.cpu / theirs.cpu,
+                      Goal("<= 0.1x InterpretEval", 0.1)),
+                     ("ratio whole job with statistics from train / InterpretEval (x)", from_train.cpu / theirs.cpu,
+                      ""),
+                     ("ratio core / InterpretEval core (x)", t_core / t_theirs, Goal("<= 0.1x InterpretEval", 0.1))]
+        else:
+            why = ("no --peer-python given" if not python else f"interpret_eval does not import in {python}")
+            rows.append(("InterpretEval (interpret-eval 0.1.7), per system", None,
+                         NotRun(why, Goal("<= 0.1x InterpretEval", 0.1))))
+        eb_site = peer_site(python, "explainaboard") if python else ""
+        if eb_site:
+            gold_file, pred_file = Path(folder) / "gold.tsv", Path(folder) / "system.tsv"
+            gold_file.write_text(two_columns(test.tokens, test.tags), encoding="utf-8")
+            pred_file.write_text(two_columns(test.tokens, predictions), encoding="utf-8")
+            command = [str(Path(python).parent / "explainaboard"), "--task", "named-entity-recognition",
+                       "--custom-dataset-paths", str(gold_file), "--system-outputs", str(pred_file),
+                       "--custom-dataset-file-type", "conll", "--output-file-type", "conll",
+                       "--report-json", str(Path(folder) / "eb.json"), "--skip-failed-analyses"]
+            theirs = run_process(command, repeat, cwd=folder)
+            rows += [("whole job: ExplainaBoard command (8 test-only analyses)", theirs.cpu, ""),
+                     ("  its peak RSS (MB)", theirs.peak_mb, ""),
+                     ("ratio whole job, saved statistics / ExplainaBoard (x)", from_saved.cpu / theirs.cpu,
+                      Goal("<= 0.5x ExplainaBoard", 0.5)),
+                     ("ratio whole job with statistics from train / ExplainaBoard (x)", from_train.cpu / theirs.cpu,
+                      "")]
+        else:
+            why = ("no --peer-python given" if not python else f"explainaboard does not import in {python}: "
+                   + EXPLAINABOARD_INSTALL)
+            rows.append(("ExplainaBoard (explainaboard 0.12.7), per system", None,
+                         NotRun(why, Goal("<= 0.5x ExplainaBoard", 0.5))))
+    print("\nPeers per system (CPU seconds; whole job = fresh process from the files)")
+    print_table(rows, 66)
 
 
 if __name__ == "__main__":

@@ -49,7 +49,7 @@ def main():
             seconds, _ = best(work, 2)
             times[name, n] = seconds
             rows.append((f"{name}, {n:,} types", seconds, ""))
-        rows.append((f"  peak memory (MB), bucket_f1 detailed, {n:,} types", peak_mb(measures["bucket_f1 detailed"]), ""))
+        rows.append((f"  peak RSS of this process (MB), bucket_f1 detailed, {n:,} types", peak_mb(measures["bucket_f1 detailed"]), ""))
     # The bootstrap intervals (tough_ner.uncertainty) keep dense per-sentence counts per bucket:
     # sentences x buckets, shown here at the smaller size only (the Spaces allow 1,000 types).
     tokens, gold, pred = many_types(small := SIZES[0])

@@ -101,7 +101,7 @@ def main():
         (f"tough-ner report, whole command, 2 systems, HTML {'with' if with_plots else 'WITHOUT'} plots",
          t_report, Goal("<= 5 s", 5.0)),
         ("  its CPU time (user + system; the wall time includes waiting on a busy machine)", cpu_report, ""),
-        ("peak traced memory of the intervals and tests (MB)", peak, ""),
+        ("peak RSS of this process, intervals and tests (MB)", peak, ""),
     ], 78)
     print_verdicts()
 

@@ -1,28 +1,32 @@
-"""Shared by the benchmarks: timing (best-of-N wall time, tracemalloc peak), the data folder,
-the ``--quick`` smoke mode, and goals judged MET / MISSED on the same run's figures.
+"""Shared by the benchmarks: timing (best-of-N wall or CPU time), whole-process peak memory
+(resident set size), whole-job runs of commands, the data folder, the ``--quick`` smoke mode,
+and goals judged MET / MISSED on the same run's figures.
 
     python bench/bench_X.py [CONLL_DIR] [--quick]
 
 ``--quick`` runs every step once on the small embedded demo corpus (written as CoNLL files to
-a temporary folder), without memory tracing: it checks that the benchmark runs, never its
-speed, so no goal is judged (tests/test_bench_smoke.py runs it for every benchmark).
+a temporary folder): it checks that the benchmark runs, never its speed, so no goal is judged
+(tests/test_bench_smoke.py runs it for every benchmark).
+
+Like for like: each figure says what it covers.  A *whole job* is a fresh process doing
+everything from the input files (interpreter start, imports, reading, statistics, scoring);
+a *core* figure is the scoring call alone on inputs already in memory.  Peers are timed the
+same way as tough-ner in the same row group, in the same run.
 """
 from __future__ import annotations
 
 import atexit
 import gc
 import math
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
-import tracemalloc
 from pathlib import Path
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Sequence
 
-import evaluate
-
-from tough_ner.metrics.base import input_features
 
 
 def quick() -> bool:
@@ -40,7 +44,9 @@ def _data() -> Path:
         write_conll(folder / "train.txt", train.tokens, train.tags)
         write_conll(folder / "test.txt", test.tokens, test.tags)
         return folder
-    folders = [a for a in sys.argv[1:] if not a.startswith("--")]
+    values = {sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a.startswith("--") and "=" not in a
+              and a not in ("--quick",)}
+    folders = [a for a in sys.argv[1:] if not a.startswith("--") and a not in values]
     return Path(folders[0]) if folders else Path(__file__).resolve().parents[2] / "shared/data/conll2003"
 
 
@@ -58,17 +64,110 @@ def best(function, repeat=5):
     return min(times), result
 
 
-def peak_mb(function):
-    """Peak traced memory of one run, in MB (NaN with --quick: tracing is slow, and the
-    function runs in the timings anyway)."""
-    if quick():
-        return math.nan
+def cpu_best(function, repeat=5):
+    """Best process CPU time (user + system) of ``repeat`` runs and the last result: on a
+    machine shared with other jobs, wall time also counts their turns."""
+    times = []
+    for _ in range(1 if quick() else repeat):
+        gc.collect()
+        start = time.process_time()
+        result = function()
+        times.append(time.process_time() - start)
+    return min(times), result
+
+
+def paired(functions: dict, repeat=5) -> dict:
+    """Best CPU time of each function, run in turns (one of each, then again): a busy moment
+    slows every side alike, so their ratios stay fair."""
+    times = {name: math.inf for name in functions}
+    for _ in range(1 if quick() else repeat):
+        for name, function in functions.items():
+            times[name] = min(times[name], cpu_best(function, 1)[0])
+    return times
+
+
+def _vm(field: str) -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return math.nan
+
+
+def peak_mb(function) -> float:
+    """Whole-process peak resident memory (MB) while ``function`` runs once: run in a forked
+    child (holding what this process holds: interpreter, imports, inputs), whose high-water
+    mark (VmHWM) starts at its current size and is read when the job ends.  Not the allocations
+    of the call alone (tracemalloc) -- what the operating system has to give the process."""
     gc.collect()
-    tracemalloc.start()
-    function()
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return peak / 2**20
+    if not os.path.exists("/proc/self/status"):
+        return math.nan
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, report, leave without cleanup handlers
+        code = 1
+        try:
+            os.close(read)
+            function()
+            os.write(write, str(_vm("VmHWM")).encode())
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        answer = pipe.read()
+    _, status = os.waitpid(pid, 0)
+    if status != 0 or not answer:
+        raise RuntimeError("the memory measurement's child process failed")
+    return float(answer)
+
+
+class Run(NamedTuple):
+    """One whole-process run of a command."""
+    wall: float
+    cpu: float  # user + system seconds of the process (and its children)
+    peak_mb: float  # its peak resident set size
+
+
+# Runs a command and prints its exit code, wall time, CPU time and peak RSS.  It sits between
+# the benchmark and the command because Linux carries a process's peak RSS across fork and
+# exec: a command started straight from a large benchmark process would report the
+# benchmark's size; started from this small launcher, it reports its own.
+_LAUNCHER = """import os, subprocess, sys, time
+start = time.perf_counter()
+process = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)
+_, status, usage = os.wait4(process.pid, 0)
+print(os.waitstatus_to_exitcode(status), time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
+      usage.ru_maxrss / 1024)
+"""
+
+
+def run_process(command: Sequence[str], repeat=3, cwd=None, env=None) -> Run:
+    """Run ``command`` ``repeat`` times (once with --quick) as a fresh process, its output
+    discarded: the best wall and CPU time and the largest peak RSS of that process.  A failing
+    command raises with its error output."""
+    runs = []
+    for _ in range(1 if quick() else repeat):
+        done = subprocess.run([sys.executable, "-c", _LAUNCHER, *map(str, command)], capture_output=True,
+                              text=True, cwd=cwd, env=env)
+        code, wall, cpu, peak = (done.stdout.split() or ["1", "0", "0", "0"])[-4:]
+        if done.returncode != 0 or int(code) != 0:
+            raise RuntimeError(f"{' '.join(map(str, command))} failed: {done.stderr[-2000:]}")
+        runs.append(Run(float(wall), float(cpu), float(peak)))
+    return Run(min(r.wall for r in runs), min(r.cpu for r in runs), max(r.peak_mb for r in runs))
+
+
+def grown(tokens, copies: int):
+    """``copies`` copies of the sentences, every token of copy k > 0 renamed (``word~k``): a
+    corpus k times larger also has a k times larger vocabulary, as real data would, instead
+    of repeating the same string objects (which flatters every dictionary and cache)."""
+    return list(tokens) + [[f"{word}~{k}" for word in sentence] for k in range(1, copies) for sentence in tokens]
+
+
+def option(name: str) -> Optional[str]:
+    """The value of ``--name VALUE`` on the command line, or None."""
+    argv = sys.argv[1:]
+    return argv[argv.index(name) + 1] if name in argv[:-1] else None
 
 
 class Goal(NamedTuple):
@@ -80,6 +179,12 @@ class Goal(NamedTuple):
 class Quoted(NamedTuple):
     """A peer's figure from its paper or documentation: shown, never run here."""
     text: str
+
+
+class NotRun(NamedTuple):
+    """A peer that could not be run here (the row's value is None): why, and the goal left unjudged."""
+    reason: str
+    goal: Optional[Goal] = None
 
 
 _verdicts = []
@@ -95,9 +200,13 @@ def verdict(value: float, goal: Goal) -> str:
 
 def print_table(rows, width=58):
     """Rows of (measure, value, goal): the goal a ``Goal`` (judged on this run's value), a
-    ``Quoted`` peer figure (quoted, not run), a note string, or empty."""
+    ``Quoted`` peer figure (quoted, not run), ``NotRun`` (value None), a note string, or empty."""
     print(f"{'measure':<{width}} {'value':>9}  goal")
     for name, value, goal in rows:
+        if isinstance(goal, NotRun):
+            judged = f"{goal.goal.text}: not judged, " if goal.goal else ""
+            print(f"{name:<{width}} {'not run':>9}  {judged}{goal.reason}")
+            continue
         if isinstance(goal, Goal):
             note = f"{goal.text}: {verdict(value, goal)}"
         elif isinstance(goal, Quoted):
@@ -116,11 +225,33 @@ def print_verdicts(title: Optional[str] = None) -> None:
     print(f"{title or 'goals'}: {_verdicts.count(True)} MET, {missed} MISSED")
 
 
-class DoNothing(evaluate.Metric):
-    """evaluate's own overhead on the same three string features."""
+def _do_nothing():
+    import evaluate
 
-    def _info(self):
-        return evaluate.MetricInfo(description="", citation="", inputs_description="", features=input_features())
+    from tough_ner.metrics.base import input_features
 
-    def _compute(self, predictions, references, tokens):
-        return {}
+    class DoNothing(evaluate.Metric):
+        """evaluate's own overhead on the same string features (``extra``: per-sentence string
+        inputs, as rockner's ``version`` and nrb's ``portion``)."""
+
+        def __init__(self, extra: Sequence[str] = (), **kwargs):
+            self.extra = tuple(extra)
+            super().__init__(**kwargs)
+
+        def _info(self):
+            return evaluate.MetricInfo(description="", citation="", inputs_description="",
+                                       features=input_features(self.extra))
+
+        def _compute(self, predictions, references, tokens, **extra):
+            return {}
+
+    return DoNothing
+
+
+def __getattr__(name):
+    # DoNothing is built on first use: importing evaluate (datasets, pyarrow) would otherwise
+    # add to the peak RSS of every benchmark, also those that never touch evaluate.
+    if name == "DoNothing":
+        globals()["DoNothing"] = _do_nothing()
+        return globals()["DoNothing"]
+    raise AttributeError(name)

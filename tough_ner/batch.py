@@ -7,6 +7,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from ._util import no_gc
 from .schemes import check_sentence, decode
 
 # Token label codes: 0 is O; an entity token is 1 + 4 * type id + its role.
@@ -37,8 +38,9 @@ class Batch:
         self.predictions = predictions
         # Optional document id per sentence: resampling by document (``unit="document"``).
         self.documents = None if documents is None else list(documents)
-        self.gold_spans = [decode(tags, s) for s, tags in enumerate(references)]
-        self.pred_spans = None if predictions is None else [decode(tags, s) for s, tags in enumerate(predictions)]
+        with no_gc():  # millions of small span tuples: the collector's scans made this grow superlinearly
+            self.gold_spans = [decode(tags, s) for s, tags in enumerate(references)]
+            self.pred_spans = None if predictions is None else [decode(tags, s) for s, tags in enumerate(predictions)]
         found = {t for spans in (self.gold_spans + (self.pred_spans or [])) for _, _, t in spans}
         self.types: List[str] = sorted(found)
         self.type_index = {t: i for i, t in enumerate(self.types)}
@@ -70,6 +72,11 @@ class Batch:
             held = cache[key] = (stats, compute())
         return held[1]
 
+    def token_ids(self, stats) -> np.ndarray:
+        """The flat tokens' ids in ``stats``' vocabulary (-1: unseen), looked up once per
+        statistics object (the input checks and the methods share them)."""
+        return self.memo(("token_ids",), stats, lambda: stats.ids(self.flat_tokens))
+
     def counts(self, strata=None):
         """An empty ``uncertainty.Counts`` over this batch's sentences."""
         from .uncertainty import Counts
@@ -90,7 +97,8 @@ class Batch:
             all_spans = self.gold_spans if which == "gold" else self.pred_spans
             if all_spans is None:
                 raise ValueError("this batch has no predictions")
-            rows = [(s, a, b, self.type_index[t]) for s, spans in enumerate(all_spans) for a, b, t in spans]
+            with no_gc():  # a tuple per span: the collector's scans grew with the test size
+                rows = [(s, a, b, self.type_index[t]) for s, spans in enumerate(all_spans) for a, b, t in spans]
             table = np.array(rows, dtype=np.int64).reshape(-1, 4)
             offsets = self.offsets[table[:, 0]]
             self.__dict__[key] = (table[:, 0], table[:, 1] + offsets, table[:, 2] + offsets, table[:, 3])

@@ -81,18 +81,12 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
                       f"predicted spans can never be correct", InputWarning, stacklevel=3)
 
 
-def token_ids(stats, batch: Batch) -> np.ndarray:
-    """Training vocabulary ids of the batch's flat tokens (-1: unseen), computed once per
-    batch and statistics."""
-    return batch.memo(("token_ids",), stats, lambda: stats.ids(batch.flat_tokens))
-
-
 def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     """Warn when the test tokens and the training vocabulary differ in casing."""
     if lowercase or not _once(batch, ("casing", id(stats))):
         return
     tokens = batch.flat_tokens
-    unseen = np.flatnonzero(token_ids(stats, batch) < 0)
+    unseen = np.flatnonzero(batch.token_ids(stats) < 0)
     n_unseen = len(unseen)
     if n_unseen == 0:
         return

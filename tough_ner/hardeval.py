@@ -20,7 +20,7 @@ from typing import Dict, List, Optional, Sequence
 import numpy as np
 
 from .batch import Batch
-from .checks import check_inputs, token_ids
+from .checks import check_inputs
 from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import per_sentence, with_intervals
@@ -35,7 +35,7 @@ def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str]
     """Boolean masks of the HardEval subsets over flat tokens.
 
     ``gold_types`` holds each token's gold entity type, or ``"O"``; ``ids`` the tokens'
-    vocabulary ids when already known.
+    vocabulary ids where already known (``Batch.token_ids``).
     """
     ids = stats.ids(tokens) if ids is None else ids
     seen = ids >= 0
@@ -44,8 +44,8 @@ def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str]
     o_count = counts[:, 0]
     type_counts = counts[:, 1:]
     entity_count = type_counts.sum(axis=1)
-    gold_entity = np.fromiter(map("O".__ne__, gold_types), dtype=bool, count=len(gold_types))
-    column = np.fromiter(map(stats.label_index.get, gold_types, repeat(-1)), dtype=np.int64, count=len(gold_types))
+    gold_entity = np.fromiter(map("O".__ne__, gold_types), dtype=bool, count=len(ids))
+    column = np.fromiter(map(stats.label_index.get, gold_types, repeat(-1)), dtype=np.int64, count=len(ids))
     gold_type_count = np.where(column > 0, counts[np.arange(len(ids)), np.maximum(column, 0)], 0)
     usually_entity = entity_count >= o_count
     if strict:
@@ -131,8 +131,8 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
 
 def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
     check_inputs(stats, batch)
-    return batch.memo(("hardeval", strict), stats, lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict,
-                                                                    token_ids(stats, batch)))
+    return batch.memo(("hardeval", strict), stats,
+                      lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict, batch.token_ids(stats)))
 
 
 def counts(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou"):

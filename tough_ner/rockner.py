@@ -17,6 +17,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from ._util import no_gc
 from .batch import Batch
 from .checks import check_types
 from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
@@ -37,6 +38,7 @@ def error_analysis(batch: Batch) -> Tuple[Dict[str, int], Dict[str, Dict[str, in
     return dict(tally), confusion
 
 
+@no_gc()  # tuples and counters per entity: the collector's scans grew with the test size
 def _analysis(batch: Batch) -> Tuple[List[Tuple[int, str]], Dict[str, Dict[str, int]]]:
     """((sentence, category) of each gold entity, confusion table)."""
     categories: List[Tuple[int, str]] = []
