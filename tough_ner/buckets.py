@@ -86,9 +86,13 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False,
         sequences = [flat[a:b] for a, b in zip(start.tolist(), end.tolist())]
         texts = [" ".join(sequence) for sequence in sequences]
         names = [batch.types[t] for t in types.tolist()]
-        occurrences = stats.occurrences(sequences)
         annotated = np.fromiter((stats.mentions.get(key, 0) for key in zip(texts, names)), dtype=np.int64,
                                 count=len(texts))
+        # eCon is 0 unless (text, type) is a training mention, whatever the occurrences: only
+        # those spans are counted (from a table built once; shareable statistics hold just it).
+        occurrences = np.zeros(len(texts), dtype=np.int64)
+        known = np.flatnonzero(annotated > 0)
+        occurrences[known] = stats.occurrences([sequences[i] for i in known.tolist()])
         text_counts = np.fromiter((stats.mention_text_counts.get(text, 0) for text in texts), dtype=np.int64,
                                   count=len(texts))
         span = {
