@@ -263,7 +263,11 @@ class TrainStats:
     @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
         """``{text: count}`` of training mentions, any type."""
-        return {text: sum(types.values()) for text, types in self.mention_types().items()}
+        counts: Dict[str, int] = {}
+        with no_gc():  # many small objects: the collector would rescan the caller's data each time
+            for (text, _), count in self.mentions.items():
+                counts[text] = counts.get(text, 0) + count
+        return counts
 
     def occurrences(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
         """Training occurrences (annotated or not, within one sentence) of each token sequence.
@@ -294,11 +298,11 @@ class TrainStats:
         (a mention's tokens joined by spaces: the split gives them back unless a token holds a
         space, and ``occurrences`` only looks up sequences without one)."""
         texts = list(self.mention_text_counts)
-        return dict(zip(texts, self._scan([text.split(" ") for text in texts]).tolist()))
+        with no_gc():
+            return dict(zip(texts, self._scan([text.split(" ") for text in texts]).tolist()))
 
     def _scan(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
-        """``occurrences`` counted from the training token ids: for each needed length, the
-        windows whose tokens could match are narrowed position by position, then matched exactly."""
+        """``occurrences`` counted from the training token ids, for each needed length at once."""
         lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
         ids = self.ids(chain.from_iterable(sequences))
         starts = np.cumsum(lengths) - lengths
@@ -315,16 +319,42 @@ class TrainStats:
                 continue
             self.require_text(f"counting the training occurrences of {quote(' '.join(sequences[chosen[0]]))} "
                               "(not a training mention)")
-            first = np.arange(max(self.n_tokens - length + 1, 0))
-            positions = first[self._sentence_ends[first] >= first + length]
-            for j in range(length):
-                positions = positions[np.isin(self.token_ids[positions + j], queries[:, j])]
-            windows = self.token_ids[positions[:, None] + np.arange(length)]
+            distinct, back = np.unique(queries, axis=0, return_inverse=True)
+            counts[chosen] = self._count_windows(distinct)[back.reshape(-1)]
+        return counts
+
+    def _count_windows(self, queries: np.ndarray) -> np.ndarray:
+        """Training occurrences inside one sentence of each row of ``queries`` (distinct rows of
+        token ids, all of one length): the start positions whose tokens could match are
+        narrowed column by column (a lookup per vocabulary id), the windows left are hashed
+        and matched to the queries' hashes, and every match is confirmed token by token, so a
+        hash collision never counts."""
+        length = queries.shape[1]
+        token_ids = self.token_ids
+        allowed = np.zeros(len(self.vocab), dtype=bool)
+        allowed[queries[:, 0]] = True
+        positions = np.flatnonzero(allowed[token_ids[: max(self.n_tokens - length + 1, 0)]])
+        positions = positions[self._sentence_ends[positions] >= positions + length]  # inside one sentence
+        for j in range(1, length):
+            allowed[:] = False
+            allowed[queries[:, j]] = True
+            positions = positions[allowed[token_ids[positions + j]]]
+        windows = token_ids[positions[:, None] + np.arange(length)]
+        weights = _window_weights(length)
+        with np.errstate(over="ignore"):
+            query_hash = (queries.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+            window_hash = (windows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+        order = np.argsort(query_hash, kind="stable")
+        sorted_hash = query_hash[order]
+        if len(sorted_hash) > 1 and (sorted_hash[1:] == sorted_hash[:-1]).any():  # two queries, one hash
             _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
-            counts[chosen] = found[inverse[len(windows):]]
-        return counts
+            return found[inverse[len(windows):]]
+        slot = np.minimum(np.searchsorted(sorted_hash, window_hash), len(order) - 1)
+        which = order[slot]
+        same = (sorted_hash[slot] == window_hash) & (windows == queries[which]).all(axis=1)
+        return np.bincount(which[same], minlength=len(queries))
 
     @cached_property
     def _sentence_ends(self) -> np.ndarray:
@@ -358,8 +388,9 @@ class TrainStats:
     @cached_property
     def _mention_types(self) -> Dict[str, Counter]:
         by_text: Dict[str, Counter] = {}
-        for (text, entity_type), count in self.mentions.items():
-            by_text.setdefault(text, Counter())[entity_type] = count
+        with no_gc():
+            for (text, entity_type), count in self.mentions.items():
+                by_text.setdefault(text, Counter())[entity_type] = count
         return by_text
 
     # ---- persistence ------------------------------------------------------------------
@@ -420,6 +451,11 @@ class TrainStats:
                 "unseen_mentions": sum(text not in seen for text in texts),
                 "unique_mentions": len(unique),
                 "unseen_unique_mentions": sum(text not in seen for text in unique)}
+
+
+def _window_weights(length: int) -> np.ndarray:
+    """Odd 64-bit multipliers of a window's token ids in its hash (fixed: hashes stay private)."""
+    return np.random.default_rng(length).integers(1, 2 ** 63, size=length, dtype=np.uint64) | np.uint64(1)
 
 
 def _check_sentences(tokens, tags, first: int = 0) -> None:
