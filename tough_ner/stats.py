@@ -22,7 +22,7 @@ import sys
 import zipfile
 from collections import Counter
 from functools import cached_property, reduce
-from itertools import chain
+from itertools import chain, repeat
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -240,8 +240,7 @@ class TrainStats:
 
     def ids(self, tokens: Iterable[str]) -> np.ndarray:
         """Vocabulary ids of tokens, -1 for tokens never seen in training."""
-        get = self.token_index.get
-        return np.fromiter((get(t, -1) for t in tokens), dtype=np.int64)
+        return np.fromiter(map(self.token_index.get, tokens, repeat(-1)), dtype=np.int64)
 
     def counts_of(self, tokens: Iterable[str]) -> np.ndarray:
         """``[n, len(labels)]`` training label counts of each token (zeros when unseen)."""
