@@ -388,8 +388,8 @@ def cmd_describe(args) -> None:
 
 def cmd_stats(args) -> None:
     stats = TrainStats.coerce(args.train)
-    stats.save(args.out)
-    print(f"{stats!r} -> {args.out}")
+    stats.save(args.out, shareable=args.shareable)
+    print(f"{stats!r} -> {args.out}{' (shareable: without the training text)' if args.shareable else ''}")
 
 
 def cmd_register(args) -> None:
@@ -679,6 +679,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = commands.add_parser("stats", help="build training statistics once and save them")
     p.add_argument("--train", required=True)
     p.add_argument("--out", required=True, help="output file (.npz)")
+    p.add_argument("--shareable", action="store_true",
+                   help="leave the training text out (README: Shareable statistics, what the file still reveals)")
     p.set_defaults(run=cmd_stats)
 
     p = commands.add_parser("register", help="make evaluate.load('hardeval') work offline")
