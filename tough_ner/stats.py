@@ -47,6 +47,8 @@ class TrainStats:
         mentions: ``{(text, type): count}`` of training mentions (text = tokens joined by spaces).
         token_ids: ``int32`` ids of all training tokens, sentences concatenated.
         sentence_starts: ``int64`` start of each sentence in ``token_ids``, plus the total.
+        shareable: True when the two above are absent (a shareable file: module docstring);
+            reading them then raises a ``ValueError`` naming what needed them.
     """
 
     def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
