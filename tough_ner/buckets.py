@@ -91,18 +91,20 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
     sides = {}
     for which in ("gold", "pred"):
         sentence, start, end, types = batch.span_arrays(which)
-        sequences = [flat[a:b] for a, b in zip(start.tolist(), end.tolist())]
-        texts = [" ".join(sequence) for sequence in sequences]
-        names = [batch.types[t] for t in types.tolist()]
-        annotated = np.fromiter(map(stats.mentions.get, zip(texts, names), repeat(0)), dtype=np.int64,
-                                count=len(texts))
-        # eCon is 0 unless (text, type) is a training mention, whatever the occurrences: only
-        # those spans are counted (from a table built once; shareable statistics hold just it).
-        occurrences = np.zeros(len(texts), dtype=np.int64)
-        known = np.flatnonzero(annotated > 0)
-        occurrences[known] = stats.occurrences([sequences[i] for i in known.tolist()])
+        bounds = list(zip(start.tolist(), end.tolist()))
+        texts = [" ".join(flat[a:b]) for a, b in bounds]
         text_counts = np.fromiter(map(stats.mention_text_counts.get, texts, repeat(0)), dtype=np.int64,
                                   count=len(texts))
+        # eCon is 0 unless (text, type) is a training mention, whatever the occurrences: only
+        # those spans are counted (from a table built once; shareable statistics hold just it).
+        annotated = np.zeros(len(texts), dtype=np.int64)
+        occurrences = np.zeros(len(texts), dtype=np.int64)
+        seen_text = np.flatnonzero(text_counts > 0).tolist()
+        names = batch.types
+        annotated[seen_text] = [stats.mentions.get((texts[i], names[t]), 0)
+                                for i, t in zip(seen_text, types[seen_text].tolist())]
+        known = np.flatnonzero(annotated > 0).tolist()
+        occurrences[known] = stats.occurrences([flat[bounds[i][0]:bounds[i][1]] for i in known])
         span = {
             "eLen": (end - start).astype(float),
             **{name: values[sentence] for name, values in sentence_values.items()},

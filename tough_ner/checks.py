@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections import Counter
+from itertools import compress
 from typing import Iterable, List, Mapping, Optional
 
 import numpy as np
@@ -96,7 +97,7 @@ def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     if n_unseen == 0:
         return
     lower = stats.lower_vocab
-    n_lower = sum(token.lower() not in lower for token in np.array(tokens, dtype=object)[unseen].tolist())
+    n_lower = sum(token.lower() not in lower for token in compress(tokens, unseen.tolist()))
     if 2 * n_lower < n_unseen:
         warnings.warn(f"{n_unseen} of {len(tokens)} test tokens are unseen in training, but only {n_lower} once both "
                       f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "

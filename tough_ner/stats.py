@@ -278,17 +278,13 @@ class TrainStats:
         other sequence: counted from the training text (``_scan``); shareable statistics hold
         no text and answer only sequences with a token never seen in training (0).
         """
-        counts = np.zeros(len(sequences), dtype=np.int64)
-        table, rest = self._mention_occurrences, []
-        for i, sequence in enumerate(sequences):
-            if len(sequence) == 1:
-                rest.append(i)  # counted below, with the others, from the vocabulary
-            elif len(sequence) > 1:
-                found = table.get(" ".join(sequence)) if not any(" " in token for token in sequence) else None
-                if found is None:
-                    rest.append(i)
-                else:
-                    counts[i] = found
+        table = self._mention_occurrences
+        # The table holds a text's count for the tokens it splits into at spaces: only a
+        # sequence with as many tokens as its text has words (no token holding a space) reads it.
+        counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
+                              for sequence, text in zip(sequences, map(" ".join, sequences))),
+                             dtype=np.int64, count=len(sequences))
+        rest = np.flatnonzero(counts < 0).tolist()
         if rest:
             counts[rest] = self._scan([sequences[i] for i in rest])
         return counts
