@@ -451,7 +451,8 @@ class TrainStats:
 
 
 def _window_weights(length: int) -> np.ndarray:
-    """Odd 64-bit multipliers of a window's token ids in its hash (fixed: hashes stay private)."""
+    """Odd 64-bit multipliers of a window's token ids in its hash: fixed per length (the hash
+    only speeds up matching in memory; ``_count_windows`` confirms every match)."""
     return np.random.default_rng(length).integers(1, 2 ** 63, size=length, dtype=np.uint64) | np.uint64(1)
 
 
@@ -578,7 +579,7 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
     if bool(meta.get("shareable")) != ("token_ids" not in arrays):
         raise wrong("its metadata and its members disagree on whether it holds the training text")
     if meta.get("shareable"):
-        return (vocab, labels, counts, mentions), _check_shareable(meta, mentions, counts, wrong)
+        return (vocab, labels, counts, mentions), _check_shareable(meta, mentions, wrong)
     ids, starts = arrays["token_ids"], arrays["sentence_starts"]
     if ids.size and (ids.min() < 0 or ids.max() >= len(vocab)):
         raise wrong(f"token ids outside the vocabulary of {len(vocab)}")
@@ -589,7 +590,7 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
     return (vocab, labels, counts, mentions, ids, starts), {}
 
 
-def _check_shareable(meta: dict, mentions, counts: np.ndarray, wrong) -> dict:
+def _check_shareable(meta: dict, mentions, wrong) -> dict:
     """The keyword arguments of shareable statistics, checked: each occurrence table covers
     exactly the mention texts (as written, lowercased) with counts >= 0."""
     n_sentences = meta.get("n_sentences")
