@@ -122,6 +122,8 @@ def test_shareable_file_holds_no_text_and_refuses_what_needs_it(tmp_path):
     with pytest.raises(ValueError, match="counting the training occurrences of 'met Bo'"):
         loaded.occurrences([["met", "Bo"]])
     assert loaded.occurrences([["met", "Zed"]]).tolist() == [0]  # an unseen token: nothing to count
+    with pytest.raises(TypeError, match="need n_sentences, mention_occurrences and lower_occurrences"):
+        TrainStats(stats.vocab, stats.labels, stats.label_counts, stats.mentions, n_sentences=2)
     lowered = loaded.lowercased()
     assert lowered.shareable and lowered.vocab == stats.lowercased().vocab
     assert lowered.occurrences([["bo", "lee"]]).tolist() == [2] and lowered.lowercased() is lowered.lowercased()
