@@ -396,3 +396,24 @@ def test_demo_buckets_are_empty_only_between_coinciding_cuts():
     empty = [(a, r["interval"]) for a, rows in result["buckets"].items() for r in rows if not r["n_gold"]]
     # 35 of the 110 demo sentences have 11 tokens: two sLen cuts fall on 11.
     assert empty == [("sLen", [11.0, 11.0])]
+
+
+def test_interval_text_reads_as_written():
+    from tough_ner.buckets import interval_text
+    assert interval_text("tag", "LOC") == "LOC"
+    assert interval_text("eCon", [0.0, 0.0]) == "0"
+    assert interval_text("eLen", [4.0, math.inf]) == ">= 4"
+    assert interval_text("sLen", [4.0, math.inf]) == "(4, inf)"
+    assert interval_text("eCon", [0.25, 1.0]) == "(0.25, 1)"  # 1 has a bucket of its own
+    assert interval_text("eFre", [0.123456, 1.0]) == "(0.1235, 1]"
+
+
+def test_partial_match_credits_by_hand():
+    # Gold "Paris Hilton"/PER, "Rome"/LOC; predicted "Paris"/LOC (overlaps: 0.5 under partial), "Rome"/LOC (1).
+    result = bucket_f1(STATS, Batch(TOKENS, GOLD, PRED), match="partial", detailed=True, bootstrap=0)
+    assert result["f1"] == 0.75
+    loc, per = result["buckets"]["tag"]
+    assert (loc["interval"], loc["n_gold"], loc["n_pred"], loc["n_correct"], loc["n_correct_gold"]) == ("LOC", 1, 2, 1.5, 1.0)
+    assert (loc["precision"], loc["recall"]) == (0.75, 1.0) and loc["f1"] == pytest.approx(6 / 7)
+    assert (per["n_gold"], per["n_pred"], per["n_correct_gold"], per["recall"], per["f1"]) == (1, 0, 0.5, 0.5, 0.0)
+    assert math.isnan(per["precision"])
