@@ -404,7 +404,8 @@ class TrainStats:
         if shareable or self.shareable:  # statistics without the text can only be written without it
             lowered = self._lower_occurrences if self.shareable else self.lowercased()._mention_occurrences
             meta.update(shareable=True, n_sentences=self.n_sentences,
-                        occurrences=sorted(self._mention_occurrences.items()), lower_occurrences=sorted(lowered.items()))
+                        occurrences=sorted(self._mention_occurrences.items()),
+                        lower_occurrences=sorted(lowered.items()))
         else:
             arrays.update(token_ids=self.token_ids, sentence_starts=self.sentence_starts)
         buffer = io.BytesIO()
