@@ -54,6 +54,7 @@ def test_table_and_scan_equal_brute_force_and_shareable_answers_every_mention(da
     everything = mentions + queries
     expected = [brute_force(tokens, q) for q in everything]
     assert stats.occurrences(everything).tolist() == expected  # table for mentions, scan for the rest
+    assert stats.occurrences(everything, [" ".join(q) for q in everything]).tolist() == expected
     assert stats._scan(everything).tolist() == expected
     text_free = shared(stats)
     assert text_free.occurrences(mentions).tolist() == expected[: len(mentions)]

@@ -104,7 +104,8 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
         annotated[seen_text] = [stats.mentions.get((texts[i], names[t]), 0)
                                 for i, t in zip(seen_text, types[seen_text].tolist())]
         known = np.flatnonzero(annotated > 0).tolist()
-        occurrences[known] = stats.occurrences([flat[bounds[i][0]:bounds[i][1]] for i in known])
+        occurrences[known] = stats.occurrences([flat[bounds[i][0]:bounds[i][1]] for i in known],
+                                               [texts[i] for i in known])
         span = {
             "eLen": (end - start).astype(float),
             **{name: values[sentence] for name, values in sentence_values.items()},

@@ -270,19 +270,21 @@ class TrainStats:
                 counts[text] = counts.get(text, 0) + count
         return counts
 
-    def occurrences(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
-        """Training occurrences (annotated or not, within one sentence) of each token sequence.
+    def occurrences(self, sequences: Sequence[Sequence[str]], texts: Optional[Sequence[str]] = None) -> np.ndarray:
+        """Training occurrences (annotated or not, within one sentence) of each token sequence
+        (``texts``: the sequences joined by single spaces, when the caller has them).
 
         One token: its vocabulary count.  A training mention's token sequence: a table built
         once per statistics (so the time per call does not grow with the training data).  Any
         other sequence: counted from the training text (``_scan``); shareable statistics hold
         no text and answer only sequences with a token never seen in training (0).
         """
+        texts = map(" ".join, sequences) if texts is None else texts
         table = self._mention_occurrences
         # The table holds a text's count for the tokens it splits into at spaces: only a
         # sequence with as many tokens as its text has words (no token holding a space) reads it.
         counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
-                              for sequence, text in zip(sequences, map(" ".join, sequences))),
+                              for sequence, text in zip(sequences, texts)),
                              dtype=np.int64, count=len(sequences))
         rest = np.flatnonzero(counts < 0).tolist()
         if rest:
