@@ -418,3 +418,24 @@ def test_partial_match_credits_by_hand():
     assert (loc["precision"], loc["recall"]) == (0.75, 1.0) and loc["f1"] == pytest.approx(6 / 7)
     assert (per["n_gold"], per["n_pred"], per["n_correct_gold"], per["recall"], per["f1"]) == (1, 0, 0.5, 0.5, 0.0)
     assert math.isnan(per["precision"])
+
+
+@pytest.mark.parametrize("match", [None, "partial"])
+def test_per_sentence_counts_give_the_flat_keys_and_bucket_sizes(match):
+    from tough_ner.buckets import counts
+    tokens = [["paris", "HILTON", "visits", "Rome"], ["Paris", "Hilton", "sings"], ["New", "York", "is", "big"]]
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["B-LOC", "I-LOC", "O", "O"]]
+    pred = [["B-LOC", "O", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["B-LOC", "O", "O", "B-PER"]]
+    options = {} if match is None else {"match": match}  # None: the defaults of both functions
+    table = counts(STATS, Batch(tokens, gold, pred), **options)
+    result = bucket_f1(STATS, Batch(tokens, gold, pred), detailed=True, bootstrap=0, **options)
+    point, sizes = table.point(), table.sizes()
+    flat = {k: v for k, v in result.items() if k.endswith("_f1") or k == "f1"}
+    assert set(flat) <= set(point) and len(flat) > 20
+    for key, value in flat.items():
+        assert point[key] == pytest.approx(value, nan_ok=True), key
+    for attribute, rows in result["buckets"].items():
+        for i, row in enumerate(rows):
+            key = f"tag_{row['interval']}_f1" if attribute == "tag" else f"{attribute}_{i}_f1"
+            assert sizes[key] == row["n_gold"], key
+            assert point[key.replace("_f1", "_precision")] == pytest.approx(row["precision"], nan_ok=True)
