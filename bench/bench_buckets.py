@@ -23,6 +23,10 @@ keep them out of tough-ner's environment, e.g. ``python -m venv /work/peers-venv
   12 NER analyses (num_oov, fre_rank, span_econ, span_efre) fail and are skipped, leaving 8
   test-only ones.  Whole job vs whole job.
 Otherwise each peer row says "not run" and why; the published times are quoted.
+
+The last section times bucket_f1 with 1x and 50x training statistics (vocabulary grown by
+renaming tokens per copy) and compares shareable with full statistics files.
+
 """
 from __future__ import annotations
 
@@ -39,7 +43,7 @@ from tough_ner.baselines import memorization
 from tough_ner.metrics.bucket_f1 import BucketF1
 
 from common import DATA, Goal, NotRun, Quoted, best, cpu_best, option, peak_mb, print_table, print_verdicts, \
-    run_process
+    quick, run_process
 
 
 def fresh_stats(train):
@@ -87,6 +91,7 @@ def main():
         ("peak RSS of this process, detailed + bootstrap (MB)", peak, ""),
     ])
     peers(stats, test, predictions)
+    training_size_and_shareable(train, test, predictions)
     print_verdicts()
 
 
@@ -187,6 +192,48 @@ def peers(stats, test, predictions):
                          NotRun(why, Goal("<= 0.5x ExplainaBoard", 0.5))))
     print("\nPeers per system (CPU seconds; whole job = fresh process from the files)")
     print_table(rows, 66)
+
+
+# ---- training-size independence and shareable statistics (issues 21 and 19) -----------------
+def training_size_and_shareable(train, test, predictions, copies: int = 50):
+    """bucket_f1 with 1x and ``copies``x training statistics, the vocabulary grown by renaming
+    every token per copy (so nothing is shared between copies); times paired (1x, then Kx,
+    alternately) after each statistics' one-off caches; then shareable vs full stats files."""
+    import resource
+
+    copies = 3 if quick() else copies
+    tokens = train.tokens + [[f"{t}@{k}" for t in s] for k in range(1, copies) for s in train.tokens]
+    small, large = TrainStats.from_corpus(train), TrainStats.from_lists(tokens, train.tags * copies)
+    del tokens
+    t_table_small, _ = best(lambda: TrainStats.from_bytes(small.to_bytes())._mention_occurrences, 1)
+    t_table_large, _ = best(lambda: large._mention_occurrences, 1)
+    times = {id(small): [], id(large): []}
+    for _ in range(1 if quick() else 7):
+        for stats in (small, large):
+            times[id(stats)].append(best(lambda: bucket_f1(stats, Batch(test.tokens, test.tags, predictions)), 1)[0])
+    t_small, t_large = min(times[id(small)]), min(times[id(large)])
+    t_batch, batch = best(lambda: Batch(test.tokens, test.tags, predictions), 10)
+    t_core = min(best(lambda: bucket_f1(small, Batch(test.tokens, test.tags, predictions)), 1)[0] - t_batch
+                 for _ in range(1 if quick() else 7))
+    full, shared = small.to_bytes(), small.to_bytes(shareable=True)
+    t_load_full, _ = best(lambda: TrainStats.from_bytes(full), 5)
+    t_load_shared, _ = best(lambda: TrainStats.from_bytes(shared), 5)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"\ntraining statistics: 1x = {small.n_tokens} tokens, {len(small.vocab)} types; {copies}x (renamed "
+          f"copies) = {large.n_tokens} tokens, {len(large.vocab)} types; whole-process peak RSS {peak:.0f} MB")
+    print_table([
+        ("eCon occurrence table, built once per stats, 1x", t_table_small, ""),
+        (f"eCon occurrence table, built once per stats, {copies}x", t_table_large, ""),
+        ("bucket_f1 flat keys (incl. Batch), 1x training stats", t_small, ""),
+        (f"bucket_f1 flat keys (incl. Batch), {copies}x training stats", t_large, ""),
+        (f"ratio {copies}x / 1x training (x)", t_large / t_small, Goal("<= 1.5x", 1.5)),
+        ("Batch construction (test set)", t_batch, ""),
+        ("ratio bucket_f1 core / its Batch (x)", t_core / t_batch, Goal("<= 3x", 3.0)),
+        ("stats file size, full (MB)", len(full) / 2**20, ""),
+        ("stats file size, shareable (MB)", len(shared) / 2**20, ""),
+        ("load, full stats file", t_load_full, ""),
+        ("load, shareable stats file", t_load_shared, ""),
+    ])
 
 
 if __name__ == "__main__":

@@ -396,3 +396,46 @@ def test_demo_buckets_are_empty_only_between_coinciding_cuts():
     empty = [(a, r["interval"]) for a, rows in result["buckets"].items() for r in rows if not r["n_gold"]]
     # 35 of the 110 demo sentences have 11 tokens: two sLen cuts fall on 11.
     assert empty == [("sLen", [11.0, 11.0])]
+
+
+def test_interval_text_reads_as_written():
+    from tough_ner.buckets import interval_text
+    assert interval_text("tag", "LOC") == "LOC"
+    assert interval_text("eCon", [0.0, 0.0]) == "0"
+    assert interval_text("eLen", [4.0, math.inf]) == ">= 4"
+    assert interval_text("sLen", [4.0, math.inf]) == "(4, inf)"
+    assert interval_text("eCon", [0.25, 1.0]) == "(0.25, 1)"  # 1 has a bucket of its own
+    assert interval_text("eFre", [0.123456, 1.0]) == "(0.1235, 1]"
+
+
+def test_partial_match_credits_by_hand():
+    # Gold "Paris Hilton"/PER, "Rome"/LOC; predicted "Paris"/LOC (overlaps: 0.5 under partial), "Rome"/LOC (1).
+    result = bucket_f1(STATS, Batch(TOKENS, GOLD, PRED), match="partial", detailed=True, bootstrap=0)
+    assert result["f1"] == 0.75
+    loc, per = result["buckets"]["tag"]
+    assert (loc["interval"], loc["n_gold"], loc["n_pred"]) == ("LOC", 1, 2)
+    assert (loc["n_correct"], loc["n_correct_gold"]) == (1.5, 1.0)
+    assert (loc["precision"], loc["recall"]) == (0.75, 1.0) and loc["f1"] == pytest.approx(6 / 7)
+    assert (per["n_gold"], per["n_pred"], per["n_correct_gold"], per["recall"], per["f1"]) == (1, 0, 0.5, 0.5, 0.0)
+    assert math.isnan(per["precision"])
+
+
+@pytest.mark.parametrize("match", [None, "partial"])
+def test_per_sentence_counts_give_the_flat_keys_and_bucket_sizes(match):
+    from tough_ner.buckets import counts
+    tokens = [["paris", "HILTON", "visits", "Rome"], ["Paris", "Hilton", "sings"], ["New", "York", "is", "big"]]
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["B-LOC", "I-LOC", "O", "O"]]
+    pred = [["B-LOC", "O", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["B-LOC", "O", "O", "B-PER"]]
+    options = {} if match is None else {"match": match}  # None: the defaults of both functions
+    table = counts(STATS, Batch(tokens, gold, pred), **options)
+    result = bucket_f1(STATS, Batch(tokens, gold, pred), detailed=True, bootstrap=0, **options)
+    point, sizes = table.point(), table.sizes()
+    flat = {k: v for k, v in result.items() if k.endswith("_f1") or k == "f1"}
+    assert set(flat) <= set(point) and len(flat) > 20
+    for key, value in flat.items():
+        assert point[key] == pytest.approx(value, nan_ok=True), key
+    for attribute, rows in result["buckets"].items():
+        for i, row in enumerate(rows):
+            key = f"tag_{row['interval']}_f1" if attribute == "tag" else f"{attribute}_{i}_f1"
+            assert sizes[key] == row["n_gold"], key
+            assert point[key.replace("_f1", "_precision")] == pytest.approx(row["precision"], nan_ok=True)

@@ -29,12 +29,14 @@ and last regular buckets are open, so every item, gold or predicted, has exactly
 from __future__ import annotations
 
 import math
+from itertools import repeat
 from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
+from ._util import no_gc
 from .batch import Batch
-from .checks import check_inputs
+from .checks import check_inputs, token_ids
 from .matching import check_match, credits, outcomes, _table
 from .scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
                       unplaced_types)
@@ -58,12 +60,18 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False,
     """``{"gold": items, "pred": items}``; items hold, per level (``"span"``, ``"token"``),
     the attribute arrays, ``sentence`` (for resampling) and ``correct`` (the item is also
     an item of the other side; under a ``match`` other than strict, its credit)."""
+    with no_gc():  # many small lists: the collector would rescan the caller's data (half the time)
+        return _attribute_values(stats, batch, lowercase, match)
+
+
+def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: str) -> Dict[str, dict]:
     if lowercase:
         stats = stats.lowercased()
         flat = [token.lower() for token in batch.flat_tokens]
+        ids = stats.ids(flat)
     else:
         flat = batch.flat_tokens
-    ids = stats.ids(flat)
+        ids = token_ids(stats, batch)
     lengths = np.diff(batch.offsets)
     per_token_sentence = np.repeat(np.arange(len(lengths)), lengths)
     size = np.maximum(lengths, 1)
@@ -83,14 +91,21 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False,
     sides = {}
     for which in ("gold", "pred"):
         sentence, start, end, types = batch.span_arrays(which)
-        sequences = [flat[a:b] for a, b in zip(start.tolist(), end.tolist())]
-        texts = [" ".join(sequence) for sequence in sequences]
-        names = [batch.types[t] for t in types.tolist()]
-        occurrences = stats.occurrences(sequences)
-        annotated = np.fromiter((stats.mentions.get(key, 0) for key in zip(texts, names)), dtype=np.int64,
-                                count=len(texts))
-        text_counts = np.fromiter((stats.mention_text_counts.get(text, 0) for text in texts), dtype=np.int64,
+        bounds = list(zip(start.tolist(), end.tolist()))
+        texts = [" ".join(flat[a:b]) for a, b in bounds]
+        text_counts = np.fromiter(map(stats.mention_text_counts.get, texts, repeat(0)), dtype=np.int64,
                                   count=len(texts))
+        # eCon is 0 unless (text, type) is a training mention, whatever the occurrences: only
+        # those spans are counted (from a table built once; shareable statistics hold just it).
+        annotated = np.zeros(len(texts), dtype=np.int64)
+        occurrences = np.zeros(len(texts), dtype=np.int64)
+        seen_text = np.flatnonzero(text_counts > 0).tolist()
+        names = batch.types
+        annotated[seen_text] = [stats.mentions.get((texts[i], names[t]), 0)
+                                for i, t in zip(seen_text, types[seen_text].tolist())]
+        known = np.flatnonzero(annotated > 0).tolist()
+        occurrences[known] = stats.occurrences([flat[bounds[i][0]:bounds[i][1]] for i in known],
+                                               [texts[i] for i in known])
         span = {
             "eLen": (end - start).astype(float),
             **{name: values[sentence] for name, values in sentence_values.items()},

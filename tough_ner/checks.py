@@ -81,6 +81,11 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
                       f"predicted spans can never be correct", InputWarning, stacklevel=3)
 
 
+def token_ids(stats, batch: Batch) -> np.ndarray:
+    """The training vocabulary ids of the batch's tokens (``TrainStats.ids``), once per batch."""
+    return batch.memo(("token ids",), stats, lambda: stats.ids(batch.flat_tokens))
+
+
 def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     """Warn when the test tokens and the training vocabulary differ in casing."""
     if lowercase or not _once(batch, ("casing", id(stats))):

@@ -391,8 +391,8 @@ def cmd_stats(args) -> None:
         stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
     else:
         stats = TrainStats.coerce(args.train)
-    stats.save(args.out)
-    print(f"{stats!r} -> {args.out}")
+    stats.save(args.out, shareable=args.shareable)
+    print(f"{stats!r} -> {args.out}{' (shareable: without the training text)' if args.shareable else ''}")
 
 
 def cmd_register(args) -> None:
@@ -685,6 +685,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     source.add_argument("--merge", nargs="+", metavar="STATS",
                         help="stats files of consecutive shards of one corpus, in corpus order: their merge")
     p.add_argument("--out", required=True, help="output file (.npz)")
+    p.add_argument("--shareable", action="store_true",
+                   help="leave the training text out (README: Shareable statistics, what the file still reveals)")
     p.set_defaults(run=cmd_stats)
 
     p = commands.add_parser("register", help="make evaluate.load('hardeval') work offline")

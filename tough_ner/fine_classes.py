@@ -228,6 +228,8 @@ class FineClasses:
         import numpy as np
 
         stats = self.train
+        stats.require_text("deciding fine classes from the training sentences a mention occurs in (entity attacks "
+                           "with training statistics)")
         order = stats.__dict__.get("_positions_by_id")
         if order is None:
             order = np.argsort(stats.token_ids, kind="stable")

@@ -5,6 +5,13 @@ prefix, or ``O``), the mention counts by (surface text, type), and the training 
 sentence by sentence (for counting arbitrary token sequences on demand).  Stats merge
 (``a.merge(b)`` equals the stats of ``a``'s data followed by ``b``'s) and round-trip
 through one versioned ``.npz`` file.
+
+A *shareable* file (``save(path, shareable=True)``) leaves the running text out (token ids
+and sentence starts) and keeps instead the one thing the methods read from it: the training
+occurrences (annotated or not) of every training mention's token sequence, as written and
+lowercased.  That is enough because eCon, the only attribute that counts token sequences,
+is 0 for a test span whose (text, type) is not a training mention, whatever its occurrences;
+every other figure comes from the vocabulary counts and the mention list.
 """
 from __future__ import annotations
 
@@ -45,17 +52,38 @@ class TrainStats:
         mentions: ``{(text, type): count}`` of training mentions (text = tokens joined by spaces).
         token_ids: ``int32`` ids of all training tokens, sentences concatenated.
         sentence_starts: ``int64`` start of each sentence in ``token_ids``, plus the total.
+        shareable: True when the two above are absent (a shareable file: module docstring);
+            reading them then raises a ``ValueError`` naming what needed them.
     """
 
     def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
-                 mentions: Dict[Tuple[str, str], int], token_ids: np.ndarray, sentence_starts: np.ndarray):
+                 mentions: Dict[Tuple[str, str], int], token_ids: Optional[np.ndarray] = None,
+                 sentence_starts: Optional[np.ndarray] = None, *, n_sentences: Optional[int] = None,
+                 mention_occurrences: Optional[Dict[str, int]] = None,
+                 lower_occurrences: Optional[Dict[str, int]] = None):
+        """Full statistics take ``token_ids`` and ``sentence_starts``; shareable ones (no
+        running text) take instead ``n_sentences`` and the occurrence tables of the training
+        mention texts, as written and lowercased (``{text: occurrences}``)."""
         self.vocab = vocab
         self.labels = labels
         self.label_counts = label_counts
         self.mentions = mentions
-        self.token_ids = token_ids
-        self.sentence_starts = sentence_starts
-        if len(token_ids) == 0:  # every method would divide by nothing later, far from the cause
+        self.shareable = token_ids is None
+        if self.shareable:
+            if sentence_starts is not None or n_sentences is None or mention_occurrences is None \
+                    or lower_occurrences is None:
+                raise TypeError("statistics without token_ids need n_sentences, mention_occurrences and "
+                                "lower_occurrences (and no sentence_starts)")
+            self._text = None
+            self._n_sentences = n_sentences
+            self._n_tokens = int(label_counts.sum())
+            self.__dict__["_mention_occurrences"] = mention_occurrences
+            self._lower_occurrences = lower_occurrences
+        else:
+            self._text = (token_ids, sentence_starts)
+            self._n_sentences = len(sentence_starts) - 1
+            self._n_tokens = int(sentence_starts[-1])
+        if self._n_tokens == 0:  # every method would divide by nothing later, far from the cause
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
         self.token_index = dict(zip(vocab, range(len(vocab))))
         self.label_index = {label: i for i, label in enumerate(labels)}
@@ -141,6 +169,8 @@ class TrainStats:
         pass (each part is folded in as it comes, e.g. files loaded one at a time)."""
         folder = _Folder()
         for part in parts:
+            # how often one part's mention texts occur in another part's text needs that text
+            part.require_text("merging statistics (occurrences of one part's mentions in another part's text)")
             folder.add_stats(part)
         return folder.result()
 
@@ -172,27 +202,52 @@ class TrainStats:
 
     # ---- combining and comparing ------------------------------------------------------
     def merge(self, other: "TrainStats") -> "TrainStats":
-        """Stats of this data followed by ``other``'s."""
+        """Stats of this data followed by ``other``'s (full statistics only, as ``merge_all``)."""
         return TrainStats.merge_all((self, other))
 
     def __eq__(self, other) -> bool:
-        return (isinstance(other, TrainStats) and self.vocab == other.vocab and self.labels == other.labels
-                and np.array_equal(self.label_counts, other.label_counts) and self.mentions == other.mentions
-                and np.array_equal(self.token_ids, other.token_ids)
+        if not (isinstance(other, TrainStats) and self.shareable == other.shareable and self.vocab == other.vocab
+                and self.labels == other.labels and np.array_equal(self.label_counts, other.label_counts)
+                and self.mentions == other.mentions and self.n_sentences == other.n_sentences):
+            return False
+        if self.shareable:
+            return (self._mention_occurrences == other._mention_occurrences
+                    and self._lower_occurrences == other._lower_occurrences)
+        return (np.array_equal(self.token_ids, other.token_ids)
                 and np.array_equal(self.sentence_starts, other.sentence_starts))
 
     def __repr__(self) -> str:
         return (f"TrainStats({self.n_sentences} sentences, {self.n_tokens} tokens, {len(self.vocab)} types of token, "
-                f"{self.n_mentions} mentions, labels={self.labels})")
+                f"{self.n_mentions} mentions, labels={self.labels}{', shareable' if self.shareable else ''})")
+
+    # ---- the running text (absent from shareable statistics) ----------------------------
+    def require_text(self, what: str) -> None:
+        """Raise a ``ValueError`` saying that ``what`` needs the training text, when these
+        statistics come from a shareable file (which leaves it out)."""
+        if self.shareable:
+            raise ValueError(f"{what} needs the training text, which shareable statistics leave out: use the full "
+                             "statistics (a stats file saved without shareable=True, or the training data itself)")
+
+    @property
+    def token_ids(self) -> np.ndarray:
+        """``int32`` ids of all training tokens, sentences concatenated (full statistics only)."""
+        self.require_text("the training token sequence (token_ids)")
+        return self._text[0]
+
+    @property
+    def sentence_starts(self) -> np.ndarray:
+        """``int64`` start of each sentence in ``token_ids``, plus the total (full statistics only)."""
+        self.require_text("the training sentence boundaries (sentence_starts)")
+        return self._text[1]
 
     # ---- simple views ---------------------------------------------------------------
     @property
     def n_tokens(self) -> int:
-        return int(self.sentence_starts[-1])
+        return self._n_tokens
 
     @property
     def n_sentences(self) -> int:
-        return len(self.sentence_starts) - 1
+        return self._n_sentences
 
     @property
     def n_mentions(self) -> int:
@@ -222,14 +277,44 @@ class TrainStats:
     @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
         """``{text: count}`` of training mentions, any type."""
-        return {text: sum(types.values()) for text, types in self.mention_types().items()}
+        counts: Dict[str, int] = {}
+        with no_gc():  # many small objects: the collector would rescan the caller's data each time
+            for (text, _), count in self.mentions.items():
+                counts[text] = counts.get(text, 0) + count
+        return counts
 
-    def occurrences(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
-        """Training occurrences (annotated or not, within one sentence) of each token sequence.
+    def occurrences(self, sequences: Sequence[Sequence[str]], texts: Optional[Sequence[str]] = None) -> np.ndarray:
+        """Training occurrences (annotated or not, within one sentence) of each token sequence
+        (``texts``: the sequences joined by single spaces, when the caller has them).
 
-        Counted on demand from the training token ids: for each needed length, the windows
-        whose tokens could match are narrowed position by position, then matched exactly.
+        One token: its vocabulary count.  A training mention's token sequence: a table built
+        once per statistics (so the time per call does not grow with the training data).  Any
+        other sequence: counted from the training text (``_scan``); shareable statistics hold
+        no text and answer only sequences with a token never seen in training (0).
         """
+        texts = map(" ".join, sequences) if texts is None else texts
+        table = self._mention_occurrences
+        # The table holds a text's count for the tokens it splits into at spaces: only a
+        # sequence with as many tokens as its text has words (no token holding a space) reads it.
+        counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
+                              for sequence, text in zip(sequences, texts)),
+                             dtype=np.int64, count=len(sequences))
+        rest = np.flatnonzero(counts < 0).tolist()
+        if rest:
+            counts[rest] = self._scan([sequences[i] for i in rest])
+        return counts
+
+    @cached_property
+    def _mention_occurrences(self) -> Dict[str, int]:
+        """``{text: training occurrences of text.split(" ")}`` for every training mention text
+        (a mention's tokens joined by spaces: the split gives them back unless a token holds a
+        space, and ``occurrences`` only looks up sequences without one)."""
+        texts = list(self.mention_text_counts)
+        with no_gc():
+            return dict(zip(texts, self._scan([text.split(" ") for text in texts]).tolist()))
+
+    def _scan(self, sequences: Sequence[Sequence[str]]) -> np.ndarray:
+        """``occurrences`` counted from the training token ids, for each needed length at once."""
         lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
         ids = self.ids(chain.from_iterable(sequences))
         starts = np.cumsum(lengths) - lengths
@@ -244,16 +329,44 @@ class TrainStats:
             if length == 1:
                 counts[chosen] = self.token_totals[queries[:, 0]]
                 continue
-            first = np.arange(max(self.n_tokens - length + 1, 0))
-            positions = first[self._sentence_ends[first] >= first + length]
-            for j in range(length):
-                positions = positions[np.isin(self.token_ids[positions + j], queries[:, j])]
-            windows = self.token_ids[positions[:, None] + np.arange(length)]
+            self.require_text(f"counting the training occurrences of {quote(' '.join(sequences[chosen[0]]))} "
+                              "(not a training mention)")
+            distinct, back = np.unique(queries, axis=0, return_inverse=True)
+            counts[chosen] = self._count_windows(distinct)[back.reshape(-1)]
+        return counts
+
+    def _count_windows(self, queries: np.ndarray) -> np.ndarray:
+        """Training occurrences inside one sentence of each row of ``queries`` (distinct rows of
+        token ids, all of one length): the start positions whose tokens could match are
+        narrowed column by column (a lookup per vocabulary id), the windows left are hashed
+        and matched to the queries' hashes, and every match is confirmed token by token, so a
+        hash collision never counts."""
+        length = queries.shape[1]
+        token_ids = self.token_ids
+        allowed = np.zeros(len(self.vocab), dtype=bool)
+        allowed[queries[:, 0]] = True
+        positions = np.flatnonzero(allowed[token_ids[: max(self.n_tokens - length + 1, 0)]])
+        positions = positions[self._sentence_ends[positions] >= positions + length]  # inside one sentence
+        for j in range(1, length):
+            allowed[:] = False
+            allowed[queries[:, j]] = True
+            positions = positions[allowed[token_ids[positions + j]]]
+        windows = token_ids[positions[:, None] + np.arange(length)]
+        weights = _window_weights(length)
+        with np.errstate(over="ignore"):
+            query_hash = (queries.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+            window_hash = (windows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+        order = np.argsort(query_hash, kind="stable")
+        sorted_hash = query_hash[order]
+        if len(sorted_hash) > 1 and (sorted_hash[1:] == sorted_hash[:-1]).any():  # two queries, one hash
             _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
             inverse = inverse.reshape(-1)
             found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
-            counts[chosen] = found[inverse[len(windows):]]
-        return counts
+            return found[inverse[len(windows):]]
+        slot = np.minimum(np.searchsorted(sorted_hash, window_hash), len(order) - 1)
+        which = order[slot]
+        same = (sorted_hash[slot] == window_hash) & (windows == queries[which]).all(axis=1)
+        return np.bincount(which[same], minlength=len(queries))
 
     @cached_property
     def _sentence_ends(self) -> np.ndarray:
@@ -271,29 +384,47 @@ class TrainStats:
             mentions: Counter = Counter()
             for (text, entity_type), count in self.mentions.items():
                 mentions[(text.lower(), entity_type)] += count
-            self.__dict__["_lowercased"] = TrainStats(list(index), list(self.labels), counts, dict(mentions),
-                                                      remap[self.token_ids], self.sentence_starts)
+            parts = (list(index), list(self.labels), counts, dict(mentions))
+            if self.shareable:  # lowercasing twice changes nothing: its own lowercased table is the same
+                lowered = TrainStats(*parts, n_sentences=self.n_sentences, mention_occurrences=self._lower_occurrences,
+                                     lower_occurrences=self._lower_occurrences)
+            else:
+                lowered = TrainStats(*parts, remap[self.token_ids], self.sentence_starts)
+            self.__dict__["_lowercased"] = lowered
         return self.__dict__["_lowercased"]
 
     def mention_types(self) -> Dict[str, Counter]:
-        """``{text: Counter(type -> count)}`` of training mentions."""
+        """``{text: Counter(type -> count)}`` of training mentions (built once; read, never change it)."""
+        return self._mention_types
+
+    @cached_property
+    def _mention_types(self) -> Dict[str, Counter]:
         by_text: Dict[str, Counter] = {}
-        for (text, entity_type), count in self.mentions.items():
-            by_text.setdefault(text, Counter())[entity_type] = count
+        with no_gc():
+            for (text, entity_type), count in self.mentions.items():
+                by_text.setdefault(text, Counter())[entity_type] = count
         return by_text
 
     # ---- persistence ------------------------------------------------------------------
-    def save(self, path: str | os.PathLike) -> None:
+    def save(self, path: str | os.PathLike, shareable: bool = False) -> None:
         """Write one versioned file (``.npz``; numpy arrays plus a JSON header), atomically: a
-        kill mid-write leaves any previous file intact."""
-        write_atomic(path, self.to_bytes())
+        kill mid-write leaves any previous file intact.  ``shareable``: leave the training text
+        out (module docstring; README "Shareable statistics" says what the file still reveals)."""
+        write_atomic(path, self.to_bytes(shareable))
 
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, shareable: bool = False) -> bytes:
         meta = {"format": FORMAT, "version": VERSION, "vocab": self.vocab, "labels": self.labels,
                 "mentions": [[text, entity_type, count] for (text, entity_type), count in self.mentions.items()]}
+        arrays = {"label_counts": self.label_counts}
+        if shareable or self.shareable:  # statistics without the text can only be written without it
+            lowered = self._lower_occurrences if self.shareable else self.lowercased()._mention_occurrences
+            meta.update(shareable=True, n_sentences=self.n_sentences,
+                        occurrences=sorted(self._mention_occurrences.items()),
+                        lower_occurrences=sorted(lowered.items()))
+        else:
+            arrays.update(token_ids=self.token_ids, sentence_starts=self.sentence_starts)
         buffer = io.BytesIO()
-        np.savez(buffer, **{_META: np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)},
-                 label_counts=self.label_counts, token_ids=self.token_ids, sentence_starts=self.sentence_starts)
+        np.savez(buffer, **{_META: np.frombuffer(json.dumps(meta).encode("utf-8"), dtype=np.uint8)}, **arrays)
         return buffer.getvalue()
 
     @classmethod
@@ -307,7 +438,8 @@ class TrainStats:
         """Statistics from ``to_bytes`` output.  Everything is checked before anything large
         is allocated (member names, declared sizes, array headers), then every value: a
         corrupt, crafted or foreign file is a ``ValueError``, never a wrong result."""
-        return cls(*_read_archive(blob, source))
+        arguments, shareable = _read_archive(blob, source)
+        return cls(*arguments, **shareable)
 
     # ---- descriptive statistics (HardEval Tables 1 and 2) --------------------------------
     def describe(self) -> Dict[str, int]:
@@ -332,6 +464,12 @@ class TrainStats:
                 "unseen_mentions": sum(text not in seen for text in texts),
                 "unique_mentions": len(unique),
                 "unseen_unique_mentions": sum(text not in seen for text in unique)}
+
+
+def _window_weights(length: int) -> np.ndarray:
+    """Odd 64-bit multipliers of a window's token ids in its hash: fixed per length (the hash
+    only speeds up matching in memory; ``_count_windows`` confirms every match)."""
+    return np.random.default_rng(length).integers(1, 2 ** 63, size=length, dtype=np.uint64) | np.uint64(1)
 
 
 def _check_sentences(tokens, tags, first: int = 0) -> None:
@@ -620,6 +758,7 @@ def _arrow_part(tokens, tags, names):
 # Each array of the file: its dtype (as written by to_bytes) and number of dimensions.
 _ARRAYS = {_META: (np.uint8, 1), "label_counts": (np.int64, 2), "token_ids": (np.int32, 1),
            "sentence_starts": (np.int64, 1)}
+_TEXT = ("token_ids", "sentence_starts")  # the running text, left out of a shareable file
 # np.savez stores members uncompressed; a re-compressed file may shrink, but a member that
 # would expand beyond this factor of the whole file (plus 1 MiB) is refused unread (zip bomb).
 MAX_EXPANSION = 100
@@ -635,6 +774,8 @@ def _read_archive(blob: bytes, source: str):
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
         raise bad(str(error)) from None
     expected = {name + ".npy" for name in _ARRAYS}
+    if set(infos) == {name + ".npy" for name in _ARRAYS if name not in _TEXT}:
+        expected = set(infos)  # a shareable file: no running text (its metadata must say so)
     if set(infos) != expected:
         missing, extra = sorted(expected - set(infos)), sorted(set(infos) - expected)
         raise bad(f"missing {missing}, unexpected {extra}"[:QUOTE])
@@ -644,6 +785,8 @@ def _read_archive(blob: bytes, source: str):
                          f"file; refused unread (a tough-ner stats file is stored uncompressed)")
     arrays = {}
     for name, (dtype, ndim) in _ARRAYS.items():
+        if name + ".npy" not in infos:
+            continue
         info = infos[name + ".npy"]
         try:
             with archive.open(info) as member:  # the header first: refuse before allocating
@@ -701,18 +844,44 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
                 or type(row[2]) is not int or row[2] < 1 or (row[0], row[1]) in mentions):
             raise wrong(f"mention {quote(json.dumps(row))} is not a distinct [text, known type, count >= 1]")
         mentions[(row[0], row[1])] = row[2]
-    counts, ids, starts = arrays["label_counts"], arrays["token_ids"], arrays["sentence_starts"]
+    counts = arrays["label_counts"]
     if counts.shape != (len(vocab), len(labels)):
         raise wrong(f"label counts of shape {counts.shape} for {len(vocab)} tokens and {len(labels)} labels")
     if counts.size and counts.min() < 0:
         raise wrong("negative label counts")
+    if bool(meta.get("shareable")) != ("token_ids" not in arrays):
+        raise wrong("its metadata and its members disagree on whether it holds the training text")
+    if meta.get("shareable"):
+        return (vocab, labels, counts, mentions), _check_shareable(meta, mentions, wrong)
+    ids, starts = arrays["token_ids"], arrays["sentence_starts"]
     if ids.size and (ids.min() < 0 or ids.max() >= len(vocab)):
         raise wrong(f"token ids outside the vocabulary of {len(vocab)}")
     if len(starts) < 1 or starts[0] != 0 or starts[-1] != len(ids) or (np.diff(starts) < 0).any():
         raise wrong("sentence starts do not run from 0 to the number of tokens")
     if not np.array_equal(counts.sum(axis=1), np.bincount(ids, minlength=len(vocab))):
         raise wrong("label counts disagree with the training token ids")
-    return vocab, labels, counts, mentions, ids, starts
+    return (vocab, labels, counts, mentions, ids, starts), {}
+
+
+def _check_shareable(meta: dict, mentions, wrong) -> dict:
+    """The keyword arguments of shareable statistics, checked: each occurrence table covers
+    exactly the mention texts (as written, lowercased) with counts >= 0."""
+    n_sentences = meta.get("n_sentences")
+    if type(n_sentences) is not int or n_sentences < 0:
+        raise wrong(f"n_sentences is {quote(json.dumps(n_sentences))}, not a count")
+    texts = {text for text, _ in mentions}
+    tables = {}
+    for key, expected in (("occurrences", texts), ("lower_occurrences", {text.lower() for text in texts})):
+        rows = meta.get(key)
+        if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 2 and type(row[0]) is str
+                                                 and type(row[1]) is int and row[1] >= 0 for row in rows):
+            raise wrong(f"its {key} are not [text, count >= 0] rows")
+        table = dict(rows)
+        if len(table) != len(rows) or set(table) != expected:
+            raise wrong(f"its {key} do not cover exactly the training mention texts")
+        tables[key] = table
+    return {"n_sentences": n_sentences, "mention_occurrences": tables["occurrences"],
+            "lower_occurrences": tables["lower_occurrences"]}
 
 
 # ---- a distributed map step -----------------------------------------------------------------

@@ -40,7 +40,7 @@ def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
     """Boolean masks of the TMR subsets over gold mentions."""
     texts = mention_texts(batch)
     types = [batch.types[t] for t in batch.span_arrays("gold")[3].tolist()]
-    training_texts = {text for text, _ in stats.mentions}
+    training_texts = stats.mention_text_counts  # built once per statistics
     seen = np.array([(text, t) in stats.mentions for text, t in zip(texts, types)], dtype=bool)
     unseen_tokens = np.array([text not in training_texts for text in texts], dtype=bool)
     test_types = defaultdict(set)
