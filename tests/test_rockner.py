@@ -23,38 +23,8 @@ from tough_ner.rockner import CATEGORIES, confusion_difference, error_analysis, 
 from tough_ner.schemes import decode
 from tough_ner.scoring import span_scores
 
-from conftest import ROOT, need, wordpiece_tokenizer, write
+from conftest import ROOT, check_attacked, need, wordpiece_tokenizer, write
 
-
-
-def undo(row):
-    """The original sentence rebuilt from an attacked row and its records."""
-    tokens, tags = list(row["tokens"]), list(row["ner_tags"])
-    for record in row["replacements"]:  # word for word: positions do not move
-        if record["level"] == "context":
-            tokens[record["start"]] = record["original"]
-        elif record["level"] in ("typo", "case"):
-            tokens[record["start"]:record["end"]] = record["original"].split()
-    for record in sorted((r for r in row["replacements"] if r["level"] in ("entity", "cross_type")),
-                         key=lambda r: -r["start"]):
-        start, end, words = record["start"], record["end"], record["original"].split()
-        label = record["original_label"] or record["label"]
-        tokens[start:end] = words
-        tags[start:end] = ["B-" + label] + ["I-" + label] * (len(words) - 1)
-    return tokens, tags
-
-
-def check_attacked(original_tokens, original_tags, attacked):
-    """The quality bars every attacked set meets."""
-    assert len(attacked) == len(original_tokens)
-    for s, row in enumerate(attacked):
-        assert len(row["tokens"]) == len(row["ner_tags"])
-        assert to_bio(row["ner_tags"]) == row["ner_tags"]  # valid IOB2
-        for record in row["replacements"]:
-            assert " ".join(row["tokens"][record["start"]:record["end"]]) == record["replacement"]
-            if record["level"] in ("entity", "cross_type", "typo"):
-                assert (record["start"], record["end"], record["label"]) in decode(row["ner_tags"])
-        assert undo(row) == (original_tokens[s], to_bio(original_tags[s]))
 
 
 # ---- entity level ---------------------------------------------------------------------------

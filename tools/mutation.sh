@@ -5,6 +5,8 @@
 #   tools/mutation.sh                 # every core module, one after the other
 #   tools/mutation.sh hardeval tmr    # only these
 #   TIME_BOX=900 tools/mutation.sh    # seconds per module (default 1200)
+#   RECHECK=1 tools/mutation.sh nrb   # after adding tests: re-run only the mutants not yet killed
+#                                     # (and those not reached), keeping the earlier results
 #
 # Each module is mutated in a scratch copy of the repository (MUTATION_DIR, default
 # /tmp/tough-ner-mutation/MODULE) and its mutants run only against the fast test files that
@@ -24,22 +26,37 @@ tests_for() {  # the fast test files that exercise a module
     batch)   echo "tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
     stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
+    uncertainty) echo "tests/test_uncertainty.py" ;;
+    formats) echo "tests/test_formats.py" ;;
+    matching) echo "tests/test_matching.py tests/test_formats.py" ;;
+    checks)  echo "tests/test_bad_inputs.py tests/test_uncertainty.py" ;;
     hardeval) echo "tests/test_hardeval.py" ;;
     tmr)     echo "tests/test_tmr.py" ;;
     buckets) echo "tests/test_buckets.py" ;;
-    nrb)     echo "tests/test_nrb.py" ;;
-    rockner) echo "tests/test_rockner.py" ;;
+    nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
+    rockner) echo "tests/test_rockner.py tests/test_uncertainty.py" ;;
     *) echo "unknown module $1" >&2; return 1 ;;
   esac
 }
 
 MODULES=("$@")
-[ ${#MODULES[@]} -eq 0 ] && MODULES=(schemes corpus batch stats scoring hardeval tmr buckets nrb rockner)
+[ ${#MODULES[@]} -eq 0 ] && MODULES=(schemes corpus batch stats scoring hardeval tmr buckets nrb rockner
+                                   uncertainty formats matching checks)
 
 for module in "${MODULES[@]}"; do
   tests="$(tests_for "$module")" || exit 2
   work="$BASE/$module"
-  rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
+  names=()
+  if [ -n "${RECHECK:-}" ] && [ -d "$work/mutants" ]; then
+    # Every mutant not killed yet, by name; the others keep their results.
+    mapfile -t names < <(cd "$work" && mutmut results --all true 2>/dev/null |
+      awk -F': ' '$2 !~ /^(killed|timeout|segfault)$/ {gsub(/^ +/, "", $1); print $1}')
+    rm -rf "$work/tests" "$work/tough_ner" "$work/metrics" "$work/shared" "$work/mutants/mutmut-stats.json"
+    echo "== $module: re-checking ${#names[@]} mutants with the current tests"
+    [ ${#names[@]} -eq 0 ] && continue
+  else
+    rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
+  fi
   cp -r "$ROOT/tough_ner" "$ROOT/tests" "$ROOT/metrics" "$work/"
   grep -v '^\[tool.mutmut\]' "$ROOT/pyproject.toml" > "$work/pyproject.toml"
   {
@@ -55,6 +72,6 @@ for module in "${MODULES[@]}"; do
   ln -s "$(dirname "$ROOT")/shared" "$work/shared"
   echo "== $module: $(date -u +%H:%M:%S), tests: $tests"
   (cd "$work" && PYTHONPATH="$work/mutants" timeout "$TIME_BOX" nice -n 10 mutmut run --max-children "$JOBS" \
-      > run.log 2>&1; echo "exit $?" >> run.log)
+      "${names[@]}" >> run.log 2>&1; echo "exit $?" >> run.log)
   (cd "$work" && python3 "$ROOT/tools/mutation_score.py" "$module" | tee score.txt)
 done
