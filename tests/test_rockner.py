@@ -19,7 +19,7 @@ from tough_ner.cli import main
 from tough_ner.corpus import write_conll
 from tough_ner.demo import ATTACK_RATIOS, demo_attacks, load_demo
 from tough_ner.report import run
-from tough_ner.rockner import CATEGORIES, confusion_difference, error_analysis, rockner
+from tough_ner.rockner import CATEGORIES, confusion_difference, counts as rockner_counts, error_analysis, rockner, split_versions
 from tough_ner.schemes import decode
 from tough_ner.scoring import span_scores
 
@@ -423,6 +423,77 @@ def test_error_analysis_partitions_gold_entities(gold, predicted):
     assert sum(sum(row.values()) for gold_type, row in confusion.items() if gold_type != "O") == \
         len(batch.gold_spans[0])
     assert sum(confusion.get("O", {}).values()) == len(batch.pred_spans[0]) - len(touching)
+
+
+ORIGINAL = Batch([["Ann", "met", "Bob", "Lee"], ["in", "Oslo"], ["Kim"]],
+                 [["B-PER", "O", "B-PER", "I-PER"], ["O", "B-LOC"], ["B-PER"]],
+                 [["B-PER", "O", "B-PER", "O"], ["O", "B-LOC"], ["B-LOC"]])
+ATTACKED = Batch([["Zed", "met", "Bob", "Lee"], ["in", "Lima"]], [["B-PER", "O", "B-PER", "I-PER"], ["O", "B-LOC"]],
+                 [["O", "O", "B-PER", "I-PER"], ["B-LOC", "I-LOC"]])
+
+
+def test_rockner_keys_by_hand():
+    result = rockner(ORIGINAL, ATTACKED, detailed=True)
+    # Original: 4 gold (Ann, Bob Lee, Oslo, Kim), 4 predicted, right: Ann, Oslo.
+    assert (result["precision_original"], result["recall_original"], result["f1_original"]) == (0.5, 0.5, 0.5)
+    # Attacked: 3 gold (Zed, Bob Lee, Lima), 2 predicted, right: Bob Lee.
+    assert (result["precision_attacked"], result["recall_attacked"]) == (0.5, 1 / 3)
+    assert result["f1_attacked"] == pytest.approx(0.4)
+    assert result["f1_drop"] == result["f1_original"] - result["f1_attacked"]
+    assert result["f1_drop_relative"] == pytest.approx(0.1 / 0.5)
+    assert (result["n_original"], result["n_attacked"]) == (4, 3)
+    assert result["errors"]["original"] == {**dict.fromkeys(CATEGORIES, 0), "exact_right_type": 2,
+                                            "overlap_right_type_d1": 1, "exact_wrong_type": 1}
+    assert result["errors"]["attacked"] == {**dict.fromkeys(CATEGORIES, 0), "exact_right_type": 1,
+                                            "missed": 1, "overlap_right_type_d1": 1}
+    assert result["original_exact_right_type"] == 0.5 and result["original_exact_wrong_type"] == 0.25
+    assert result["attacked_missed"] == 1 / 3 and result["attacked_overlap_wrong_type_d1"] == 0.0
+    assert result["confusion"]["original"] == {"LOC": {"LOC": 1}, "PER": {"LOC": 1, "PER": 2}}
+    assert result["confusion"]["attacked"] == {"LOC": {"LOC": 1}, "PER": {"O": 1, "PER": 1}}
+    assert result["confusion"]["difference"] == {"LOC": {"LOC": 0, "O": 0, "PER": 0},
+                                                 "PER": {"LOC": -1, "O": 1, "PER": -1}}
+    assert "errors" not in rockner(ORIGINAL, ATTACKED) and "confusion" not in rockner(ORIGINAL, ATTACKED)
+    nothing = Batch(ORIGINAL.tokens, ORIGINAL.references, [["O"] * len(t) for t in ORIGINAL.tokens])
+    zero = rockner(nothing, ATTACKED)  # original F1 0: the relative drop is undefined
+    assert zero["f1_original"] == 0.0 and math.isnan(zero["f1_drop_relative"])
+
+
+def test_confusion_difference_over_the_union_of_rows_and_columns():
+    assert confusion_difference({"PER": {"O": 2}}, {"LOC": {"LOC": 1}, "PER": {"PER": 3}}) == \
+        {"LOC": {"LOC": -1, "O": 0, "PER": 0}, "PER": {"LOC": 0, "O": 2, "PER": -3}}
+
+
+def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
+    def same(a, b):
+        return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
+
+    result, table = rockner(ORIGINAL, ATTACKED), rockner_counts(ORIGINAL, ATTACKED)
+    assert len(table) == 5 and table.strata.tolist() == [0, 0, 0, 1, 1]  # 3 original + 2 attacked sentences
+    point = table.point()
+    assert {k for k in point if k in result} == set(point)
+    assert all(same(value, result[key]) for key, value in point.items())
+    assert table.sizes()["f1_original"] == 4 and table.sizes()["f1_attacked"] == 3
+    paired_attack = Batch(ORIGINAL.tokens, ORIGINAL.references, [["O"] * len(t) for t in ORIGINAL.tokens])
+    paired = rockner_counts(ORIGINAL, paired_attack)
+    assert len(paired) == 3 and paired.strata.tolist() == [0, 0, 0]
+    assert all(same(v, rockner(ORIGINAL, paired_attack)[k]) for k, v in paired.point().items())
+    with_ci = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=30)
+    assert with_ci["f1_drop_ci_low"] <= with_ci["f1_drop"] <= with_ci["f1_drop_ci_high"]
+
+
+def test_split_versions_keeps_order_and_documents():
+    tokens = [["a"], ["b"], ["c"]]
+    tags = [["B-PER"], ["O"], ["B-LOC"]]
+    original, attacked = split_versions(tokens, tags, tags, ["attacked", "original", "attacked"], ["d1", "d2", "d3"])
+    assert original.tokens == [["b"]] and attacked.tokens == [["a"], ["c"]]
+    assert original.documents == ["d2"] and attacked.documents == ["d1", "d3"]
+    assert split_versions(tokens, tags, tags, ["original", "attacked", "attacked"])[1].documents is None
+    with pytest.raises(ValueError, match="version must be 'original' or 'attacked' for each sentence, got 'x'"):
+        split_versions(tokens, tags, tags, ["original", "x", "attacked"])
+    with pytest.raises(ValueError, match="^no attacked sentences: rockner compares"):
+        split_versions(tokens, tags, tags, ["original"] * 3)
+    empty = split_versions([], [], [], [])
+    assert len(empty[0]) == len(empty[1]) == 0
 
 
 def test_rockner_scores_match_seqeval_and_the_drop_is_their_difference(conll_stats, conll_test):
