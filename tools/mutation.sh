@@ -23,7 +23,7 @@ tests_for() {  # the fast test files that exercise a module
   case "$1" in
     schemes) echo "tests/test_schemes.py tests/test_corpus.py" ;;
     corpus)  echo "tests/test_corpus.py tests/test_reader.py tests/test_bad_inputs.py" ;;
-    batch)   echo "tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
+    batch)   echo "tests/test_batch.py tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
     stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
     uncertainty) echo "tests/test_uncertainty.py" ;;
