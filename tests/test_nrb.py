@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
 from tough_ner.cli import main
-from tough_ner.nrb import (PRESETS, choose_type_map, detect_type_map, nrb, outcomes, portion_of, read_nrb,
+from tough_ner.nrb import (NRB_TYPES, PRESETS, choose_type_map, counts as nrb_counts, detect_type_map, nrb, outcomes, portion_of, read_nrb,
                            read_nrb_predictions, resolve_type_map, score_sets, tokenize)
 
 from conftest import ROOT, need, wordpiece_tokenizer, write
@@ -131,6 +131,23 @@ def test_confusion_and_sizes_per_type_and_multi_token_names_seen_in_training():
     sets = score_sets({"nrb": (tokens, gold, pred)}, {"LOC": "LOCATION"}, stats=stats, ci=True, n_resamples=20)
     assert sets["type_map"] == "custom" and sets["n_seen_other_type"] == 2
     assert sets["accuracy_ci_low"] <= sets["accuracy"] == 1 / 3 <= sets["accuracy_ci_high"]
+
+
+def test_counts_hold_every_accuracy_key_and_resample_the_sets_apart():
+    stats = TrainStats.from_lists([["Jordan"]], [["B-LOC"]])
+    batch = Batch(TOKENS + TOKENS[:2], GOLD + GOLD[:2], PRED + [GOLD[0], ["O", "O", "O", "B-GPE"]])
+    portion = ["nrb"] * 5 + ["wts"] * 2
+    result, table = nrb(batch, "ontonotes", portion, stats), nrb_counts(batch, "ontonotes", portion, stats)
+    point = table.point()
+    per_set = ["accuracy", "accuracy_seen_other_type"] + [f"accuracy_{t}" for t in NRB_TYPES]
+    assert set(point) == {f"{p}_{key}" for p in ("nrb", "wts") for key in per_set} | {"gap"}
+    assert all(v == result[k] or (math.isnan(v) and math.isnan(result[k])) for k, v in point.items())
+    assert table.strata.tolist() == [0] * 5 + [1] * 2
+    assert table.sizes()["wts_accuracy"] == 2 and table.sizes()["nrb_accuracy_seen_other_type"] == 1
+    one_set = nrb_counts(Batch(TOKENS, GOLD, PRED), "conll")  # the map given, not the detected ontonotes
+    assert set(one_set.point()) == {"accuracy"} | {f"accuracy_{t}" for t in NRB_TYPES}
+    assert one_set.point()["accuracy"] == 0.0 and nrb_counts(Batch(TOKENS, GOLD, PRED)).point()["accuracy"] == 2 / 5
+    assert one_set.strata.tolist() == [0] * 5
 
 
 def test_empty_batch_scores_nan_with_n_zero():
