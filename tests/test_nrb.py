@@ -219,8 +219,18 @@ def test_two_sets_and_gap():
 def test_bad_references():
     with pytest.raises(ValueError, match="sentence 1: 2 gold entities"):
         nrb(Batch([["a"], ["b", "c"]], [["B-PERSON"], ["B-PERSON", "B-PERSON"]], [["O"], ["O", "O"]]))
-    with pytest.raises(ValueError, match="sentence 0: target type 'PER'"):
+    with pytest.raises(ValueError, match="sentence 2: 0 gold entities"):  # the last sentence has none
+        nrb(Batch([["a"], ["b"], ["c"]], [["B-PERSON"], ["B-PERSON"], ["O"]], [["O"], ["O"], ["O"]]))
+    with pytest.raises(ValueError, match=re.escape("sentence 0: target type 'PER' is not one of PERSON, LOCATION, "
+                                                   "ORGANIZATION")):
         nrb(Batch([["a"]], [["B-PER"]], [["O"]]))
+
+
+def test_resampling_defaults():
+    batch = Batch(TOKENS, GOLD, PRED)
+    explicit = nrb(batch, "ontonotes", ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert nrb(batch, "ontonotes", ci=True) == explicit
+    assert explicit["accuracy_ci_low"] < explicit["accuracy"] == 2 / 5 < explicit["accuracy_ci_high"]
 
 
 @settings(max_examples=50, deadline=None)
