@@ -47,8 +47,14 @@ for module in "${MODULES[@]}"; do
   tests="$(tests_for "$module")" || exit 2
   work="$BASE/$module"
   names=()
-  if [ -n "${RECHECK:-}" ] && [ -d "$work/mutants" ]; then
-    # Every mutant not killed yet, by name; the others keep their results.
+  tests_sum="$(cat "$ROOT"/tests/*.py | md5sum)"
+  if [ -n "${RECHECK:-}" ] && [ -d "$work/mutants" ] && [ "$tests_sum" = "$(cat "$work/tests.md5" 2>/dev/null)" ]; then
+    # Same tests as before: go on with the mutants not reached (mutmut skips those with a result).
+    echo "== $module: continuing with the mutants not reached"
+    rm -rf "$work/tests" "$work/tough_ner" "$work/metrics" "$work/shared"
+  elif [ -n "${RECHECK:-}" ] && [ -d "$work/mutants" ]; then
+    # New tests: every mutant not killed yet, by name, after collecting which tests cover what
+    # again; the killed ones keep their results.
     mapfile -t names < <(cd "$work" && mutmut results --all true 2>/dev/null |
       awk -F': ' '$2 !~ /^(killed|timeout|segfault)$/ {gsub(/^ +/, "", $1); print $1}')
     rm -rf "$work/tests" "$work/tough_ner" "$work/metrics" "$work/shared" "$work/mutants/mutmut-stats.json"
@@ -58,6 +64,7 @@ for module in "${MODULES[@]}"; do
     rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
   fi
   cp -r "$ROOT/tough_ner" "$ROOT/tests" "$ROOT/metrics" "$work/"
+  echo "$tests_sum" > "$work/tests.md5"
   grep -v '^\[tool.mutmut\]' "$ROOT/pyproject.toml" > "$work/pyproject.toml"
   {
     echo "[mutmut]"
