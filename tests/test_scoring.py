@@ -70,7 +70,8 @@ def test_hallucinated_mentions_are_false_positives_of_their_type():
     batch = _batch()
     batch.hallucinated = [[{"text": "X", "type": "PER"}], [{"text": "Y", "type": "PER"}, {"text": "Z", "type": "ORG"}]]
     assert unplaced_types(batch) == ["PER", "PER", "ORG"]
-    assert unplaced_per_sentence(batch).tolist() == [1.0, 2.0]
+    per_sentence = unplaced_per_sentence(batch)
+    assert per_sentence.tolist() == [1.0, 2.0] and per_sentence.dtype == float  # a count column, as without
     scores = span_scores(batch)
     assert scores["precision"] == 1 / 7 and scores["recall"] == 1 / 3  # 4 placed + 3 unplaced predictions
     assert scores["per_type"]["PER"]["precision"] == 1 / 3 and scores["per_type"]["PER"]["recall"] == 1.0
