@@ -34,7 +34,17 @@ tests_for() {  # the fast test files that exercise a module
     tmr)     echo "tests/test_tmr.py" ;;
     buckets) echo "tests/test_buckets.py" ;;
     nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
-    rockner) echo "tests/test_rockner.py tests/test_uncertainty.py" ;;
+    rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
+             echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
+                   tests/test_rockner.py::test_error_analysis_partitions_gold_entities
+                   tests/test_rockner.py::test_rockner_keys_by_hand
+                   tests/test_rockner.py::test_confusion_difference_over_the_union_of_rows_and_columns
+                   tests/test_rockner.py::test_counts_resample_unpaired_sets_apart_and_paired_sets_together
+                   tests/test_rockner.py::test_split_versions_keeps_order_and_documents
+                   tests/test_rockner.py::test_rockner_scores_match_seqeval_and_the_drop_is_their_difference
+                   tests/test_rockner.py::test_rockner_metric_through_evaluate_and_its_errors
+                   tests/test_rockner.py::test_attack_and_rockner_commands
+                   tests/test_uncertainty.py::test_nrb_and_rockner_counts_give_their_numbers" ;;
     *) echo "unknown module $1" >&2; return 1 ;;
   esac
 }
@@ -73,7 +83,7 @@ for module in "${MODULES[@]}"; do
     echo "only_mutate = tough_ner/$module.py"
     printf 'pytest_add_cli_args =\n    -q\n    -p\n    no:cacheprovider\n'  # mutmut adds -x itself
     echo "pytest_add_cli_args_test_selection ="
-    for t in $tests; do [ -f "$work/$t" ] && echo "    $t"; done
+    for t in $tests; do [ -f "$work/${t%%::*}" ] && echo "    $t"; done  # files or test ids
   } > "$work/setup.cfg"
   # Tests find the shared CoNLL data beside the repository (here: beside mutants/).
   ln -s "$(dirname "$ROOT")/shared" "$work/shared"
