@@ -23,6 +23,7 @@ def test_f1_zero_nan_and_harmonic_cases():
     assert f1(0.0, math.nan, 0, 3) == 0.0  # only wrong predictions
     assert f1(math.nan, 0.0, 2, 0) == 0.0  # nothing predicted
     assert f1(0.0, 0.0, 2, 2) == 0.0
+    assert f1(math.nan, 0.5, 2, 0) == 0.0 and f1(0.5, math.nan, 0, 2) == 0.0  # one side undefined: 0, not NaN
     assert f1(0.5, 1.0, 1, 2) == 2 * 0.5 / 1.5
     assert f1(1.0, 0.25, 4, 1) == 0.4
 
