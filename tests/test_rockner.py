@@ -459,8 +459,8 @@ def test_rockner_keys_by_hand():
 
 
 def test_confusion_difference_over_the_union_of_rows_and_columns():
-    assert confusion_difference({"PER": {"O": 2}}, {"LOC": {"LOC": 1}, "PER": {"PER": 3}}) == \
-        {"LOC": {"LOC": -1, "O": 0, "PER": 0}, "PER": {"LOC": 0, "O": 2, "PER": -3}}
+    assert confusion_difference({"PER": {"O": 2}, "O": {"LOC": 1}}, {"LOC": {"LOC": 1}, "PER": {"PER": 3}}) == \
+        {"LOC": {"LOC": -1, "O": 0, "PER": 0}, "O": {"LOC": 1, "O": 0, "PER": 0}, "PER": {"LOC": 0, "O": 2, "PER": -3}}
 
 
 def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
@@ -479,6 +479,31 @@ def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
     assert all(same(v, rockner(ORIGINAL, paired_attack)[k]) for k, v in paired.point().items())
     with_ci = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=30)
     assert with_ci["f1_drop_ci_low"] <= with_ci["f1_drop"] <= with_ci["f1_drop_ci_high"]
+    # Unpaired: each set's columns are zero on the other set's rows.
+    for name, column in table.names.items():
+        rows_of_the_other_set = slice(3, None) if "original" in name else slice(0, 3)
+        assert "original" in name or "attacked" in name, name
+        assert not table.columns[column][rows_of_the_other_set].any(), name
+    for name in ("f1_original/gold", "f1_attacked/gold"):
+        assert table.columns[table.names[name]].tolist() == ([2, 1, 1, 0, 0] if "original" in name else [0, 0, 0, 2, 1])
+    # Hallucinated mentions are false positives here too; a version without gold entities has NaN recall.
+    haunted = Batch(ATTACKED.tokens, ATTACKED.references, ATTACKED.predictions)
+    haunted.hallucinated = [[{"text": "Ghost", "type": "PER"}], []]
+    assert rockner_counts(ORIGINAL, haunted).point()["precision_attacked"] == rockner(ORIGINAL, haunted)[
+        "precision_attacked"] == 1 / 3
+    detailed = rockner(ORIGINAL, haunted, detailed=True)
+    assert detailed["n_hallucinated_attacked"] == 1 and detailed["hallucinated_attacked"] == [
+        {"sentence": 0, "text": "Ghost", "type": "PER"}]
+    blank = Batch(ATTACKED.tokens, [["O"] * len(t) for t in ATTACKED.tokens], ATTACKED.predictions)
+    assert math.isnan(rockner_counts(ORIGINAL, blank).point()["recall_attacked"])
+    assert math.isnan(rockner(ORIGINAL, blank)["attacked_missed"]) and rockner(ORIGINAL, blank)["n_attacked"] == 0
+    # A version's predicted types are checked against the gold types of both versions.
+    only_loc = Batch([["Oslo"]], [["B-LOC"]], [["B-LOC"]])
+    per_gold_loc_pred = Batch([["Ann"]], [["B-PER"]], [["B-LOC"]])
+    assert rockner(per_gold_loc_pred, only_loc)["f1_original"] == 0.0
+    assert rockner(only_loc, per_gold_loc_pred)["f1_attacked"] == 0.0
+    explicit = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert rockner(ORIGINAL, ATTACKED, ci=True) == explicit  # the resampling defaults
 
 
 def test_split_versions_keeps_order_and_documents():
