@@ -9,8 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
 from tough_ner.cli import main
+from tough_ner.demo import load_demo_nrb
 from tough_ner.nrb import (NRB_TYPES, PRESETS, choose_type_map, counts as nrb_counts, detect_type_map, nrb, outcomes, portion_of, read_nrb,
-                           read_nrb_predictions, resolve_type_map, score_sets, tokenize)
+                           read_nrb_predictions, resolve_type_map, score_sets, sets_batch, tokenize)
 
 from conftest import ROOT, need, wordpiece_tokenizer, write
 
@@ -227,10 +228,14 @@ def test_bad_references():
 
 
 def test_resampling_defaults():
-    batch = Batch(TOKENS, GOLD, PRED)
-    explicit = nrb(batch, "ontonotes", ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
-    assert nrb(batch, "ontonotes", ci=True) == explicit
-    assert explicit["accuracy_ci_low"] < explicit["accuracy"] == 2 / 5 < explicit["accuracy_ci_high"]
+    nrb_set, wts_set = load_demo_nrb()  # enough sentences for the seed and the number of resamples to show
+    batch, portion = sets_batch({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[0]),
+                                 "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[0])})
+    explicit = nrb(batch, "conll", portion, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert nrb(batch, "conll", portion, ci=True) == explicit
+    assert nrb(batch, "conll", portion, ci=True, seed=1) != explicit
+    assert nrb(batch, "conll", portion, ci=True, n_resamples=1001) != explicit
+    assert explicit["gap_ci_low"] < explicit["gap"] < explicit["gap_ci_high"]
 
 
 @settings(max_examples=50, deadline=None)

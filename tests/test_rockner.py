@@ -502,8 +502,15 @@ def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
     per_gold_loc_pred = Batch([["Ann"]], [["B-PER"]], [["B-LOC"]])
     assert rockner(per_gold_loc_pred, only_loc)["f1_original"] == 0.0
     assert rockner(only_loc, per_gold_loc_pred)["f1_attacked"] == 0.0
-    explicit = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
-    assert rockner(ORIGINAL, ATTACKED, ci=True) == explicit  # the resampling defaults
+
+
+def test_resampling_defaults():
+    _, test = load_demo()  # enough sentences for the seed and the number of resamples to show
+    original, attacked = (Batch(test.tokens, test.tags, test.predictions[i]) for i in (0, 1))
+    explicit = rockner(original, attacked, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert rockner(original, attacked, ci=True) == explicit
+    assert rockner(original, attacked, ci=True, seed=1) != explicit
+    assert rockner(original, attacked, ci=True, n_resamples=1001) != explicit
 
 
 def test_split_versions_keeps_order_and_documents():
