@@ -109,8 +109,9 @@ def test_type_map_detection_and_its_errors():
     assert choose_type_map(None, nothing) == ("nrb", PRESETS["nrb"])
     assert choose_type_map({"PER": "PERSON"}, nothing) == ("custom", {"PER": "PERSON"})
     assert nrb(nothing, {"PER": "PERSON"})["type_map"] == "custom"
-    with pytest.raises(ValueError, match="^NRB needs predictions$"):
-        outcomes(Batch([["a"]], [["B-PERSON"]]))
+    for score in (outcomes, nrb):
+        with pytest.raises(ValueError, match="^NRB needs predictions$"):
+            score(Batch([["a"]], [["B-PERSON"]]))
 
 
 def test_a_span_touching_the_target_without_overlap_is_a_miss():
