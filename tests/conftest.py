@@ -1,7 +1,9 @@
 """Shared fixtures and helpers (test modules import from here, never from each other)."""
 import atexit
+import functools
 import importlib
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -97,3 +99,70 @@ def wordpiece_tokenizer(vocab):
         ("[SEP]", vocab.index("[SEP]")), ("[CLS]", vocab.index("[CLS]")))
     return transformers.PreTrainedTokenizerFast(tokenizer_object=wordpiece, unk_token="[UNK]", pad_token="[PAD]",
                                                 cls_token="[CLS]", sep_token="[SEP]", mask_token="[MASK]")
+
+
+# ---- helpers shared by several test modules (tough_ner imported lazily: after pytest_configure) ----
+TRAIN_TOKENS = [["Paris", "is", "in", "France"], ["Paris", "Hilton", "sings"], ["Paris", "Hilton", "hotel"],
+                ["New", "York", "is", "big"]]
+TRAIN_TAGS = [["B-LOC", "O", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["O", "O", "O"], ["B-LOC", "I-LOC", "O", "O"]]
+
+
+@functools.lru_cache(maxsize=None)
+def small_stats():
+    """Training statistics of TRAIN_TOKENS / TRAIN_TAGS (four sentences; types LOC and PER)."""
+    from tough_ner import TrainStats
+    return TrainStats.from_lists(TRAIN_TOKENS, TRAIN_TAGS)
+
+
+def random_tags(rng, length, types=("PER", "LOC", "ORG")):
+    from tough_ner.schemes import spans_to_tags
+    spans, i = [], 0
+    while i < length:
+        if rng.random() < 0.35:
+            end = min(length, i + rng.randint(1, 3))
+            spans.append((i, end, rng.choice(types)))
+            i = end
+        i += 1
+    return spans_to_tags(spans, length, "bio")
+
+
+def random_batch(seed, n_sentences=8):
+    """(tokens, gold, predictions) of random sentences over the words of TRAIN_TOKENS and Rome."""
+    rng = random.Random(seed)
+    words = ["Paris", "Hilton", "is", "Rome", "New", "York", "x", "France"]
+    tokens = [[rng.choice(words) for _ in range(rng.randint(0, 9))] for _ in range(n_sentences)]
+    gold = [random_tags(rng, len(s)) for s in tokens]
+    pred = [g if rng.random() < 0.4 else random_tags(rng, len(g), ("PER", "LOC", "MISC")) for g in gold]
+    return tokens, gold, pred
+
+
+def undo(row):
+    """The original sentence rebuilt from an attacked row and its records."""
+    tokens, tags = list(row["tokens"]), list(row["ner_tags"])
+    for record in row["replacements"]:  # word for word: positions do not move
+        if record["level"] == "context":
+            tokens[record["start"]] = record["original"]
+        elif record["level"] in ("typo", "case"):
+            tokens[record["start"]:record["end"]] = record["original"].split()
+    for record in sorted((r for r in row["replacements"] if r["level"] in ("entity", "cross_type")),
+                         key=lambda r: -r["start"]):
+        start, end, words = record["start"], record["end"], record["original"].split()
+        label = record["original_label"] or record["label"]
+        tokens[start:end] = words
+        tags[start:end] = ["B-" + label] + ["I-" + label] * (len(words) - 1)
+    return tokens, tags
+
+
+def check_attacked(original_tokens, original_tags, attacked):
+    """The quality bars every attacked set meets."""
+    from tough_ner import to_bio
+    from tough_ner.schemes import decode
+    assert len(attacked) == len(original_tokens)
+    for s, row in enumerate(attacked):
+        assert len(row["tokens"]) == len(row["ner_tags"])
+        assert to_bio(row["ner_tags"]) == row["ner_tags"]  # valid IOB2
+        for record in row["replacements"]:
+            assert " ".join(row["tokens"][record["start"]:record["end"]]) == record["replacement"]
+            if record["level"] in ("entity", "cross_type", "typo"):
+                assert (record["start"], record["end"], record["label"]) in decode(row["ner_tags"])
+        assert undo(row) == (original_tokens[s], to_bio(original_tags[s]))

@@ -20,8 +20,7 @@ from tough_ner.corpus import read_columns
 from tough_ner.fine_classes import ROUTES
 from tough_ner.schemes import decode
 
-from conftest import _conll
-from test_rockner import check_attacked
+from conftest import _conll, check_attacked
 
 CONLL_TYPES = ("PER", "LOC", "ORG", "MISC")
 

@@ -15,14 +15,10 @@ from tough_ner.buckets import (ATTRIBUTES, attribute_values, attribute_wise, com
                                make_bucketing, spearman, wilcoxon)
 from tough_ner.cli import _json as cli_json, main
 from tough_ner.demo import load_demo
-from tough_ner.schemes import spans_to_tags
 
-from conftest import ROOT, write
+from conftest import ROOT, random_batch, small_stats, write
 
-TRAIN_TOKENS = [["Paris", "is", "in", "France"], ["Paris", "Hilton", "sings"], ["Paris", "Hilton", "hotel"],
-                ["New", "York", "is", "big"]]
-TRAIN_TAGS = [["B-LOC", "O", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["O", "O", "O"], ["B-LOC", "I-LOC", "O", "O"]]
-STATS = TrainStats.from_lists(TRAIN_TOKENS, TRAIN_TAGS)
+STATS = small_stats()
 TOKENS = [["Paris", "Hilton", "visits", "Rome"]]
 GOLD = [["B-PER", "I-PER", "O", "B-LOC"]]
 PRED = [["B-LOC", "O", "O", "B-LOC"]]
@@ -103,26 +99,6 @@ def test_special_buckets_always_exist_and_bounds_cover_the_line():
         make_bucketing("oDen", np.array([0.5]), edges=[0.3, 0.1])
     with pytest.raises(ValueError, match="n_buckets >= 3"):
         make_bucketing("tCon", np.array([0.5]), 2)
-
-
-def random_tags(rng, length, types=("PER", "LOC", "ORG")):
-    spans, i = [], 0
-    while i < length:
-        if rng.random() < 0.35:
-            end = min(length, i + rng.randint(1, 3))
-            spans.append((i, end, rng.choice(types)))
-            i = end
-        i += 1
-    return spans_to_tags(spans, length, "bio")
-
-
-def random_batch(seed, n_sentences=8):
-    rng = random.Random(seed)
-    words = ["Paris", "Hilton", "is", "Rome", "New", "York", "x", "France"]
-    tokens = [[rng.choice(words) for _ in range(rng.randint(0, 9))] for _ in range(n_sentences)]
-    gold = [random_tags(rng, len(s)) for s in tokens]
-    pred = [g if rng.random() < 0.4 else random_tags(rng, len(g), ("PER", "LOC", "MISC")) for g in gold]
-    return tokens, gold, pred
 
 
 @settings(max_examples=40, deadline=None)

@@ -9,8 +9,9 @@ from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
 from tough_ner.cli import main
-from tough_ner.nrb import (PRESETS, nrb, outcomes, portion_of, read_nrb, read_nrb_predictions, resolve_type_map,
-                           score_sets, tokenize)
+from tough_ner.demo import load_demo_nrb
+from tough_ner.nrb import (NRB_TYPES, PRESETS, choose_type_map, counts as nrb_counts, detect_type_map, nrb, outcomes, portion_of, read_nrb,
+                           read_nrb_predictions, resolve_type_map, score_sets, sets_batch, tokenize)
 
 from conftest import ROOT, need, wordpiece_tokenizer, write
 
@@ -54,10 +55,110 @@ def test_read_txt_parses_only_the_exact_marker(tmp_path):
      "a.nrb.txt:2: expected exactly one [name]_{TYPE} target, found 0"),
     ("a.nrb.txt", "[A]_{PERSON} met [B]_{PERSON}\n", "a.nrb.txt:1: expected exactly one"),
     ("a.nrb.csv", "x", "end in .conll or .txt"),
+    ("a.nrb.conll", "Coutts O\n B-PERSON\n", "a.nrb.conll:2: expected 'token TAG' with an IOB2 tag (O, B-TYPE, "
+                                             "I-TYPE), got ' B-PERSON'"),  # no token
+    ("a.nrb.conll", "Jordan B-\n", "a.nrb.conll:1: expected 'token TAG'"),  # a prefix without a type
+    ("a.nrb.txt", "ok [A]_{PERSON}\nnothing [ ]_{PERSON} inside\n", "a.nrb.txt:2: the target [ ] holds no token"),
 ])
 def test_malformed_files_name_file_and_line(tmp_path, name, text, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         read_nrb(write(tmp_path / name, text))
+
+
+def test_last_sentence_without_newline_crlf_and_feature_types(tmp_path):
+    data = read_nrb(write(tmp_path / "en.nrb.conll", "Jordan B-PERSON\r\nscored O\r\n\r\nIn O\nX B-LOCATION"))
+    assert data["tokens"] == [["Jordan", "scored"], ["In", "X"]]
+    assert data["ner_tags"] == [["B-PERSON", "O"], ["O", "B-LOCATION"]]
+    assert (data["target_start"], data["target_end"], data["target_type"]) == ([0, 1], [1, 2], ["PERSON", "LOCATION"])
+    assert data.features["target_start"].dtype == "int32" and data.features["target_end"].dtype == "int32"
+    assert read_nrb(write(tmp_path / "x.nrb.conll", "Jordan B-X\n"))["target_type"] == ["X"]  # shortest valid tag
+
+
+def test_prediction_file_with_other_tokens_names_its_line(tmp_path):
+    gold = read_nrb(write(tmp_path / "en.nrb.conll", "A B-PERSON\n\nB O\nC B-PERSON\n"))
+    pred = write(tmp_path / "p.conll", "A S-PER\n\nB O\nD O\n")
+    with pytest.raises(ValueError, match=re.escape(f"{pred}:3: sentence 1 does not have the benchmark's tokens")):
+        read_nrb_predictions(pred, gold["tokens"])
+
+
+def test_portion_needs_three_name_parts_and_a_known_portion():
+    assert portion_of("en.nrb.conll") == "nrb" and portion_of("/x/de.wts.txt") == "wts"
+    assert portion_of("nrb.conll") is None and portion_of("en.test.conll") is None
+
+
+def test_type_map_detection_and_its_errors():
+    assert detect_type_map({}) is None
+    assert detect_type_map({"PER": 3, "MISC": 9}) == "conll"
+    assert detect_type_map({"PERSON": 2}) == "nrb"  # nrb and ontonotes tie: the first preset wins
+    assert detect_type_map({"PERSON": 1, "GPE": 1}) == "ontonotes"  # more distinct types covered
+    assert detect_type_map({"PER": 0}) == "conll"  # covered types count before spans
+    with pytest.raises(ValueError, match=re.escape("unknown type map 'x': use auto, nrb, conll, ontonotes or a dict")):
+        resolve_type_map("x")
+    with pytest.raises(ValueError, match="not int"):
+        resolve_type_map(3)
+    unknown = Batch([["a", "b"]], [["B-PERSON", "O"]], [["B-FOO", "B-BAR"]])
+    with pytest.raises(ValueError, match=re.escape("no type map preset (nrb, conll, ontonotes) knows the predicted "
+                                                   "types {BAR, FOO}: pass type_map=")):
+        choose_type_map(None, unknown)
+    with pytest.raises(ValueError, match=re.escape(
+            "with the conll type map, none of the predicted types {PERSON} maps to an NRB type (PERSON, LOCATION, "
+            "ORGANIZATION): choose the map of the system's labels (type_map= / --type-map: auto, nrb, conll, "
+            "ontonotes or a dict)")):
+        choose_type_map("conll", Batch([["a"]], [["B-PERSON"]], [["B-PERSON"]]))
+    nothing = Batch([["a"]], [["B-PERSON"]], [["O"]])
+    assert choose_type_map(None, nothing) == ("nrb", PRESETS["nrb"])
+    assert choose_type_map({"PER": "PERSON"}, nothing) == ("custom", {"PER": "PERSON"})
+    assert nrb(nothing, {"PER": "PERSON"})["type_map"] == "custom"
+    for score in (outcomes, nrb):
+        with pytest.raises(ValueError, match="^NRB needs predictions$"):
+            score(Batch([["a"]], [["B-PERSON"]]))
+
+
+def test_a_span_touching_the_target_without_overlap_is_a_miss():
+    batch = Batch([["a", "b", "c", "d"]] * 2, [["O", "O", "B-PERSON", "O"]] * 2,
+                  [["B-PER", "I-PER", "O", "O"], ["O", "O", "O", "B-PER"]])
+    assert [o for o, _ in outcomes(batch, "conll")] == ["missed", "missed"]
+
+
+def test_confusion_and_sizes_per_type_and_multi_token_names_seen_in_training():
+    tokens = [["San", "José", "won"], ["San", "José", "won"], ["in", "Paris"]]
+    gold = [["B-PERSON", "I-PERSON", "O"]] * 2 + [["O", "B-LOCATION"]]
+    pred = [["B-LOC", "I-LOC", "O"]] * 2 + [["O", "B-LOC"]]
+    stats = TrainStats.from_lists([["to", "San", "José"]], [["O", "B-LOC", "I-LOC"]])
+    result = nrb(Batch(tokens, gold, pred), "conll", stats=stats, detailed=True)
+    assert result["confusion"] == {"PERSON": {"LOC": 2}, "LOCATION": {"LOC": 1}}
+    assert result["n_per_type"] == {"PERSON": 2, "LOCATION": 1, "ORGANIZATION": 0}
+    assert result["n_seen_other_type"] == 2 and result["accuracy_seen_other_type"] == 0.0
+    # score_sets passes every argument on: type map, statistics, detail and resampling
+    sets = score_sets({"nrb": (tokens, gold, pred)}, {"LOC": "LOCATION"}, stats=stats, ci=True, n_resamples=20)
+    assert sets["type_map"] == "custom" and sets["n_seen_other_type"] == 2
+    assert sets["accuracy_ci_low"] <= sets["accuracy"] == 1 / 3 <= sets["accuracy_ci_high"]
+
+
+def test_counts_hold_every_accuracy_key_and_resample_the_sets_apart():
+    stats = TrainStats.from_lists([["Jordan"]], [["B-LOC"]])
+    batch = Batch(TOKENS + TOKENS[:2], GOLD + GOLD[:2], PRED + [GOLD[0], ["O", "O", "O", "B-GPE"]])
+    portion = ["nrb"] * 5 + ["wts"] * 2
+    result, table = nrb(batch, "ontonotes", portion, stats), nrb_counts(batch, "ontonotes", portion, stats)
+    point = table.point()
+    per_set = ["accuracy", "accuracy_seen_other_type"] + [f"accuracy_{t}" for t in NRB_TYPES]
+    assert set(point) == {f"{p}_{key}" for p in ("nrb", "wts") for key in per_set} | {"gap"}
+    assert all(v == result[k] or (math.isnan(v) and math.isnan(result[k])) for k, v in point.items())
+    assert table.strata.tolist() == [0] * 5 + [1] * 2
+    assert table.sizes()["wts_accuracy"] == 2 and table.sizes()["nrb_accuracy_seen_other_type"] == 1
+    one_set = nrb_counts(Batch(TOKENS, GOLD, PRED), "conll")  # the map given, not the detected ontonotes
+    assert set(one_set.point()) == {"accuracy"} | {f"accuracy_{t}" for t in NRB_TYPES}
+    assert one_set.point()["accuracy"] == 0.0 and nrb_counts(Batch(TOKENS, GOLD, PRED)).point()["accuracy"] == 2 / 5
+    assert one_set.strata.tolist() == [0] * 5
+
+
+def test_empty_batch_scores_nan_with_n_zero():
+    stats = TrainStats.from_lists([["Jordan"]], [["B-LOC"]])
+    result = nrb(Batch([], [], []), stats=stats)
+    assert result["n"] == 0 and math.isnan(result["accuracy"])
+    assert result["n_seen_other_type"] == 0 and math.isnan(result["accuracy_seen_other_type"])
+    with pytest.raises(ValueError, match="^3 portion labels for 2 sentences$"):
+        nrb(Batch(TOKENS[:2], GOLD[:2], PRED[:2]), "ontonotes", ["nrb"] * 3)
 
 
 def test_type_maps():
@@ -120,8 +221,22 @@ def test_two_sets_and_gap():
 def test_bad_references():
     with pytest.raises(ValueError, match="sentence 1: 2 gold entities"):
         nrb(Batch([["a"], ["b", "c"]], [["B-PERSON"], ["B-PERSON", "B-PERSON"]], [["O"], ["O", "O"]]))
-    with pytest.raises(ValueError, match="sentence 0: target type 'PER'"):
+    with pytest.raises(ValueError, match="sentence 2: 0 gold entities"):  # the last sentence has none
+        nrb(Batch([["a"], ["b"], ["c"]], [["B-PERSON"], ["B-PERSON"], ["O"]], [["O"], ["O"], ["O"]]))
+    with pytest.raises(ValueError, match=re.escape("sentence 0: target type 'PER' is not one of PERSON, LOCATION, "
+                                                   "ORGANIZATION")):
         nrb(Batch([["a"]], [["B-PER"]], [["O"]]))
+
+
+def test_resampling_defaults():
+    nrb_set, wts_set = load_demo_nrb()  # enough sentences for the seed and the number of resamples to show
+    batch, portion = sets_batch({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[0]),
+                                 "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[0])})
+    explicit = nrb(batch, "conll", portion, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert nrb(batch, "conll", portion, ci=True) == explicit
+    assert nrb(batch, "conll", portion, ci=True, seed=1) != explicit
+    assert nrb(batch, "conll", portion, ci=True, n_resamples=1001) != explicit
+    assert explicit["gap_ci_low"] < explicit["gap"] < explicit["gap_ci_high"]
 
 
 @settings(max_examples=50, deadline=None)

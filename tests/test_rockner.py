@@ -19,42 +19,12 @@ from tough_ner.cli import main
 from tough_ner.corpus import write_conll
 from tough_ner.demo import ATTACK_RATIOS, demo_attacks, load_demo
 from tough_ner.report import run
-from tough_ner.rockner import CATEGORIES, confusion_difference, error_analysis, rockner
+from tough_ner.rockner import CATEGORIES, confusion_difference, counts as rockner_counts, error_analysis, rockner, split_versions
 from tough_ner.schemes import decode
 from tough_ner.scoring import span_scores
 
-from conftest import ROOT, need, wordpiece_tokenizer, write
+from conftest import ROOT, check_attacked, need, wordpiece_tokenizer, write
 
-
-
-def undo(row):
-    """The original sentence rebuilt from an attacked row and its records."""
-    tokens, tags = list(row["tokens"]), list(row["ner_tags"])
-    for record in row["replacements"]:  # word for word: positions do not move
-        if record["level"] == "context":
-            tokens[record["start"]] = record["original"]
-        elif record["level"] in ("typo", "case"):
-            tokens[record["start"]:record["end"]] = record["original"].split()
-    for record in sorted((r for r in row["replacements"] if r["level"] in ("entity", "cross_type")),
-                         key=lambda r: -r["start"]):
-        start, end, words = record["start"], record["end"], record["original"].split()
-        label = record["original_label"] or record["label"]
-        tokens[start:end] = words
-        tags[start:end] = ["B-" + label] + ["I-" + label] * (len(words) - 1)
-    return tokens, tags
-
-
-def check_attacked(original_tokens, original_tags, attacked):
-    """The quality bars every attacked set meets."""
-    assert len(attacked) == len(original_tokens)
-    for s, row in enumerate(attacked):
-        assert len(row["tokens"]) == len(row["ner_tags"])
-        assert to_bio(row["ner_tags"]) == row["ner_tags"]  # valid IOB2
-        for record in row["replacements"]:
-            assert " ".join(row["tokens"][record["start"]:record["end"]]) == record["replacement"]
-            if record["level"] in ("entity", "cross_type", "typo"):
-                assert (record["start"], record["end"], record["label"]) in decode(row["ner_tags"])
-        assert undo(row) == (original_tokens[s], to_bio(original_tags[s]))
 
 
 # ---- entity level ---------------------------------------------------------------------------
@@ -453,6 +423,109 @@ def test_error_analysis_partitions_gold_entities(gold, predicted):
     assert sum(sum(row.values()) for gold_type, row in confusion.items() if gold_type != "O") == \
         len(batch.gold_spans[0])
     assert sum(confusion.get("O", {}).values()) == len(batch.pred_spans[0]) - len(touching)
+
+
+ORIGINAL = Batch([["Ann", "met", "Bob", "Lee"], ["in", "Oslo"], ["Kim"]],
+                 [["B-PER", "O", "B-PER", "I-PER"], ["O", "B-LOC"], ["B-PER"]],
+                 [["B-PER", "O", "B-PER", "O"], ["O", "B-LOC"], ["B-LOC"]])
+ATTACKED = Batch([["Zed", "met", "Bob", "Lee"], ["in", "Lima"]], [["B-PER", "O", "B-PER", "I-PER"], ["O", "B-LOC"]],
+                 [["O", "O", "B-PER", "I-PER"], ["B-LOC", "I-LOC"]])
+
+
+def test_rockner_keys_by_hand():
+    result = rockner(ORIGINAL, ATTACKED, detailed=True)
+    # Original: 4 gold (Ann, Bob Lee, Oslo, Kim), 4 predicted, right: Ann, Oslo.
+    assert (result["precision_original"], result["recall_original"], result["f1_original"]) == (0.5, 0.5, 0.5)
+    # Attacked: 3 gold (Zed, Bob Lee, Lima), 2 predicted, right: Bob Lee.
+    assert (result["precision_attacked"], result["recall_attacked"]) == (0.5, 1 / 3)
+    assert result["f1_attacked"] == pytest.approx(0.4)
+    assert result["f1_drop"] == result["f1_original"] - result["f1_attacked"]
+    assert result["f1_drop_relative"] == pytest.approx(0.1 / 0.5)
+    assert (result["n_original"], result["n_attacked"]) == (4, 3)
+    assert result["errors"]["original"] == {**dict.fromkeys(CATEGORIES, 0), "exact_right_type": 2,
+                                            "overlap_right_type_d1": 1, "exact_wrong_type": 1}
+    assert result["errors"]["attacked"] == {**dict.fromkeys(CATEGORIES, 0), "exact_right_type": 1,
+                                            "missed": 1, "overlap_right_type_d1": 1}
+    assert result["original_exact_right_type"] == 0.5 and result["original_exact_wrong_type"] == 0.25
+    assert result["attacked_missed"] == 1 / 3 and result["attacked_overlap_wrong_type_d1"] == 0.0
+    assert result["confusion"]["original"] == {"LOC": {"LOC": 1}, "PER": {"LOC": 1, "PER": 2}}
+    assert result["confusion"]["attacked"] == {"LOC": {"LOC": 1}, "PER": {"O": 1, "PER": 1}}
+    assert result["confusion"]["difference"] == {"LOC": {"LOC": 0, "O": 0, "PER": 0},
+                                                 "PER": {"LOC": -1, "O": 1, "PER": -1}}
+    assert "errors" not in rockner(ORIGINAL, ATTACKED) and "confusion" not in rockner(ORIGINAL, ATTACKED)
+    nothing = Batch(ORIGINAL.tokens, ORIGINAL.references, [["O"] * len(t) for t in ORIGINAL.tokens])
+    zero = rockner(nothing, ATTACKED)  # original F1 0: the relative drop is undefined
+    assert zero["f1_original"] == 0.0 and math.isnan(zero["f1_drop_relative"])
+
+
+def test_confusion_difference_over_the_union_of_rows_and_columns():
+    assert confusion_difference({"PER": {"O": 2}, "O": {"LOC": 1}}, {"LOC": {"LOC": 1}, "PER": {"PER": 3}}) == \
+        {"LOC": {"LOC": -1, "O": 0, "PER": 0}, "O": {"LOC": 1, "O": 0, "PER": 0}, "PER": {"LOC": 0, "O": 2, "PER": -3}}
+
+
+def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
+    def same(a, b):
+        return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
+
+    result, table = rockner(ORIGINAL, ATTACKED), rockner_counts(ORIGINAL, ATTACKED)
+    assert len(table) == 5 and table.strata.tolist() == [0, 0, 0, 1, 1]  # 3 original + 2 attacked sentences
+    point = table.point()
+    assert {k for k in point if k in result} == set(point)
+    assert all(same(value, result[key]) for key, value in point.items())
+    assert table.sizes()["f1_original"] == 4 and table.sizes()["f1_attacked"] == 3
+    paired_attack = Batch(ORIGINAL.tokens, ORIGINAL.references, [["O"] * len(t) for t in ORIGINAL.tokens])
+    paired = rockner_counts(ORIGINAL, paired_attack)
+    assert len(paired) == 3 and paired.strata.tolist() == [0, 0, 0]
+    assert all(same(v, rockner(ORIGINAL, paired_attack)[k]) for k, v in paired.point().items())
+    with_ci = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=30)
+    assert with_ci["f1_drop_ci_low"] <= with_ci["f1_drop"] <= with_ci["f1_drop_ci_high"]
+    # Unpaired: each set's columns are zero on the other set's rows.
+    for name, column in table.names.items():
+        rows_of_the_other_set = slice(3, None) if "original" in name else slice(0, 3)
+        assert "original" in name or "attacked" in name, name
+        assert not table.columns[column][rows_of_the_other_set].any(), name
+    for name in ("f1_original/gold", "f1_attacked/gold"):
+        assert table.columns[table.names[name]].tolist() == ([2, 1, 1, 0, 0] if "original" in name else [0, 0, 0, 2, 1])
+    # Hallucinated mentions are false positives here too; a version without gold entities has NaN recall.
+    haunted = Batch(ATTACKED.tokens, ATTACKED.references, ATTACKED.predictions)
+    haunted.hallucinated = [[{"text": "Ghost", "type": "PER"}], []]
+    assert rockner_counts(ORIGINAL, haunted).point()["precision_attacked"] == rockner(ORIGINAL, haunted)[
+        "precision_attacked"] == 1 / 3
+    detailed = rockner(ORIGINAL, haunted, detailed=True)
+    assert detailed["n_hallucinated_attacked"] == 1 and detailed["hallucinated_attacked"] == [
+        {"sentence": 0, "text": "Ghost", "type": "PER"}]
+    blank = Batch(ATTACKED.tokens, [["O"] * len(t) for t in ATTACKED.tokens], ATTACKED.predictions)
+    assert math.isnan(rockner_counts(ORIGINAL, blank).point()["recall_attacked"])
+    assert math.isnan(rockner(ORIGINAL, blank)["attacked_missed"]) and rockner(ORIGINAL, blank)["n_attacked"] == 0
+    # A version's predicted types are checked against the gold types of both versions.
+    only_loc = Batch([["Oslo"]], [["B-LOC"]], [["B-LOC"]])
+    per_gold_loc_pred = Batch([["Ann"]], [["B-PER"]], [["B-LOC"]])
+    assert rockner(per_gold_loc_pred, only_loc)["f1_original"] == 0.0
+    assert rockner(only_loc, per_gold_loc_pred)["f1_attacked"] == 0.0
+
+
+def test_resampling_defaults():
+    _, test = load_demo()  # enough sentences for the seed and the number of resamples to show
+    original, attacked = (Batch(test.tokens, test.tags, test.predictions[i]) for i in (0, 1))
+    explicit = rockner(original, attacked, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert rockner(original, attacked, ci=True) == explicit
+    assert rockner(original, attacked, ci=True, seed=1) != explicit
+    assert rockner(original, attacked, ci=True, n_resamples=1001) != explicit
+
+
+def test_split_versions_keeps_order_and_documents():
+    tokens = [["a"], ["b"], ["c"]]
+    tags = [["B-PER"], ["O"], ["B-LOC"]]
+    original, attacked = split_versions(tokens, tags, tags, ["attacked", "original", "attacked"], ["d1", "d2", "d3"])
+    assert original.tokens == [["b"]] and attacked.tokens == [["a"], ["c"]]
+    assert original.documents == ["d2"] and attacked.documents == ["d1", "d3"]
+    assert split_versions(tokens, tags, tags, ["original", "attacked", "attacked"])[1].documents is None
+    with pytest.raises(ValueError, match="version must be 'original' or 'attacked' for each sentence, got 'x'"):
+        split_versions(tokens, tags, tags, ["original", "x", "attacked"])
+    with pytest.raises(ValueError, match="^no attacked sentences: rockner compares"):
+        split_versions(tokens, tags, tags, ["original"] * 3)
+    empty = split_versions([], [], [], [])
+    assert len(empty[0]) == len(empty[1]) == 0
 
 
 def test_rockner_scores_match_seqeval_and_the_drop_is_their_difference(conll_stats, conll_test):

@@ -20,7 +20,9 @@ from tough_ner.tmr import counts as tmr_counts, tmr
 from tough_ner.uncertainty import (Counts, aggregate_runs, compare_runs, holm, intervals, resample_weights,
                                    with_intervals)
 
-from test_buckets import STATS, random_batch
+from conftest import random_batch, small_stats
+
+STATS = small_stats()
 
 
 def same(a, b):

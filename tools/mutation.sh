@@ -5,6 +5,8 @@
 #   tools/mutation.sh                 # every core module, one after the other
 #   tools/mutation.sh hardeval tmr    # only these
 #   TIME_BOX=900 tools/mutation.sh    # seconds per module (default 1200)
+#   RECHECK=1 tools/mutation.sh nrb   # after adding tests: re-run only the mutants not yet killed
+#                                     # (and those not reached), keeping the earlier results
 #
 # Each module is mutated in a scratch copy of the repository (MUTATION_DIR, default
 # /tmp/tough-ner-mutation/MODULE) and its mutants run only against the fast test files that
@@ -21,26 +23,58 @@ tests_for() {  # the fast test files that exercise a module
   case "$1" in
     schemes) echo "tests/test_schemes.py tests/test_corpus.py" ;;
     corpus)  echo "tests/test_corpus.py tests/test_reader.py tests/test_bad_inputs.py" ;;
-    batch)   echo "tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
+    batch)   echo "tests/test_batch.py tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
     stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
+    uncertainty) echo "tests/test_uncertainty.py" ;;
+    formats) echo "tests/test_formats.py" ;;
+    matching) echo "tests/test_matching.py tests/test_formats.py" ;;
+    checks)  echo "tests/test_bad_inputs.py tests/test_uncertainty.py" ;;
     hardeval) echo "tests/test_hardeval.py" ;;
     tmr)     echo "tests/test_tmr.py" ;;
     buckets) echo "tests/test_buckets.py" ;;
-    nrb)     echo "tests/test_nrb.py" ;;
-    rockner) echo "tests/test_rockner.py" ;;
+    nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
+    rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
+             echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
+                   tests/test_rockner.py::test_error_analysis_partitions_gold_entities
+                   tests/test_rockner.py::test_rockner_keys_by_hand
+                   tests/test_rockner.py::test_confusion_difference_over_the_union_of_rows_and_columns
+                   tests/test_rockner.py::test_counts_resample_unpaired_sets_apart_and_paired_sets_together
+                   tests/test_rockner.py::test_split_versions_keeps_order_and_documents
+                   tests/test_rockner.py::test_rockner_scores_match_seqeval_and_the_drop_is_their_difference
+                   tests/test_rockner.py::test_rockner_metric_through_evaluate_and_its_errors
+                   tests/test_rockner.py::test_attack_and_rockner_commands
+                   tests/test_uncertainty.py::test_nrb_and_rockner_counts_give_their_numbers" ;;
     *) echo "unknown module $1" >&2; return 1 ;;
   esac
 }
 
 MODULES=("$@")
-[ ${#MODULES[@]} -eq 0 ] && MODULES=(schemes corpus batch stats scoring hardeval tmr buckets nrb rockner)
+[ ${#MODULES[@]} -eq 0 ] && MODULES=(schemes corpus batch stats scoring hardeval tmr buckets nrb rockner
+                                   uncertainty formats matching checks)
 
 for module in "${MODULES[@]}"; do
   tests="$(tests_for "$module")" || exit 2
   work="$BASE/$module"
-  rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
+  names=()
+  tests_sum="$(cat "$ROOT"/tests/*.py | md5sum)"
+  if [ -n "${RECHECK:-}" ] && [ -d "$work/mutants" ] && [ "$tests_sum" = "$(cat "$work/tests.md5" 2>/dev/null)" ]; then
+    # Same tests as before: go on with the mutants not reached (mutmut skips those with a result).
+    echo "== $module: continuing with the mutants not reached"
+    rm -rf "$work/tests" "$work/tough_ner" "$work/metrics" "$work/shared"
+  elif [ -n "${RECHECK:-}" ] && [ -d "$work/mutants" ]; then
+    # New tests: every mutant not killed yet, by name, after collecting which tests cover what
+    # again; the killed ones keep their results.
+    mapfile -t names < <(cd "$work" && mutmut results --all true 2>/dev/null |
+      awk -F': ' '$2 !~ /^(killed|timeout|segfault)$/ {gsub(/^ +/, "", $1); print $1}')
+    rm -rf "$work/tests" "$work/tough_ner" "$work/metrics" "$work/shared" "$work/mutants/mutmut-stats.json"
+    echo "== $module: re-checking ${#names[@]} mutants with the current tests"
+    [ ${#names[@]} -eq 0 ] && continue
+  else
+    rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
+  fi
   cp -r "$ROOT/tough_ner" "$ROOT/tests" "$ROOT/metrics" "$work/"
+  echo "$tests_sum" > "$work/tests.md5"
   grep -v '^\[tool.mutmut\]' "$ROOT/pyproject.toml" > "$work/pyproject.toml"
   {
     echo "[mutmut]"
@@ -49,12 +83,12 @@ for module in "${MODULES[@]}"; do
     echo "only_mutate = tough_ner/$module.py"
     printf 'pytest_add_cli_args =\n    -q\n    -p\n    no:cacheprovider\n'  # mutmut adds -x itself
     echo "pytest_add_cli_args_test_selection ="
-    for t in $tests; do [ -f "$work/$t" ] && echo "    $t"; done
+    for t in $tests; do [ -f "$work/${t%%::*}" ] && echo "    $t"; done  # files or test ids
   } > "$work/setup.cfg"
   # Tests find the shared CoNLL data beside the repository (here: beside mutants/).
   ln -s "$(dirname "$ROOT")/shared" "$work/shared"
   echo "== $module: $(date -u +%H:%M:%S), tests: $tests"
   (cd "$work" && PYTHONPATH="$work/mutants" timeout "$TIME_BOX" nice -n 10 mutmut run --max-children "$JOBS" \
-      > run.log 2>&1; echo "exit $?" >> run.log)
+      "${names[@]}" >> run.log 2>&1; echo "exit $?" >> run.log)
   (cd "$work" && python3 "$ROOT/tools/mutation_score.py" "$module" | tee score.txt)
 done
