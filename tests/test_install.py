@@ -95,14 +95,17 @@ def wheelhouse(tmp_path_factory, dist, exported):
 
 
 def fresh_venv(path, wheelhouse, *install):
-    """``python -m venv`` (no system site-packages), then pip installs ``install`` from the wheelhouse
-    (no bytecode compiled ahead: most of it would never be imported here)."""
-    venv.EnvBuilder(with_pip=True, system_site_packages=False, clear=True).create(path)
+    """``python -m venv`` (no system site-packages; this pip installs into it, so the venv needs
+    none of its own), then ``install`` from the wheelhouse (no bytecode compiled ahead: most of
+    it would never be imported here)."""
+    venv.EnvBuilder(with_pip=False, system_site_packages=False, clear=True).create(path)
     python = path / "bin" / "python"
-    run([python, "-m", "pip", "install", "--quiet", "--no-compile", "--no-index", "--find-links", wheelhouse, *install], timeout=900,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-    assert "torch" not in run([python, "-m", "pip", "list", "--format", "freeze"]).stdout.lower()
-    return python
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    run([*pip, "install", "--quiet", "--no-compile", "--no-index", "--find-links", wheelhouse, *install],
+        timeout=900, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    installed = run([*pip, "list", "--format", "freeze"]).stdout.lower()
+    assert "torch" not in installed, installed
+    return python, installed
 
 
 def test_wheel_and_sdist_hold_the_package_and_pass_twine(dist):
@@ -120,7 +123,8 @@ def test_wheel_and_sdist_hold_the_package_and_pass_twine(dist):
 
 
 def test_the_wheel_alone_runs_report_register_and_evaluate_offline(dist, wheelhouse, tmp_path):
-    python = fresh_venv(tmp_path / "venv", wheelhouse, dist[0])
+    python, installed = fresh_venv(tmp_path / "venv", wheelhouse, dist[0])
+    assert "tough-ner==0.1.0" in installed and "gradio" not in installed
     command = tmp_path / "venv" / "bin" / "tough-ner"
     work = tmp_path / "elsewhere"  # outside any checkout: nothing of ROOT is importable from here
     work.mkdir()
@@ -185,8 +189,8 @@ def serve(python, folder, env):
 
 
 def test_an_exported_space_runs_from_its_requirements_alone(exported, wheelhouse, browser, tmp_path):
-    python = fresh_venv(tmp_path / "venv", wheelhouse, "-r", exported / "requirements.txt")
-    assert run([python, "-m", "pip", "list", "--format", "freeze"]).stdout.lower().count("tough") == 0
+    python, installed = fresh_venv(tmp_path / "venv", wheelhouse, "-r", exported / "requirements.txt")
+    assert "tough" not in installed and "gradio==" in installed  # the package is the folder's copy
     process, port = serve(python, exported, user_env(tmp_path / "hf"))
     try:
         assert listening_addresses(port) == ["127.0.0.1"]
