@@ -1,7 +1,8 @@
 """Gradio apps (Hugging Face Spaces) for every tough-ner metric, and one with all of them in tabs.
 
-``build(name)`` returns a ``gr.Blocks`` app; ``spaces/<name>/app.py`` is a two-line shim over
-it.  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
+``build(name)`` returns a ``gr.Blocks`` app; ``spaces/<name>/app.py`` is a short shim over
+it, and ``export`` writes a folder a Hugging Face Space runs as it is (the shim, the Space card,
+PyPI-only requirements, a copy of this package, optional built-in training statistics).  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
 file has ``token gold prediction [second system's prediction]`` columns.  Bad input shows a
 message in the page and a warning pop-up, never a stack trace; what a person typed is always
 shown as text (escaped), never as Markdown or HTML.  A request is bounded: at most
