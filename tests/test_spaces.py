@@ -292,15 +292,3 @@ def test_export_refuses_a_bad_statistics_file(tmp_path, capsys):
     assert main(["space", "hardeval", "--export", str(tmp_path / "out"), "--stats", str(bad)]) == 2
     assert "stats.npz" in capsys.readouterr().err and not (tmp_path / "out").exists()
 
-
-def test_space_apps_listen_on_all_addresses_unless_told(monkeypatch):
-    from tough_ner.spaces import server_address
-
-    monkeypatch.delenv("GRADIO_SERVER_NAME", raising=False)
-    monkeypatch.delenv("GRADIO_SERVER_PORT", raising=False)
-    assert server_address(True) == ("0.0.0.0", None)  # a Space's app.py: the Hub needs every address
-    assert server_address(False, 7000) == ("127.0.0.1", 7000)  # tough-ner space
-    monkeypatch.setenv("GRADIO_SERVER_NAME", "127.0.0.1")
-    monkeypatch.setenv("GRADIO_SERVER_PORT", "7001")
-    assert server_address(True) == ("127.0.0.1", 7001)
-    assert server_address(False) == ("127.0.0.1", None)
