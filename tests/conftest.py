@@ -4,6 +4,7 @@ import functools
 import importlib
 import os
 import random
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -166,3 +167,109 @@ def check_attacked(original_tokens, original_tags, attacked):
             if record["level"] in ("entity", "cross_type", "typo"):
                 assert (record["start"], record["end"], record["label"]) in decode(row["ner_tags"])
         assert undo(row) == (original_tokens[s], to_bio(original_tags[s]))
+
+
+# ---- the browser checks of the Spaces (tests/test_spaces.py, tests/test_install.py) ----
+@pytest.fixture(scope="module")
+def browser():
+    need("gradio")
+    playwright = need("playwright.sync_api")
+    path = chromium()
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=path, args=FLAGS)  # a fresh profile each launch
+        yield launched
+        launched.close()
+
+
+def open_page(browser, url):
+    """A page that refuses, and records, every request leaving 127.0.0.1."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    outside = []
+
+    def guard(route):
+        if route.request.url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+    page.route("**/*", guard)
+    page.goto(url)
+    return page, outside
+
+
+def shown_table(page, name):
+    """The headline table as {measure: [cell per column]} (systems, n, paired test)."""
+    page.wait_for_selector(f"#{name}-headline table", timeout=60_000)
+    rows = page.locator(f"#{name}-headline table tr").all_inner_texts()
+    return {cells[0]: cells[1:] for cells in (re.split(r"\t", row.strip()) for row in rows[1:])}
+
+
+def results_table(page, name):
+    """The results table as {key: (measure, n, [value per system])}."""
+    page.wait_for_selector(f"#{name}-table table", timeout=60_000)
+    page.wait_for_function(f"document.querySelector('#{name}-table').innerText.split('\\n').length > 12",
+                           timeout=60_000)
+    systems = [n.strip() for n in page.input_value(f"#{name}-names textarea").split(",")]
+    lines = [line.strip() for line in page.inner_text(f"#{name}-table").split("\n") if line.strip()]
+    width = 3 + len(systems)
+    assert lines[1:1 + width] == ["measure", "key", "n"] + systems, lines[:10]
+    cells = lines[1 + width:]
+    assert len(cells) % width == 0, cells[:20]
+    rows = [cells[i:i + width] for i in range(0, len(cells), width)]
+    return {row[1]: (row[0], row[2], row[3:]) for row in rows}
+
+
+def fmt(value):
+    if isinstance(value, float):
+        return "nan" if value != value else f"{value:.4f}"
+    return str(value)
+
+
+def expected(name):
+    """The Python API's numbers for the demo input of each app, per system column."""
+    from tough_ner import Batch, TrainStats, hardeval, tmr
+    from tough_ner.attacks import entity_attack
+    from tough_ner.baselines import memorization
+    from tough_ner.buckets import bucket_f1
+    from tough_ner.demo import load_demo, load_demo_nrb
+    from tough_ner.nrb import score_sets
+    from tough_ner.rockner import rockner
+
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    batches = [Batch(test.tokens, test.tags, p) for p in test.predictions]
+    if name == "hardeval":
+        return [hardeval(stats, b, ci=True) for b in batches]
+    if name == "tmr":
+        return [tmr(stats, b, ci=True) for b in batches]
+    if name == "bucket_f1":
+        return [bucket_f1(stats, b, ci=True) for b in batches]
+    if name == "nrb":
+        nrb_set, wts_set = load_demo_nrb()
+        return [score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
+                            "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats, ci=True)
+                for i in range(2)]
+    attacked = entity_attack(test, ratio=1.0, seed=0, train=stats).to_dict()
+    predicted = memorization(stats, attacked["tokens"])
+    return [rockner(batches[0], Batch(attacked["tokens"], attacked["ner_tags"], predicted), ci=True)]
+
+
+def not_blank(shot):
+    from PIL import Image, ImageStat
+
+    image = Image.open(shot).convert("L")
+    return image.size[1] > 1500 and ImageStat.Stat(image).stddev[0] > 20
+
+
+def listening_addresses(port):
+    """The addresses listening on a TCP port, from /proc/net/tcp and tcp6 (state 0A = LISTEN)."""
+    found = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as handle:
+            for line in handle.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.rsplit(":", 1)
+                if state == "0A" and int(hex_port, 16) == port:
+                    raw = bytes.fromhex(address)
+                    found.append(".".join(str(b) for b in raw[::-1]) if len(raw) == 4 else raw.hex())
+    return found

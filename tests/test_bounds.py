@@ -186,7 +186,7 @@ def test_spaces_listen_where_gradio_is_told_and_the_cli_on_localhost(monkeypatch
     assert server_address(from_environment=False, port=9000) == ("127.0.0.1", 9000)
     monkeypatch.delenv("GRADIO_SERVER_NAME")
     monkeypatch.delenv("GRADIO_SERVER_PORT")
-    assert server_address(from_environment=True, port=None) == ("127.0.0.1", None)
+    assert server_address(from_environment=True, port=None) == ("0.0.0.0", None)  # a Space app: the Hub needs it
     root = Path(__file__).resolve().parents[1]
     for folder in (root / "spaces").iterdir():
         assert "from_environment=True" in (folder / "app.py").read_text(), folder

@@ -13,28 +13,13 @@ import urllib.request
 
 import pytest
 
-from tough_ner import Batch, TrainStats, hardeval, tmr
+from tough_ner import Batch, TrainStats, tmr
 from tough_ner.attacks import entity_attack
-from tough_ner.baselines import memorization
-from tough_ner.buckets import bucket_f1
-from tough_ner.demo import SYSTEMS, load_demo, load_demo_nrb
-from tough_ner.nrb import score_sets
-from tough_ner.rockner import rockner
+from tough_ner.demo import SYSTEMS, load_demo
 
-from conftest import FLAGS, ROOT, chromium, need
+from conftest import ROOT, expected, fmt, listening_addresses, need, not_blank, open_page, results_table, shown_table
 
 SPACES = ["hardeval", "tmr", "bucket_f1", "nrb", "rockner"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    need("gradio")
-    playwright = need("playwright.sync_api")
-    path = chromium()
-    with playwright.sync_playwright() as driver:
-        launched = driver.chromium.launch(executable_path=path, args=FLAGS)  # a fresh profile each launch
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -52,78 +37,6 @@ def served():
     yield urls
     for app in apps:
         app.close()
-
-
-def open_page(browser, url):
-    """A page that refuses, and records, every request leaving 127.0.0.1."""
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    outside = []
-
-    def guard(route):
-        if route.request.url.startswith(("http://127.0.0.1:", "ws://127.0.0.1:", "data:", "blob:")):
-            route.continue_()
-        else:
-            outside.append(route.request.url)
-            route.abort()
-    page.route("**/*", guard)
-    page.goto(url)
-    return page, outside
-
-
-def shown_table(page, name):
-    """The headline table as {measure: [cell per column]} (systems, n, paired test)."""
-    page.wait_for_selector(f"#{name}-headline table", timeout=60_000)
-    rows = page.locator(f"#{name}-headline table tr").all_inner_texts()
-    return {cells[0]: cells[1:] for cells in (re.split(r"\t", row.strip()) for row in rows[1:])}
-
-
-def results_table(page, name):
-    """The results table as {key: (measure, n, [value per system])}."""
-    page.wait_for_selector(f"#{name}-table table", timeout=60_000)
-    page.wait_for_function(f"document.querySelector('#{name}-table').innerText.split('\\n').length > 12",
-                           timeout=60_000)
-    systems = [n.strip() for n in page.input_value(f"#{name}-names textarea").split(",")]
-    lines = [line.strip() for line in page.inner_text(f"#{name}-table").split("\n") if line.strip()]
-    width = 3 + len(systems)
-    assert lines[1:1 + width] == ["measure", "key", "n"] + systems, lines[:10]
-    cells = lines[1 + width:]
-    assert len(cells) % width == 0, cells[:20]
-    rows = [cells[i:i + width] for i in range(0, len(cells), width)]
-    return {row[1]: (row[0], row[2], row[3:]) for row in rows}
-
-
-def fmt(value):
-    if isinstance(value, float):
-        return "nan" if value != value else f"{value:.4f}"
-    return str(value)
-
-
-def expected(name):
-    """The Python API's numbers for the demo input of each app, per system column."""
-    train, test = load_demo()
-    stats = TrainStats.from_corpus(train)
-    batches = [Batch(test.tokens, test.tags, p) for p in test.predictions]
-    if name == "hardeval":
-        return [hardeval(stats, b, ci=True) for b in batches]
-    if name == "tmr":
-        return [tmr(stats, b, ci=True) for b in batches]
-    if name == "bucket_f1":
-        return [bucket_f1(stats, b, ci=True) for b in batches]
-    if name == "nrb":
-        nrb_set, wts_set = load_demo_nrb()
-        return [score_sets({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
-                            "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])}, "conll", stats, ci=True)
-                for i in range(2)]
-    attacked = entity_attack(test, ratio=1.0, seed=0, train=stats).to_dict()
-    predicted = memorization(stats, attacked["tokens"])
-    return [rockner(batches[0], Batch(attacked["tokens"], attacked["ner_tags"], predicted), ci=True)]
-
-
-def not_blank(shot):
-    from PIL import Image, ImageStat
-
-    image = Image.open(shot).convert("L")
-    return image.size[1] > 1500 and ImageStat.Stat(image).stddev[0] > 20
 
 
 @pytest.mark.parametrize("name", SPACES)
@@ -263,20 +176,6 @@ def test_rockner_space_attacks_the_original_set(browser, served):
     assert outside == []
 
 
-def listening_addresses(port):
-    """The addresses listening on a TCP port, from /proc/net/tcp and tcp6 (state 0A = LISTEN)."""
-    found = []
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with open(table) as handle:
-            for line in handle.readlines()[1:]:
-                local, state = line.split()[1], line.split()[3]
-                address, hex_port = local.rsplit(":", 1)
-                if state == "0A" and int(hex_port, 16) == port:
-                    raw = bytes.fromhex(address)
-                    found.append(".".join(str(b) for b in raw[::-1]) if len(raw) == 4 else raw.hex())
-    return found
-
-
 def test_space_command_serves_on_localhost_only():
     need("gradio")
     # No --port: gradio binds the first free port from 7860 and prints its address.
@@ -335,13 +234,61 @@ def test_space_app_listens_where_gradio_server_name_says():
     pytest.fail("the Space app never listened")
 
 
-def test_space_folders_are_shims_with_space_cards():
-    for name in SPACES + ["tough_ner"]:
-        folder = ROOT / "spaces" / name
-        header = (folder / "README.md").read_text().split("---")[1]
-        for key in ("title", "emoji", "colorFrom", "colorTo", "sdk", "app_file", "tags"):
+def test_space_folders_are_what_export_writes():
+    """spaces/<folder>/ hold the files `tough-ner space NAME --export` writes (less the package
+    copy): regenerate them with `PYTHONPATH=. python tools/update_spaces.py`."""
+    need("gradio")
+    from tough_ner.spaces import SPACES, space_files
+
+    assert sorted(folder for folder, *_ in SPACES.values()) == sorted(p.name for p in (ROOT / "spaces").iterdir())
+    for name, (folder, *_) in SPACES.items():
+        files = space_files(name)
+        for file, text in files.items():
+            assert (ROOT / "spaces" / folder / file).read_text(encoding="utf-8") == text, (folder, file)
+        header = files["README.md"].split("---")[1]
+        for key in ("title", "emoji", "colorFrom", "colorTo", "sdk", "sdk_version", "app_file", "tags"):
             assert re.search(rf"^{key}:", header, re.M), (name, key)
         assert "sdk: gradio" in header and "app_file: app.py" in header
-        app = (folder / "app.py").read_text()
-        assert f'build("{"all" if name == "tough_ner" else name}")' in app
-        assert (folder / "requirements.txt").read_text().startswith("tough-ner[spaces]")
+        assert f'build("{name}", stats=' in files["app.py"]
+
+
+def test_export_writes_a_space_folder(tmp_path):
+    gradio = need("gradio")
+    from tough_ner.cli import main
+    from tough_ner.spaces import requirements
+
+    stats_path = tmp_path / "demo.npz"
+    train, _ = load_demo()
+    TrainStats.from_corpus(train).save(stats_path)
+    folder = tmp_path / "space"
+    (folder / "tough_ner").mkdir(parents=True)
+    (folder / "tough_ner" / "stale.py").write_text("")  # an earlier export's leftovers go
+    assert main(["space", "tmr", "--export", str(folder), "--stats", str(stats_path)]) == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["README.md", "app.py", "requirements.txt", "tough_ner",
+                                                        "train_stats.npz"]
+    source = ROOT / "tough_ner"
+    package = sorted(str(p.relative_to(source)) for p in source.rglob("*") if p.is_file()
+                     and "__pycache__" not in p.parts)
+    assert sorted(str(p.relative_to(folder / "tough_ner")) for p in (folder / "tough_ner").rglob("*")
+                  if p.is_file()) == package
+    assert all((folder / "tough_ner" / p).read_bytes() == (source / p).read_bytes() for p in package)
+    assert TrainStats.load(folder / "train_stats.npz") == TrainStats.load(stats_path)
+    assert "STATS = 'train_stats.npz'" in (folder / "app.py").read_text()
+    card = (folder / "README.md").read_text()
+    assert f"\nsdk_version: {gradio.__version__}\n" in card and "shareable" in card
+    wanted = (folder / "requirements.txt").read_text().split()
+    assert wanted == requirements() and f"gradio=={gradio.__version__}" in wanted
+    assert not any("tough" in line or "/" in line or line.startswith(("-", ".")) for line in wanted)
+    assert {"evaluate", "datasets", "numpy", "seqeval", "matplotlib", "pandas"} <= {
+        re.split(r"[<>=!~;\[ ]", line)[0] for line in wanted}
+
+
+def test_export_refuses_a_bad_statistics_file(tmp_path, capsys):
+    need("gradio")
+    from tough_ner.cli import main
+
+    bad = tmp_path / "stats.npz"
+    bad.write_text("not statistics")
+    assert main(["space", "hardeval", "--export", str(tmp_path / "out"), "--stats", str(bad)]) == 2
+    assert "stats.npz" in capsys.readouterr().err and not (tmp_path / "out").exists()
+

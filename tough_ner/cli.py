@@ -559,9 +559,13 @@ def cmd_explain(args) -> None:
 
 def cmd_space(args) -> None:
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from .spaces import launch
+    from .spaces import build, export, launch
 
-    launch(args.name, port=args.port)
+    if args.export:
+        for path in export(args.name, args.export, args.stats):
+            print(path)
+        return
+    launch(args.name, port=args.port, app=build(args.name, stats=args.stats) if args.stats else None)
 
 
 def _resampling_flags(p, command: str) -> None:
@@ -728,9 +732,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("key", nargs="?", help="a flat result key (ter_unseen_I, recall_tcm_unseen, eLen_2_f1) or term")
     p.set_defaults(run=cmd_explain)
 
-    p = commands.add_parser("space", help="serve a metric's Gradio app on 127.0.0.1 (the spaces extra)")
+    p = commands.add_parser("space", help="serve a metric's Gradio app on 127.0.0.1, or write a folder a Hugging Face "
+                                          "Space runs as it is (the spaces extra)")
     p.add_argument("name", nargs="?", default="all", choices=["hardeval", "tmr", "bucket_f1", "nrb", "rockner", "all"])
     p.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
+    p.add_argument("--export", metavar="DIR", help="write the Space to DIR (app.py, card, requirements.txt, a copy "
+                                                   "of the package) instead of serving it")
+    p.add_argument("--stats", metavar="FILE", help="saved training statistics used when the training data is left "
+                                                   "empty (copied into DIR with --export; for a licensed corpus, a "
+                                                   "shareable file)")
     p.set_defaults(run=cmd_space)
 
     for name in ("hardeval", "tmr", "buckets", "nrb", "rockner"):
@@ -750,6 +760,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (ValueError, TypeError) as error:
+        return _fail(args.command, error, 2)
+    except ImportError as error:  # an optional extra that is not installed: the message names it
         return _fail(args.command, error, 2)
     except OSError as error:  # no such file, permission, a directory, disk full ...
         return _fail(args.command, _os_message(error), 2)

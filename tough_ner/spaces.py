@@ -1,7 +1,8 @@
 """Gradio apps (Hugging Face Spaces) for every tough-ner metric, and one with all of them in tabs.
 
-``build(name)`` returns a ``gr.Blocks`` app; ``spaces/<name>/app.py`` is a two-line shim over
-it.  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
+``build(name)`` returns a ``gr.Blocks`` app; ``spaces/<name>/app.py`` is a short shim over
+it, and ``export`` writes a folder a Hugging Face Space runs as it is (the shim, the Space card,
+PyPI-only requirements, a copy of this package, optional built-in training statistics).  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
 file has ``token gold prediction [second system's prediction]`` columns.  Bad input shows a
 message in the page and a warning pop-up, never a stack trace; what a person typed is always
 shown as text (escaped), never as Markdown or HTML.  A request is bounded: at most
@@ -109,11 +110,19 @@ def _systems(text: str, what: str) -> Corpus:
     return _check_types(corpus, what)
 
 
-def _stats(text: str) -> TrainStats:
+def _stats(text) -> TrainStats:
+    """Training statistics from pasted CoNLL text, or a Space's built-in ``TrainStats`` as they are."""
+    if isinstance(text, TrainStats):
+        return text
     corpus = parse_conll(text, name="training data")
     if not corpus.tokens:
         raise _empty("training data")
     return TrainStats.from_corpus(_check_types(corpus, "training data"))
+
+
+def _optional_stats(text) -> Optional[TrainStats]:
+    """``_stats``, or None when no training data was given (NRB and RockNER work without)."""
+    return _stats(text) if isinstance(text, TrainStats) or (text or "").strip() else None
 
 
 def as_text(value) -> str:
@@ -364,7 +373,7 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_tex
 def score_nrb(nrb_text, wts_text, train_text="", type_map="auto", names_text=""):
     from .nrb import nrb, sets_batch
 
-    stats = _stats(train_text) if (train_text or "").strip() else None
+    stats = _optional_stats(train_text)
     sets = {"nrb": _systems(nrb_text, "NRB data")}
     if (wts_text or "").strip():
         sets["wts"] = _systems(wts_text, "WTS data")
@@ -396,7 +405,7 @@ def score_rockner(original_text, attacked_text, train_text="", names_text=""):
     original, attacked = _systems(original_text, "original data"), _systems(attacked_text, "attacked data")
     if len(original.predictions) != len(attacked.predictions):
         raise ValueError("the original and attacked data need the same number of prediction columns")
-    stats = _stats(train_text) if (train_text or "").strip() else None
+    stats = _optional_stats(train_text)
     names = _names(original, names_text)
     pairs = {n: (Batch(original.tokens, original.tags, original.predictions[i]),
                  Batch(attacked.tokens, attacked.tags, attacked.predictions[i])) for i, n in enumerate(names)}
@@ -422,7 +431,7 @@ def attack_text(train_text, original_text, ratio, seed) -> str:
     from .attacks import entity_attack
 
     original = _systems(original_text, "original data")
-    stats = _stats(train_text) if (train_text or "").strip() else None
+    stats = _optional_stats(train_text)
     attacked = entity_attack(original, ratio=float(ratio), seed=int(seed), train=stats).to_dict()
     return conll_text(attacked["tokens"], attacked["ner_tags"])
 
@@ -494,10 +503,14 @@ def _safe(function: Callable, n_outputs: int) -> Callable:
     return run
 
 
-def _reader(function: Callable, n_texts: int) -> Callable:
-    """Turn (text, upload) pairs into texts before calling ``function``."""
+def _reader(function: Callable, n_texts: int, train: Optional[int] = None,
+            default: Optional[TrainStats] = None) -> Callable:
+    """Turn (text, upload) pairs into texts before calling ``function``; an empty training text
+    (pair number ``train``) becomes the Space's built-in statistics ``default``, when it has them."""
     def run(*args):
         texts = [_text(args[2 * i], args[2 * i + 1]) for i in range(n_texts)]
+        if default is not None and not texts[train].strip():
+            texts[train] = default
         return function(*texts, *args[2 * n_texts:])
     return run
 
@@ -511,14 +524,17 @@ def _text_input(label: str, elem_id: str):
     return text, upload
 
 
-def ui(name: str) -> None:
-    """The components of one metric's app, inside the current ``gr.Blocks`` (or tab)."""
+def ui(name: str, stats: Optional[TrainStats] = None) -> None:
+    """The components of one metric's app, inside the current ``gr.Blocks`` (or tab); ``stats``:
+    built-in training statistics, used when the training data is left empty."""
     import gradio as gr
 
     from . import glossary
 
     gr.Markdown(f"## {TITLES[name]}\nPaste or upload CoNLL text (a blank line between sentences), or load "
-                "the embedded demo corpus. Test files: `token gold prediction [second prediction]`.")
+                "the embedded demo corpus. Test files: `token gold prediction [second prediction]`."
+                + (f"\n\nBuilt-in training statistics ({as_text(repr(stats))}) are used when the training data "
+                   "is left empty." if stats is not None else ""))
     with gr.Accordion("Glossary: what each measure and subset means", open=False, elem_id=f"{name}-glossary"):
         gr.Markdown(glossary.markdown())
     if name == "nrb":
@@ -527,7 +543,7 @@ def ui(name: str) -> None:
                   *_text_input("Training data (optional): token ... tag", f"{name}-train")]
         options = [gr.Dropdown(["auto", "nrb", "conll", "ontonotes"], value="auto",
                                label="system types (type map; auto: detected from the labels)")]
-        scorer, texts = score_nrb, 3
+        scorer, texts, train = score_nrb, 3, 2
     elif name == "rockner":
         inputs = [*_text_input("Training data (optional): the attack never uses its mentions as replacements, and "
                                "the error table gets its seen / unseen subsets", f"{name}-train"),
@@ -537,7 +553,8 @@ def ui(name: str) -> None:
             ratio = gr.Slider(0.0, 1.0, value=1.0, step=0.2, label="attack ratio (share of entities replaced)")
             seed = gr.Number(value=0, precision=0, label="seed")
         options = []
-        scorer, texts = (lambda train, original, attacked, names: score_rockner(original, attacked, train, names)), 3
+        scorer, texts, train = (lambda train, original, attacked, names: score_rockner(original, attacked, train,
+                                                                                       names)), 3, 0
     else:
         inputs = [*_text_input("Training data: token ... tag", f"{name}-train"),
                   *_text_input("Test data: token gold prediction [second prediction]", f"{name}-test")]
@@ -549,7 +566,7 @@ def ui(name: str) -> None:
                        gr.Slider(0, 1000, value=200, step=100, label="bootstrap resamples")]
         else:
             options = []
-        scorer, texts = {"hardeval": score_hardeval, "tmr": score_tmr, "bucket_f1": score_bucket_f1}[name], 2
+        scorer, texts, train = {"hardeval": score_hardeval, "tmr": score_tmr, "bucket_f1": score_bucket_f1}[name], 2, 0
     names_box = gr.Textbox(label="system names (comma-separated, in column order)", placeholder="system A, system B",
                            elem_id=f"{name}-names")
     options = options + [names_box]
@@ -578,7 +595,7 @@ def ui(name: str) -> None:
     with gr.Accordion("About this metric", open=False):
         gr.Markdown(_card(name))
     outputs = [error, scores, table, plot, details, *breakdown, *downloads]
-    evaluate = _safe(_reader(scorer, texts), len(outputs) - 1)
+    evaluate = _safe(_reader(scorer, texts, train, stats), len(outputs) - 1)
     run.click(evaluate, inputs=inputs + options, outputs=outputs)
     text_boxes = inputs[0::2]
     demo_names = "memorizer" if name == "rockner" else ", ".join(demo_data.SYSTEMS)
@@ -597,7 +614,9 @@ def ui(name: str) -> None:
     if name == "rockner":
         def attack_handler(train_text, train_file, original_text, original_file, r, s):
             try:
-                return "", attack_text(_text(train_text, train_file), _text(original_text, original_file), r, s)
+                given = _text(train_text, train_file)
+                train_data = stats if stats is not None and not given.strip() else given
+                return "", attack_text(train_data, _text(original_text, original_file), r, s)
             except Exception as error:  # noqa: BLE001
                 _warn(error)
                 return error_message(error), ""
@@ -612,8 +631,9 @@ def theme():
                              font_mono=["ui-monospace", "SFMono-Regular", "monospace"])
 
 
-def build(name: str = "all"):
-    """The app of one metric (``NAMES``), or ``"all"`` for every metric in tabs."""
+def build(name: str = "all", stats=None):
+    """The app of one metric (``NAMES``), or ``"all"`` for every metric in tabs; ``stats`` (a
+    ``TrainStats`` or a saved stats file): training statistics used when none are pasted."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     try:
         import gradio as gr
@@ -621,35 +641,198 @@ def build(name: str = "all"):
         raise ImportError("the Spaces need gradio: pip install 'tough-ner[spaces]'") from None
     if name not in NAMES and name != "all":
         raise ValueError(f"unknown space {name!r}: use {', '.join(NAMES)} or all")
+    if stats is not None and not isinstance(stats, TrainStats):
+        stats = TrainStats.load(stats)
     with gr.Blocks(title=f"tough-ner: {TITLES.get(name, 'every metric')}", analytics_enabled=False) as app:
         if name == "all":
             gr.Markdown("# tough-ner\nWhere NER models fail, not just their F1.")
             for each in NAMES:
                 with gr.Tab(TITLES[each], elem_id=f"tab-{each}"):
-                    ui(each)
+                    ui(each, stats)
         else:
-            ui(name)
+            ui(name, stats)
     return app
 
 
 def server_address(from_environment: bool, port: Optional[int] = None) -> Tuple[str, Optional[int]]:
-    """(host, port) to serve on: 127.0.0.1 and ``port``, or, ``from_environment`` (a Hub Space's
-    ``app.py``), gradio's own ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` when set (a Hub
-    Space must listen on 0.0.0.0)."""
+    """(host, port) to serve on: 127.0.0.1 and ``port``, or, ``from_environment`` (a Space's
+    ``app.py``), gradio's own ``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT``, with 0.0.0.0 when
+    no name is set (a Hub Space must listen there)."""
     if not from_environment:
         return "127.0.0.1", port
-    host = os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1"
+    host = os.environ.get("GRADIO_SERVER_NAME") or "0.0.0.0"
     given = os.environ.get("GRADIO_SERVER_PORT")
     return host, int(given) if given else port
 
 
-def launch(name: str = "all", port: Optional[int] = None, block: bool = True, from_environment: bool = False):
-    """Serve an app on 127.0.0.1, or where ``GRADIO_SERVER_NAME``/``_PORT`` say with
-    ``from_environment`` (analytics off, no share link, no server-side rendering, uploads at
-    most ``max_input_mb()``)."""
-    app = build(name)
+def launch(name: str = "all", port: Optional[int] = None, block: bool = True, from_environment: bool = False,
+           app=None):
+    """Serve an app (``app``, else ``build(name)``) on 127.0.0.1, or where
+    ``GRADIO_SERVER_NAME``/``_PORT`` say with ``from_environment`` (analytics off, no share
+    link, no server-side rendering, uploads at most ``max_input_mb()``)."""
+    app = app if app is not None else build(name)
     host, port = server_address(from_environment, port)
     app.launch(server_name=host, server_port=port, share=False, prevent_thread_lock=not block,
                theme=theme(), ssr_mode=False, quiet=not block, footer_links=[],
                max_file_size=int(max_input_mb() * 2**20))
     return app
+
+
+# ---- deploying: the files of a Hugging Face Space, and a folder the Hub runs as it is ----------
+# name -> (folder under spaces/, emoji, colorFrom, colorTo, what it shows)
+SPACES = {
+    "hardeval": ("hardeval", "🎯", "red", "yellow",
+                 "Token error rates of an NER system on test tokens unseen in training and on tokens whose label "
+                 "differs from their usual training label (Bernier-Colborne & Langlais, 2020)."),
+    "tmr": ("tmr", "🧗", "blue", "purple", "Recall on unseen and type-confusable test mentions (Tu & Lignos, 2021), "
+                                         "beside span precision, recall and F1."),
+    "bucket_f1": ("bucket_f1", "🪣", "green", "blue",
+                  "F1 per bucket of entity attributes - length, density, OOV density, frequency, label consistency, "
+                  "type - for one or two systems (Fu, Liu & Neubig, 2020)."),
+    "nrb": ("nrb", "🏷️", "red", "blue", "Accuracy on sentences whose one entity can only be typed from its context "
+                                       "(NRB) and on the WTS control set (Ghaddar et al., 2021)."),
+    "rockner": ("rockner", "🪨", "gray", "green",
+                "F1 drop and error analysis of an NER system between a test set and its natural adversarial version "
+                "(Lin et al., 2021); builds the entity-level attack too."),
+    "all": ("tough_ner", "🔎", "indigo", "pink",
+            "Every tough-ner metric on one page, in tabs: HardEval, TMR, bucket F1, NRB and RockNER."),
+}
+
+
+def requirements() -> List[str]:
+    """What a Space installs from PyPI: tough-ner's own dependencies and its ``spaces`` extra, with
+    gradio pinned to the installed version (the card's ``sdk_version``), never tough-ner itself."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+
+    try:
+        declared = metadata.requires("tough-ner") or []
+    except metadata.PackageNotFoundError:
+        raise ValueError("exporting a Space reads tough-ner's declared dependencies: install tough-ner "
+                         "(pip install 'tough-ner[spaces]', or pip install -e . in a checkout)") from None
+    wanted = []
+    for line in declared:
+        requirement = Requirement(line)
+        if requirement.marker is None or requirement.marker.evaluate({"extra": "spaces"}):
+            requirement.marker = None
+            if requirement.name == "gradio":
+                requirement.specifier = type(requirement.specifier)(f"=={gradio_version()}")
+            wanted.append(str(requirement))
+    return list(dict.fromkeys(wanted))
+
+
+def gradio_version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("gradio")
+    except metadata.PackageNotFoundError:
+        raise ImportError("the Spaces need gradio: pip install 'tough-ner[spaces]'") from None
+
+
+def space_files(name: str, stats_file: Optional[str] = None, stats: Optional[TrainStats] = None) -> Dict[str, str]:
+    """The files of a Space (``app.py``, ``README.md`` with the Hub's YAML header,
+    ``requirements.txt``), as text; ``stats_file``: the file of built-in training statistics
+    (``stats``) the app loads.  ``spaces/<folder>/`` in the repository holds exactly these."""
+    if name not in SPACES:
+        raise ValueError(f"unknown space {name!r}: use {', '.join(NAMES)} or all")
+    folder, emoji, color_from, color_to, about = SPACES[name]
+    title = TITLES.get(name, "tough-ner")
+    built_in = repr(stats_file) if stats_file else "None"
+    app = (f'"""Hugging Face Space: {title} (tough-ner).  `python app.py` imports the tough_ner package beside\n'
+           f'this file (the script\'s folder comes first on sys.path) and listens where GRADIO_SERVER_NAME says\n'
+           f'(0.0.0.0 unless set, as a Space needs)."""\n'
+           "import os\n\nfrom tough_ner.spaces import build, launch\n\n"
+           f"STATS = {built_in}  # built-in training statistics (tough-ner space --export --stats)\n"
+           'HERE = os.path.dirname(os.path.abspath(__file__))\n'
+           f'demo = build("{name}", stats=STATS and os.path.join(HERE, STATS))\n\n'
+           'if __name__ == "__main__":\n'
+           f'    launch(app=demo, from_environment=True)\n')
+    statistics = (f"This Space has built-in training statistics (`{stats_file}`: {stats!r}): leave the "
+                  "training data empty to evaluate against them. " if stats_file else "")
+    card = f"""---
+title: {title}
+emoji: {emoji}
+colorFrom: {color_from}
+colorTo: {color_to}
+sdk: gradio
+sdk_version: {gradio_version()}
+app_file: app.py
+pinned: false
+license: apache-2.0
+tags:
+- evaluate
+- metric
+- named-entity-recognition
+- tough-ner
+short_description: {title} for NER, with training-set statistics
+---
+
+# {title} (tough-ner)
+
+{about}
+
+Paste or upload CoNLL text - training data (`token ... tag`) and a test file with the gold tags
+and one or two systems' predictions (`token gold prediction [second prediction]`) - or click
+**Load the demo corpus and evaluate**. The page shows the headline scores, the subset tables,
+a chart (two systems side by side) and the hardest cases with their training counts. Bad
+input gets a readable message.
+
+## Training statistics
+
+{statistics}`tough-ner space {name} --export DIR --stats FILE` builds this folder with FILE (saved
+statistics, loaded with `TrainStats.load`) as the app's built-in training statistics. For a
+licensed corpus (CoNLL-2003, OntoNotes) give a shareable file (`tough-ner stats --shareable`,
+`TrainStats.save(path, shareable=True)`): it does not hold the training text.
+
+## How this folder runs
+
+`tough-ner space {name} --export DIR` writes this folder: `app.py`, this card, `requirements.txt`
+(tough-ner's dependencies from PyPI, with the Gradio version the app was tested with, the
+`sdk_version` above) and `tough_ner/`, a copy of the tough-ner package source. `python app.py`
+imports that copy (Python puts the script's folder first on `sys.path`): tough-ner itself is not
+installed. The app listens where `GRADIO_SERVER_NAME` says, 0.0.0.0 unless set (a Space needs it).
+In the tough-ner repository, `spaces/{folder}/` holds the same files without the package copy.
+
+Run it locally: `pip install -r requirements.txt && GRADIO_SERVER_NAME=127.0.0.1 python app.py`,
+or, with tough-ner installed, `tough-ner space {name}` (127.0.0.1, analytics off).
+"""
+    return {"app.py": app, "README.md": card, "requirements.txt": "\n".join(requirements()) + "\n"}
+
+
+def export(name: str, folder, stats_path=None) -> List[str]:
+    """Write a folder a Hugging Face Space runs as it is: ``space_files(name)``, a copy of the
+    package source (``tough_ner/``) and, with ``stats_path``, the training statistics the app
+    loads by default (copied as ``train_stats`` with the file's suffix); returns the written paths."""
+    import shutil
+    import tempfile
+
+    from ._util import write_atomic
+
+    stats = TrainStats.load(stats_path) if stats_path is not None else None  # refuses a bad file before writing
+    stats_file = "train_stats" + (os.path.splitext(os.fspath(stats_path))[1] or ".npz") if stats_path else None
+    files = space_files(name, stats_file, stats)
+    os.makedirs(folder, exist_ok=True)
+    source = os.path.dirname(os.path.abspath(__file__))
+    target = os.path.join(folder, "tough_ner")
+    # The copy is made beside its place and swapped in, so a failed export leaves no half package.
+    staging = tempfile.mkdtemp(prefix=".tough_ner-", dir=folder)
+    try:
+        copied = os.path.join(staging, "tough_ner")
+        shutil.copytree(source, copied, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        if os.path.exists(target):
+            shutil.rmtree(target)
+        os.replace(copied, target)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    written = [target]
+    if stats_file:
+        copy = os.path.join(folder, f".{stats_file}.tmp")
+        shutil.copyfile(stats_path, copy)
+        os.replace(copy, os.path.join(folder, stats_file))
+        written.append(os.path.join(folder, stats_file))
+    for file, text in files.items():
+        write_atomic(os.path.join(folder, file), text)
+        written.append(os.path.join(folder, file))
+    return written

@@ -1,7 +1,13 @@
-"""Hugging Face Space: Bucket F1.  The app lives in tough_ner.spaces; run `python app.py`."""
+"""Hugging Face Space: Bucket F1 (tough-ner).  `python app.py` imports the tough_ner package beside
+this file (the script's folder comes first on sys.path) and listens where GRADIO_SERVER_NAME says
+(0.0.0.0 unless set, as a Space needs)."""
+import os
+
 from tough_ner.spaces import build, launch
 
-demo = build("bucket_f1")
+STATS = None  # built-in training statistics (tough-ner space --export --stats)
+HERE = os.path.dirname(os.path.abspath(__file__))
+demo = build("bucket_f1", stats=STATS and os.path.join(HERE, STATS))
 
 if __name__ == "__main__":
-    launch("bucket_f1", from_environment=True)  # GRADIO_SERVER_NAME=0.0.0.0 on a Hub Space
+    launch(app=demo, from_environment=True)

@@ -1,0 +1,106 @@
+"""The import graph: `import tough_ner` and the CLI stay light, and a command imports the heavy
+libraries (evaluate, datasets, torch, plotting, gradio) only when it uses them.  Each case runs
+the command's real code path in a fresh interpreter and reads ``sys.modules`` afterwards."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+DATA = ROOT / "tough_ner" / "data"
+HEAVY = ("evaluate", "datasets", "torch", "transformers", "scipy", "matplotlib", "gradio", "pandas", "pyarrow",
+         "spacy", "huggingface_hub", "sklearn", "seqeval", "nervaluate")
+
+PROBE = """
+import contextlib, io, json, sys
+argv = json.loads(sys.argv[1])
+if argv and argv[0] == "import":
+    import importlib
+    importlib.import_module(argv[1])
+    code = 0
+else:
+    from tough_ner.cli import main
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        code = main(argv)
+print(json.dumps([code, sorted(m for m in json.loads(sys.argv[2]) if m in sys.modules)]))
+"""
+
+
+def imported(argv, cwd):
+    """(exit status, the heavy modules in ``sys.modules``) after running ``argv`` in a fresh interpreter."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", PROBE, json.dumps([str(a) for a in argv]), json.dumps(HEAVY)],
+                          capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return tuple(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Two systems' prediction files (token gold prediction) cut from the demo test set."""
+    folder = tmp_path_factory.mktemp("graph")
+    rows = [line.split() for line in (DATA / "demo_test.conll").read_text(encoding="utf-8").splitlines()]
+    for column, name in ((2, "a.conll"), (3, "b.conll")):
+        (folder / name).write_text("\n".join(" ".join([r[0], r[1], r[column]]) if r else "" for r in rows) + "\n",
+                                   encoding="utf-8")
+    return folder
+
+
+def test_import_tough_ner_and_the_cli_import_no_heavy_library(tmp_path):
+    assert imported(["import", "tough_ner"], tmp_path) == (0, [])
+    assert imported(["import", "tough_ner.cli"], tmp_path) == (0, [])
+
+
+@pytest.mark.parametrize("argv", [
+    ["hardeval", "--train", DATA / "demo_train.conll", "--test", "a.conll", "--ci"],
+    ["hardeval", "--train", DATA / "demo_train.conll", "--test", "a.conll", "--versus", "b.conll"],
+    ["tmr", "--train", DATA / "demo_train.conll", "--test", "a.conll", "--detailed", "--json"],
+    ["buckets", "--train", DATA / "demo_train.conll", "--test", "a.conll", "--test", "b.conll"],
+    ["rockner", "--original", "a.conll", "--attacked", "b.conll"],
+    ["describe", "--train", DATA / "demo_train.conll", "--test", "a.conll"],
+    ["stats", "--train", DATA / "demo_train.conll", "--out", "stats.npz"],
+    ["register", "--modules-cache", "modules"],
+    ["explain", "ter_unseen"],
+    ["report", "--train", DATA / "demo_train.conll", "--test", DATA / "demo_test.conll",
+     "--pred", "a.conll", "--pred", "b.conll", "--json", "report.json"],
+], ids=lambda argv: " ".join(map(str, argv[:1] + argv[-2:])).replace(str(DATA) + os.sep, ""))
+def test_commands_import_only_what_they_use(argv, files):
+    assert imported(argv, files) == (0, [])
+
+
+def test_commands_that_use_a_library_import_it(files):
+    # Attacks and NRB sets are datasets.Dataset objects in the Python API; the HTML report plots.
+    code, modules = imported(["attack", "--test", DATA / "demo_test.conll", "--out", "attacked.conll"], files)
+    assert code == 0 and "datasets" in modules and "evaluate" not in modules and "torch" not in modules
+    code, modules = imported(["report", "--train", DATA / "demo_train.conll", "--test", DATA / "demo_test.conll",
+                              "--pred", "a.conll", "--html", "report.html"], files)
+    assert code == 0 and "matplotlib" in modules and {"evaluate", "torch", "gradio"}.isdisjoint(modules), modules
+
+
+
+def test_register_finds_evaluates_module_cache_without_importing_it(tmp_path):
+    """register works out evaluate.config.HF_MODULES_CACHE itself (importing evaluate costs
+    seconds); evaluate's config module is re-read under each environment."""
+    code = """
+import importlib, json, os, sys
+import evaluate.config
+import tough_ner.register as r
+for env in json.loads(sys.argv[1]):
+    for k in ("HF_HOME", "HF_MODULES_CACHE", "XDG_CACHE_HOME"):
+        os.environ.pop(k, None)
+    os.environ.update(env)
+    print(json.dumps([r.default_modules_cache(), str(importlib.reload(evaluate.config).HF_MODULES_CACHE)]))
+"""
+    envs = [{}, {"HF_HOME": f"{tmp_path}/home"}, {"HF_HOME": "~/hf"}, {"XDG_CACHE_HOME": f"{tmp_path}/xdg"},
+            {"HF_HOME": f"{tmp_path}/home", "HF_MODULES_CACHE": f"{tmp_path}/modules"},
+            {"HF_MODULES_CACHE": "~/modules"}, {"XDG_CACHE_HOME": "~/x", "HF_HOME": ""}]
+    done = subprocess.run([sys.executable, "-c", code, json.dumps(envs)], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    pairs = [json.loads(line) for line in done.stdout.splitlines()]
+    assert len(pairs) == len(envs) and len({ours for ours, _ in pairs}) == len(envs)  # each case a different place
+    for env, (ours, theirs) in zip(envs, pairs):
+        assert ours == theirs, env
