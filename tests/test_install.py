@@ -68,11 +68,13 @@ def dist(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """`tough-ner space hardeval --export DIR --stats demo.npz`, run from this checkout."""
+    """`tough-ner space hardeval --export DIR --stats demo.npz`, run from this checkout, with
+    shareable statistics (no training text) as a public Space would embed them."""
     folder = tmp_path_factory.mktemp("export")
     stats = folder / "demo.npz"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run([sys.executable, "-m", "tough_ner.cli", "stats", "--train", DATA / "demo_train.conll", "--out", stats], env=env)
+    run([sys.executable, "-m", "tough_ner.cli", "stats", "--train", DATA / "demo_train.conll", "--out", stats, "--shareable"],
+        env=env)
     run([sys.executable, "-m", "tough_ner.cli", "space", "hardeval", "--export", folder / "space", "--stats", stats],
         env=env)
     return folder / "space"
@@ -200,7 +202,8 @@ def test_an_exported_space_runs_from_its_requirements_alone(exported, wheelhouse
         table = shown_table(page, "hardeval")
         assert table and {key: [c.rstrip("†") for c in cells[:2]] for key, cells in table.items()} == {
             key: [f"{fmt(r[key])} [{r[key + '_ci_low']:.4f}, {r[key + '_ci_high']:.4f}]" for r in api] for key in table}
-        # The built-in training statistics (the demo's, from --stats) stand in for empty training data.
+        # The built-in shareable statistics (the demo's, from --stats) stand in for empty training data, with
+        # the same numbers as the demo's training text.
         page.fill("#hardeval-train textarea", "")
         page.fill("#hardeval-names textarea", "A, B")
         page.click("#hardeval-run")
