@@ -28,6 +28,7 @@ from typing import Iterable, List, Mapping, Optional
 
 import numpy as np
 
+from ._util import no_gc
 from .batch import Batch
 
 
@@ -86,6 +87,7 @@ def token_ids(stats, batch: Batch) -> np.ndarray:
     return batch.memo(("token ids",), stats, lambda: stats.ids(batch.flat_tokens))
 
 
+@no_gc()  # a string per unseen token: the collector's scans grew with the test size
 def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     """Warn when the test tokens and the training vocabulary differ in casing."""
     if lowercase or not _once(batch, ("casing", id(stats))):

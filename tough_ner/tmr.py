@@ -22,6 +22,7 @@ from typing import Dict, List, Sequence
 import numpy as np
 
 from .batch import Batch
+from ._util import no_gc
 from .checks import check_inputs
 from .matching import check_match, credit_scores, credits
 from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
@@ -36,6 +37,7 @@ def mention_texts(batch: Batch) -> List[str]:
     return [" ".join(batch.tokens[s][a:b]) for s, spans in enumerate(batch.gold_spans) for a, b, _ in spans]
 
 
+@no_gc()  # a string and a tuple per mention: the collector's scans grew with the test size
 def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
     """Boolean masks of the TMR subsets over gold mentions."""
     texts = mention_texts(batch)
