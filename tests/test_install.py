@@ -16,6 +16,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import venv
 import zipfile
 import tarfile
@@ -169,14 +170,14 @@ def test_the_wheel_alone_runs_report_register_and_evaluate_offline(dist, wheelho
     assert "Traceback" not in done.stderr
 
 
-def serve(python, folder, env):
-    """``python app.py`` in ``folder`` on 127.0.0.1 and a free port; a port taken between the
-    probe and the bind (parallel runs) makes the app exit, and another port is tried."""
+def serve(python, folder, env, command=("app.py",)):
+    """``python app.py`` (or ``command``) in ``folder`` on 127.0.0.1 and a free port; a port taken
+    between the probe and the bind (parallel runs) makes the app exit, and another is tried."""
     for _ in range(5):
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        process = subprocess.Popen([python, "app.py"], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        process = subprocess.Popen([python, *command], cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, env={**env, "GRADIO_SERVER_NAME": "127.0.0.1",
                                                    "GRADIO_SERVER_PORT": str(port)})
         for _ in range(600):
@@ -215,6 +216,23 @@ def test_an_exported_space_runs_from_its_requirements_alone(exported, wheelhouse
         assert page.inner_text("#hardeval-error").strip() == ""
         page.close()
         assert outside == []
+    finally:
+        process.terminate()
+        process.wait(30)
+
+
+def test_the_wheel_with_the_spaces_extra_serves_a_space(dist, wheelhouse, tmp_path):
+    """`pip install 'tough-ner[spaces]'` from the wheel alone, then `tough-ner space hardeval`."""
+    python, installed = fresh_venv(tmp_path / "venv", wheelhouse, f"{dist[0]}[spaces]")
+    assert "tough-ner==0.1.0" in installed and "gradio==" in installed
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    script = tmp_path / "venv" / "bin" / "tough-ner"  # the console script pip wrote
+    process, port = serve(python, work, user_env(tmp_path / "hf"), command=(script, "space", "hardeval"))
+    try:
+        assert listening_addresses(port) == ["127.0.0.1"]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60) as page:
+            assert page.status == 200 and "gradio" in page.read().decode("utf-8", "replace").lower()
     finally:
         process.terminate()
         process.wait(30)
