@@ -53,27 +53,22 @@ def _data() -> Path:
 DATA = _data()
 
 
-def best(function, repeat=5):
-    """Best wall time of ``repeat`` runs (one run with --quick) and the last result."""
+def best(function, repeat=5, clock=time.perf_counter):
+    """Best time on ``clock`` (wall by default) of ``repeat`` runs (one run with --quick) and
+    the last result."""
     times = []
     for _ in range(1 if quick() else repeat):
         gc.collect()
-        start = time.perf_counter()
+        start = clock()
         result = function()
-        times.append(time.perf_counter() - start)
+        times.append(clock() - start)
     return min(times), result
 
 
 def cpu_best(function, repeat=5):
     """Best process CPU time (user + system) of ``repeat`` runs and the last result: on a
     machine shared with other jobs, wall time also counts their turns."""
-    times = []
-    for _ in range(1 if quick() else repeat):
-        gc.collect()
-        start = time.process_time()
-        result = function()
-        times.append(time.process_time() - start)
-    return min(times), result
+    return best(function, repeat, clock=time.process_time)
 
 
 def paired(functions: dict, repeat=5) -> dict:
