@@ -515,6 +515,7 @@ class _Builder:
 
     def __init__(self):
         self.index: dict = {}  # token -> place of its first occurrence among all tokens so far
+        self.firsts = np.zeros(0, dtype=np.int64)  # those places, ascending (a token's id is its rank)
         self.n_tokens = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
         self.counts = np.zeros((0, 1), dtype=np.int64)
@@ -530,8 +531,16 @@ class _Builder:
         numpy (decoded as ``schemes.decode`` does; tests compare them)."""
         place = np.fromiter(map(self.index.setdefault, tokens, count_from(self.n_tokens)), dtype=np.int64,
                             count=len(tokens))
-        firsts = np.fromiter(self.index.values(), dtype=np.int64, count=len(self.index))  # ascending
-        token_ids = np.searchsorted(firsts, place).astype(np.int32)
+        # A token's id ranks its first place: where a token is its own first place, it is new.
+        local = place - self.n_tokens
+        fresh = np.flatnonzero(local == np.arange(len(tokens)))
+        rank = np.zeros(len(tokens), dtype=np.int32)
+        rank[fresh] = np.arange(len(self.firsts), len(self.firsts) + len(fresh), dtype=np.int32)
+        earlier = np.flatnonzero(local < 0)
+        local[earlier] = 0
+        token_ids = rank[local]
+        token_ids[earlier] = np.searchsorted(self.firsts, place[earlier])
+        self.firsts = np.concatenate((self.firsts, fresh + self.n_tokens))
         if tag_codes is not None:
             distinct, tag_ids = tag_codes
         else:
@@ -558,9 +567,7 @@ class _Builder:
         grown[: len(self.counts), : self.counts.shape[1]] = self.counts
         self.counts = grown + counts.reshape(len(self.index), width)
         span_starts, span_ends = _spans(prefix, label, starts)
-        texts = list(map(tokens.__getitem__, span_starts.tolist()))
-        for k in np.flatnonzero(span_ends - span_starts > 1).tolist():
-            texts[k] = " ".join(tokens[span_starts[k]:span_ends[k]])
+        texts = list(map(" ".join, map(tokens.__getitem__, map(slice, span_starts.tolist(), span_ends.tolist()))))
         names = np.array(["O"] + list(self.types), dtype=object)
         self.mentions.update(zip(texts, names[label[span_starts]].tolist()))
         self.token_ids.append(token_ids)
