@@ -135,3 +135,6 @@ def test_matched_by_one_key_per_span_agrees_with_the_tuple_set(sentences):
     expected = matched_by_tuples(batch)
     assert matched(batch).tolist() == expected.tolist()
     assert expected.sum() == sum(len(set(decode(g)) & set(decode(p))) for g, p in zip(gold, predicted))
+    # The predicted side: each predicted span, in its order, found among the gold ones.
+    by_hand = [span in set(decode(g)) for g, p in zip(gold, predicted) for span in decode(p)]
+    assert matched(batch, "pred").tolist() == matched_by_tuples(batch, "pred").tolist() == by_hand

@@ -51,6 +51,8 @@ def test_matched_needs_same_boundaries_and_type_in_gold_order():
     # gold order: PER(0), LOC(0), ORG(1)
     assert matched(batch).tolist() == [True, False, False]
     assert matched(batch).dtype == bool
+    # predicted order: PER(0), LOC(0) with other boundaries, LOC(1), MISC(1)
+    assert matched(batch, "pred").tolist() == [True, False, False, False]
 
 
 def test_span_scores_micro_and_per_type_by_hand():

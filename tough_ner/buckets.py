@@ -36,7 +36,7 @@ import numpy as np
 
 from ._util import no_gc
 from .batch import Batch
-from .checks import check_inputs, token_ids
+from .checks import check_inputs
 from .matching import check_match, credits, outcomes, _table
 from .scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
                       unplaced_types)
@@ -71,7 +71,7 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
         ids = stats.ids(flat)
     else:
         flat = batch.flat_tokens
-        ids = token_ids(stats, batch)
+        ids = batch.token_ids(stats)
     lengths = np.diff(batch.offsets)
     per_token_sentence = np.repeat(np.arange(len(lengths)), lengths)
     size = np.maximum(lengths, 1)
@@ -86,13 +86,12 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
     type_columns = np.array([stats.label_index.get(name, -1) for name in batch.types] + [-1], dtype=np.int64)
 
     gold_token_types, pred_token_types = batch.token_types("gold"), batch.token_types("pred")
-    gold_keys = set(zip(*(array.tolist() for array in batch.span_arrays("gold"))))
     credit = None if match == "strict" else dict(zip(("gold", "pred"), credits(batch, match)))
     sides = {}
     for which in ("gold", "pred"):
         sentence, start, end, types = batch.span_arrays(which)
-        bounds = list(zip(start.tolist(), end.tolist()))
-        texts = [" ".join(flat[a:b]) for a, b in bounds]
+        bounds = list(map(slice, start.tolist(), end.tolist()))
+        texts = list(map(" ".join, map(flat.__getitem__, bounds)))
         text_counts = np.fromiter(map(stats.mention_text_counts.get, texts, repeat(0)), dtype=np.int64,
                                   count=len(texts))
         # eCon is 0 unless (text, type) is a training mention, whatever the occurrences: only
@@ -104,8 +103,7 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
         annotated[seen_text] = [stats.mentions.get((texts[i], names[t]), 0)
                                 for i, t in zip(seen_text, types[seen_text].tolist())]
         known = np.flatnonzero(annotated > 0).tolist()
-        occurrences[known] = stats.occurrences([flat[bounds[i][0]:bounds[i][1]] for i in known],
-                                               [texts[i] for i in known])
+        occurrences[known] = stats.occurrences([flat[bounds[i]] for i in known], [texts[i] for i in known])
         span = {
             "eLen": (end - start).astype(float),
             **{name: values[sentence] for name, values in sentence_values.items()},
@@ -113,9 +111,7 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
             "eCon": _share(annotated, occurrences),
             "tag": types,
             "sentence": sentence,
-            "correct": (credit[which] if credit is not None else matched(batch) if which == "gold" else
-                        np.fromiter((key in gold_keys for key in zip(*(a.tolist() for a in batch.span_arrays("pred")))),
-                                    dtype=bool, count=len(types))),
+            "correct": credit[which] if credit is not None else matched(batch, which),
         }
         width = end - start
         positions = np.repeat(start, width) + np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)

@@ -82,11 +82,6 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
                       f"predicted spans can never be correct", InputWarning, stacklevel=3)
 
 
-def token_ids(stats, batch: Batch) -> np.ndarray:
-    """The training vocabulary ids of the batch's tokens (``TrainStats.ids``), once per batch."""
-    return batch.memo(("token ids",), stats, lambda: stats.ids(batch.flat_tokens))
-
-
 @no_gc()  # a string per unseen token: the collector's scans grew with the test size
 def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     """Warn when the test tokens and the training vocabulary differ in casing."""

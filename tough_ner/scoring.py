@@ -60,26 +60,27 @@ def input_counts(batch: Batch, detailed: bool = False) -> Dict[str, object]:
     return counts
 
 
-def matched(batch: Batch) -> np.ndarray:
-    """For each gold span (in ``span_arrays("gold")`` order), whether a predicted span has
-    the same sentence, boundaries and type."""
+def matched(batch: Batch, which: str = "gold") -> np.ndarray:
+    """For each gold span (or predicted, ``which="pred"``; in ``span_arrays`` order),
+    whether a span of the other side has the same sentence, boundaries and type."""
+    other = "pred" if which == "gold" else "gold"
     # One integer per span (start and end are flat token positions, so they fix the sentence),
     # looked up by sorting in numpy: no Python object per span, which made large test sets slow.
     n_positions, n_types = int(batch.offsets[-1]) + 1, len(batch.types) + 1
     if n_positions * n_positions * n_types < 2 ** 62:
-        def keys(which):
-            _, starts, ends, types = batch.span_arrays(which)
+        def keys(side):
+            _, starts, ends, types = batch.span_arrays(side)
             return (starts * n_positions + ends) * n_types + types
-        return np.isin(keys("gold"), keys("pred"))
-    return matched_by_tuples(batch)
+        return np.isin(keys(which), keys(other))
+    return matched_by_tuples(batch, which)
 
 
-def matched_by_tuples(batch: Batch) -> np.ndarray:
+def matched_by_tuples(batch: Batch, which: str = "gold") -> np.ndarray:
     """``matched`` through a set of (start, end, type) tuples: for corpora too large for one
     int64 key per span."""
-    predicted = set(zip(*(a.tolist() for a in batch.span_arrays("pred")[1:])))
-    return np.fromiter((key in predicted for key in zip(*(a.tolist() for a in batch.span_arrays("gold")[1:]))),
-                       dtype=bool, count=len(batch.span_arrays("gold")[0]))
+    other = set(zip(*(a.tolist() for a in batch.span_arrays("pred" if which == "gold" else "gold")[1:])))
+    return np.fromiter((key in other for key in zip(*(a.tolist() for a in batch.span_arrays(which)[1:]))),
+                       dtype=bool, count=len(batch.span_arrays(which)[0]))
 
 
 def span_scores(batch: Batch) -> Dict[str, object]:

@@ -296,9 +296,13 @@ class TrainStats:
         table = self._mention_occurrences
         # The table holds a text's count for the tokens it splits into at spaces: only a
         # sequence with as many tokens as its text has words (no token holding a space) reads it.
-        counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
-                              for sequence, text in zip(sequences, texts)),
-                             dtype=np.int64, count=len(sequences))
+        texts = list(texts)
+        if not all(sequences) or " " in "\n".join(chain.from_iterable(sequences)):
+            counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
+                                  for sequence, text in zip(sequences, texts)),
+                                 dtype=np.int64, count=len(sequences))
+        else:  # no token holds a space (the usual case): every text reads the table
+            counts = np.fromiter(map(table.get, texts, repeat(-1)), dtype=np.int64, count=len(sequences))
         rest = np.flatnonzero(counts < 0).tolist()
         if rest:
             counts[rest] = self._scan([sequences[i] for i in rest])
