@@ -80,8 +80,9 @@ def job_files(folder: Path, pred_path) -> tuple:
     the predictions -- and ours (token gold prediction), all with test.txt's -DOCSTART- lines:
     EvalNER compares mentions within a document by list scans, so one document of the whole
     test set would slow it down for nothing.  The prediction file must have test.txt's token
-    lines, in order (token and gold tag checked)."""
-    predicted = [line.split() for line in Path(pred_path).read_text(encoding="utf8").splitlines() if line.strip()]
+    lines, in order (token and gold tag checked; its own -DOCSTART- and blank lines are ignored)."""
+    predicted = [fields for fields in map(str.split, Path(pred_path).read_text(encoding="utf8").splitlines())
+                 if fields and fields[0] != "-DOCSTART-"]
     gold_lines = (DATA / "test.txt").read_text(encoding="utf8").splitlines()
     evalner, ours, k = [], [], 0
     for number, line in enumerate(gold_lines, 1):
