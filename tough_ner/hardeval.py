@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from itertools import repeat
 from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
 from .batch import Batch
 from .checks import check_inputs
+from .corpus import factorize
 from .scoring import input_counts, ratio
 from .stats import TrainStats
 from .uncertainty import per_sentence, with_intervals
@@ -37,29 +37,41 @@ def classify(stats: TrainStats, tokens: Sequence[str], gold_types: Sequence[str]
     ``gold_types`` holds each token's gold entity type, or ``"O"``; ``ids`` the tokens'
     vocabulary ids where already known (``Batch.token_ids``).
     """
-    ids = stats.ids(tokens) if ids is None else ids
+    names, type_ids, _ = factorize(gold_types)
+    return classify_ids(stats, stats.ids(tokens) if ids is None else ids, type_ids, names, strict)
+
+
+def classify_ids(stats: TrainStats, ids: np.ndarray, type_ids: np.ndarray, type_names: Sequence[str],
+                 strict: bool = False) -> Dict[str, np.ndarray]:
+    """``classify`` from the tokens' vocabulary ids (-1: unseen) and gold types given as
+    indices into ``type_names`` (index -1 is "O", as in ``Batch.token_types``).  Each
+    training count is gathered only for the tokens whose subset needs it."""
+    entity = np.array([name != "O" for name in type_names] + [False])
+    column = np.array([stats.label_index.get(name, -1) for name in type_names] + [-1], dtype=np.int64)
+    gold_entity = entity[type_ids]
     seen = ids >= 0
-    counts = stats.label_counts[ids]
-    counts[~seen] = 0
-    o_count = counts[:, 0]
-    type_counts = counts[:, 1:]
-    entity_count = type_counts.sum(axis=1)
-    gold_entity = np.fromiter(map("O".__ne__, gold_types), dtype=bool, count=len(ids))
-    column = np.fromiter(map(stats.label_index.get, gold_types, repeat(-1)), dtype=np.int64, count=len(ids))
-    gold_type_count = np.where(column > 0, counts[np.arange(len(ids)), np.maximum(column, 0)], 0)
-    usually_entity = entity_count >= o_count
+    where = np.flatnonzero(seen)
+    known = ids[where]
+    o_count = stats.label_counts[known, 0]
+    entity_count = stats.token_totals[known] - o_count
+    entity_here = gold_entity[where]
     if strict:
-        diff_i, diff_o, diff_e = entity_count == 0, o_count == 0, gold_type_count == 0
+        diff_i, diff_o = entity_count == 0, o_count == 0
     else:
         diff_i, diff_o = entity_count < o_count, o_count < entity_count
-        diff_e = gold_type_count < np.max(type_counts, axis=1, initial=0)
-    return {
-        "unseen_I": ~seen & gold_entity,
-        "unseen_O": ~seen & ~gold_entity,
-        "diff_I": seen & gold_entity & diff_i,
-        "diff_O": seen & ~gold_entity & diff_o,
-        "diff_E": seen & gold_entity & usually_entity & diff_e,
-    }
+    # diff-E: gold entity tokens that are usually entities; their gold type's count.
+    chosen = np.flatnonzero(entity_here & (entity_count >= o_count))
+    counts = stats.label_counts[known[chosen]]
+    gold_column = column[type_ids[where[chosen]]]
+    gold_type_count = np.where(gold_column > 0, counts[np.arange(len(chosen)), np.maximum(gold_column, 0)], 0)
+    diff_e = gold_type_count == 0 if strict else gold_type_count < counts[:, 1:].max(axis=1, initial=0)
+    masks = {"unseen_I": ~seen & gold_entity, "unseen_O": ~seen & ~gold_entity}
+    for name, mask in (("diff_I", entity_here & diff_i), ("diff_O", ~entity_here & diff_o)):
+        masks[name] = np.zeros(len(ids), dtype=bool)
+        masks[name][where[mask]] = True
+    masks["diff_E"] = np.zeros(len(ids), dtype=bool)
+    masks["diff_E"][where[chosen[diff_e]]] = True
+    return {name: masks[name] for name in SUBSETS}
 
 
 def token_errors(batch: Batch, error: str = "bilou") -> np.ndarray:
@@ -132,7 +144,8 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
 def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
     check_inputs(stats, batch)
     return batch.memo(("hardeval", strict), stats,
-                      lambda: classify(stats, batch.flat_tokens, gold_types(batch), strict, batch.token_ids(stats)))
+                      lambda: classify_ids(stats, batch.token_ids(stats), batch.token_types("gold"), batch.types,
+                                           strict))
 
 
 def counts(stats: TrainStats, batch: Batch, strict: bool = False, error: str = "bilou"):
@@ -154,14 +167,13 @@ def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str =
              seed: int = 0, unit: str = "sentence") -> dict:
     """HardEval scores of predictions against gold, with training statistics ``stats``.
     ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``)."""
-    types = gold_types(batch)
-    tokens = batch.flat_tokens
     masks = _masks(stats, batch, strict)
     errors = token_errors(batch, error)
     result = scores(masks, errors)
     if ci:
         result = with_intervals(result, counts(stats, batch, strict, error), n_resamples, confidence, seed, unit)
     if detailed:
+        types, tokens = gold_types(batch), batch.flat_tokens
         names, group = np.unique(np.array(types, dtype=object), return_inverse=True)
         per_type = grouped_scores(masks, errors, group.reshape(-1).astype(np.int64), len(names))
         result["per_type"] = dict(zip(names.tolist(), per_type))
