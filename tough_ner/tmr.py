@@ -16,7 +16,6 @@ recall and F1 are that scheme's.
 """
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Dict, List, Sequence
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 from .batch import Batch
 from ._util import no_gc
 from .checks import check_inputs
+from .corpus import factorize
 from .matching import check_match, credit_scores, credits
 from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from .stats import TrainStats
@@ -41,14 +41,15 @@ def mention_texts(batch: Batch) -> List[str]:
 def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
     """Boolean masks of the TMR subsets over gold mentions."""
     texts = mention_texts(batch)
-    types = [batch.types[t] for t in batch.span_arrays("gold")[3].tolist()]
+    type_ids = batch.span_arrays("gold")[3]
+    types = [batch.types[t] for t in type_ids.tolist()]
     training_texts = stats.mention_text_counts  # built once per statistics
-    seen = np.array([(text, t) in stats.mentions for text, t in zip(texts, types)], dtype=bool)
-    unseen_tokens = np.array([text not in training_texts for text in texts], dtype=bool)
-    test_types = defaultdict(set)
-    for text, t in zip(texts, types):
-        test_types[text].add(t)
-    tcm = np.array([len(test_types[text]) > 1 for text in texts], dtype=bool)
+    seen = np.fromiter(map(stats.mentions.__contains__, zip(texts, types)), dtype=bool, count=len(texts))
+    unseen_tokens = ~np.fromiter(map(training_texts.__contains__, texts), dtype=bool, count=len(texts))
+    # Type-confusable: the text has more than one gold type in the test set.
+    _, text_ids, _ = factorize(texts)
+    pairs = np.unique(text_ids * (len(batch.types) + 1) + type_ids)
+    tcm = np.bincount(pairs // (len(batch.types) + 1), minlength=len(texts))[text_ids] > 1
     return {"seen": seen, "unseen_any": ~seen, "unseen_tokens": unseen_tokens,
             "unseen_type": ~seen & ~unseen_tokens, "tcm_all": tcm, "tcm_seen": tcm & ~unseen_tokens,
             "tcm_unseen": tcm & unseen_tokens}
