@@ -97,3 +97,87 @@ def test_parse_conll_defaults_and_the_last_sentence_without_blank_line():
     assert corpus.predictions == [] and corpus.path == "<text>"
     with pytest.raises(ValueError, match=r"^<text>, line 2: 3 columns"):
         parse_conll("EU B-ORG\nrejects X O\n")
+
+
+# ---- the smaller pieces of corpus.py, by hand ----------------------------------------------
+def test_split_rows_follows_the_line_and_field_rules():
+    from tough_ner.corpus import split_rows
+
+    # rule 1: one leading BOM dropped; rule 2: "\n" and "\r\n" end lines; rule 3: only space
+    # and tab separate fields (a lone "\r" and NBSP are token characters)
+    assert split_rows("\ufeffab O\r\n\r\nc\td\xa0e  O\nf\rg O") == [["ab", "O"], [], ["c", "d\xa0e", "O"], ["f\rg", "O"]]
+    assert split_rows("a O\n") == [["a", "O"], []]  # rows[i] is line i + 1; the text after the last "\n" too
+    assert split_rows("x\ufeff O") == [["x\ufeff", "O"]]
+
+
+def test_column_indices_from_ints_strings_and_names():
+    from tough_ner.corpus import column_indices
+
+    assert column_indices([0, 3], 4, 0, "f") == [0, 3]  # Python ints ...
+    assert column_indices([0, -1, 2], 4, 1, "f") == [0, 3, 2]  # ... negative counting from the end
+    assert column_indices("0,-2", 4, None, "f") == [0, 2]  # the same as text
+    assert column_indices("token,x,gold,pred", 4, None, "f") == [0, 2, 3]
+    for mixed in ("0,X3", [0, True]):  # "X3" is a name and a bool is not an index: a mix of both kinds
+        with pytest.raises(ValueError, match="use either column indices or one name per column, not both"):
+            column_indices(mixed, 4, None, "f")
+
+
+def test_conll_text_and_write_conll_by_hand(tmp_path):
+    from tough_ner.corpus import conll_text, write_conll
+
+    columns = ([["EU", "rejects"], [], ["Bonn"]], [["B-ORG", "O"], [], ["B-LOC"]], [["B-ORG", "O"], [], ["O"]])
+    expected = "EU B-ORG B-ORG\nrejects O O\n\n\nBonn B-LOC O\n\n"  # a blank line ends every sentence
+    assert conll_text(*columns) == expected
+    assert conll_text([[]], [[]]) == "\n"
+    write_conll(tmp_path / "w.conll", *columns)
+    assert (tmp_path / "w.conll").read_text(encoding="utf-8") == expected
+    corpus = read_predictions(tmp_path / "w.conll")  # an empty sentence cannot be read back: it is dropped
+    assert (corpus.tokens, corpus.tags, corpus.predictions) == ([["EU", "rejects"], ["Bonn"]],
+                                                                [["B-ORG", "O"], ["B-LOC"]],
+                                                                [[["B-ORG", "O"], ["O"]]])
+
+
+@pytest.mark.parametrize("tokens, where", [
+    ([["", "b"]], "sentence 0, position 0"),  # an empty value first ...
+    ([["a", "", "b"]], "sentence 0, position 1"),  # ... in the middle ...
+    ([["a"], ["b", ""]], "sentence 1, position 1"),  # ... last
+    ([[""]], "sentence 0, position 0"),  # ... alone
+    ([[], ["a"], [""]], "sentence 2, position 0"),
+])
+def test_conll_text_refuses_an_empty_value_anywhere(tokens, where):
+    from tough_ner.corpus import conll_text
+
+    tags = [["O"] * len(sentence) for sentence in tokens]
+    with pytest.raises(ValueError, match=f"^{where}: token '' is empty, which a CoNLL file cannot hold"):
+        conll_text(tokens, tags)
+
+
+def test_tag_names_of_sequence_and_plain_class_label_columns():
+    from tough_ner.corpus import tag_names
+
+    names = ["O", "B-PER", "I-PER"]
+    features = datasets.Features({"tags": datasets.List(datasets.ClassLabel(names=names)),
+                                  "label": datasets.ClassLabel(names=["x", "y"]),
+                                  "words": datasets.List(datasets.Value("string"))})
+    ds = datasets.Dataset.from_dict({"tags": [[1, 2]], "label": [1], "words": [["a", "b"]]}, features=features)
+    assert tag_names(ds, "tags") == names and tag_names(ds, "label") == ["x", "y"] and tag_names(ds, "words") is None
+
+
+def test_from_dataset_keeps_the_tokens():
+    ds = datasets.Dataset.from_dict({"tokens": [["Ann", "ran"], ["Bo"]], "ner_tags": [["B-PER", "O"], ["B-PER"]]})
+    corpus = from_dataset(ds)
+    assert corpus.tokens == [["Ann", "ran"], ["Bo"]] and corpus.tags == [["B-PER", "O"], ["B-PER"]]
+
+
+def test_decode_tag_ids_names_the_first_bad_id_and_its_sentence():
+    from tough_ner.corpus import decode_tag_ids
+
+    names = ["O", "B-PER", "I-PER"]
+    assert decode_tag_ids([[1, 2, 0], []], names) == [["B-PER", "I-PER", "O"], []]
+    assert decode_tag_ids([("O", "B-X")], None) == [["O", "B-X"]]  # string tags pass through as lists
+    for sentence, bad in (([0, -1], "-1"),  # ClassLabel's "no label" does not wrap around to I-PER
+                          ([0, 3, 1], "3"), ([1, 7, -1], "7"), ([0, "x"], "'x'"), ([0, None], "None")):
+        with pytest.raises(ValueError, match=rf"^sentence 1: tag id {bad} is not one of the 3 class labels$"):
+            decode_tag_ids([[0], sentence], names)
+    with pytest.raises(ValueError, match=r"^sentence 6: tag id 9 is not one of the 3 class labels$"):
+        decode_tag_ids([[0], [9]], names, first=5)  # sentences numbered from `first`
