@@ -181,3 +181,61 @@ def test_decode_tag_ids_names_the_first_bad_id_and_its_sentence():
             decode_tag_ids([[0], sentence], names)
     with pytest.raises(ValueError, match=r"^sentence 6: tag id 9 is not one of the 3 class labels$"):
         decode_tag_ids([[0], [9]], names, first=5)  # sentences numbered from `first`
+
+
+def test_read_pieces_cut_at_the_last_blank_line_read(tmp_path):
+    """Pieces by hand: each ends at the last blank line ("\\n\\n" or "\\n\\r\\n") of what has been
+    read so far, even one at the very start; bytes after it wait for the next piece."""
+    from tough_ner.corpus import read_pieces
+
+    path = tmp_path / "p.conll"
+    for end in ("\n", "\r\n"):  # sentences that tile the pieces exactly: one piece per read
+        sentence = f"w B-PER{end}{end}"
+        path.write_bytes((sentence * 10).encode())
+        assert [(text, lines) for text, lines in read_pieces(path, 3 * len(sentence))] == \
+            [(sentence * 3, 0), (sentence * 3, 6), (sentence * 3, 12), (sentence, 18)]
+    path.write_bytes(b"\n\nab O\n\nc O\n")  # read 4 bytes at a time: "\n\nab" | " O\n\n" | "c O\n" | ""
+    assert list(read_pieces(path, 4)) == [("\n\n", 0), ("ab O\n\n", 2), ("c O\n", 4)]
+    path.write_bytes(b"\n\r\nab O\n")  # "\n\r\na" | "b O\n" | ""
+    assert list(read_pieces(path, 4)) == [("\n\r\n", 0), ("ab O\n", 2)]
+
+
+def test_standard_input_names_itself_and_stays_open(monkeypatch):
+    import io
+    import sys
+
+    from tough_ner import TrainStats
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a O\nb Q-X\n")))
+    with pytest.raises(ValueError, match=r"^<stdin>, line 2, column 2: unknown tag 'Q-X'"):
+        read_conll("-")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a B-X\n\nb O\n")))
+    assert TrainStats.from_conll("/dev/stdin", piece_bytes=4).vocab == ["a", "b"]
+    assert not sys.stdin.buffer.closed  # reading pieces closes the files it opened, never the standard input
+
+
+def test_undecodable_bytes_name_their_line_counting_a_first_empty_line(tmp_path):
+    path = tmp_path / "u.conll"
+    path.write_bytes(b"\n\xff O\n")
+    with pytest.raises(ValueError, match=rf"^{path}, line 2: bytes that are not UTF-8 \(invalid start byte at byte 1\)"):
+        read_conll(path)
+
+
+def test_chosen_columns_fix_the_number_of_prediction_columns_only_when_asked(tmp_path):
+    path = write(tmp_path / "p.conll", "EU NNP B-ORG B-LOC O\n")
+    # read_conll with columns= and no n_predictions: as many prediction columns as chosen
+    assert parse_conll("EU NNP B-ORG B-LOC O\n", columns="0,2,3,4").predictions == [[["B-LOC"]], [["O"]]]
+    assert read_conll(path, columns="0,2").predictions == []
+    # read_predictions asks for exactly one
+    assert read_predictions(path, columns="0,2,4").predictions == [[["O"]]]
+    for columns in ("0,2", "0,2,3,4"):
+        with pytest.raises(ValueError, match=r"choose \d prediction column\(s\); 1 expected"):
+            read_predictions(path, columns=columns)
+
+
+def test_conll_text_refuses_every_separator_even_all_at_once():
+    from tough_ner.corpus import conll_text
+
+    for value in ("a b", "a\tb", "a\nb", "a\rb", "a b\tc\nd\re"):
+        with pytest.raises(ValueError, match=r"^sentence 0, position 1: token .* contains a space, tab or line end"):
+            conll_text([["x", value]], [["O", "O"]])
