@@ -228,8 +228,8 @@ def test_chosen_columns_fix_the_number_of_prediction_columns_only_when_asked(tmp
     assert read_conll(path, columns="0,2").predictions == []
     # read_predictions asks for exactly one
     assert read_predictions(path, columns="0,2,4").predictions == [[["O"]]]
-    for columns in ("0,2", "0,2,3,4"):
-        with pytest.raises(ValueError, match=r"choose \d prediction column\(s\); 1 expected"):
+    for columns, n in (("0,2", 0), ("0,2,3,4", 2)):
+        with pytest.raises(ValueError, match=rf"^columns \['0', '2'.*\] choose {n} prediction column\(s\); 1 expected$"):
             read_predictions(path, columns=columns)
 
 
@@ -239,3 +239,40 @@ def test_conll_text_refuses_every_separator_even_all_at_once():
     for value in ("a b", "a\tb", "a\nb", "a\rb", "a b\tc\nd\re"):
         with pytest.raises(ValueError, match=r"^sentence 0, position 1: token .* contains a space, tab or line end"):
             conll_text([["x", value]], [["O", "O"]])
+
+
+def test_column_choices_in_range_distinct_and_complete():
+    from tough_ner.corpus import column_indices
+
+    assert column_indices("-4,1", 4, None, "f") == [0, 1]  # -width is the first column
+    for bad in ("0,6", "1,4", "0,-5", "1,-3"):  # out of range (even when wrapping would not repeat one), repeated
+        with pytest.raises(ValueError, match=rf"^f: 4 columns cannot provide columns \[.*\] \(token, gold, predictions\)$"):
+            column_indices(bad, 4, None, "f")
+    with pytest.raises(ValueError, match=r"^columns \['0'\]: give the token column, the gold column and any prediction"):
+        column_indices("0", 4, None, "f")
+    for names in ("token,token,gold", "token,gold,gold", "tok,x,gold"):
+        with pytest.raises(ValueError, match=r"^columns \[.*\]: name exactly one 'token' and one 'gold' column \(others"):
+            column_indices(names, 3, None, "f")
+
+
+def test_empty_files_with_chosen_columns(tmp_path):
+    empty = write(tmp_path / "e.conll", "")
+    assert read_columns(empty) == [] and read_columns(empty, [1]) == [[]]
+    corpus = read_conll(empty, columns="0,3,4")  # no line to check the columns against
+    assert (corpus.tokens, corpus.tags, corpus.predictions) == ([], [], [[]])
+
+
+def test_quote_cuts_at_200_characters():
+    from tough_ner.corpus import quote
+
+    assert quote(12345) == "'12345'" and quote(None) == "'None'"  # any value, as its str
+    assert quote("x" * 200) == repr("x" * 200) and quote("x" * 201) == repr("x" * 200) + "…"
+
+
+def test_table_keeps_each_tag_column_factorized():
+    from tough_ner.corpus import scan
+
+    table = scan("a B-X\nb O\n\nc B-X\n")
+    assert table.columns([0, 1]) == [["a", "b", "c"], ["B-X", "O", "B-X"]]
+    distinct, ids = table.codes[1]  # the tag column only (from the second column chosen on)
+    assert distinct == ["B-X", "O"] and ids.tolist() == [0, 1, 0] and list(table.codes) == [1]
