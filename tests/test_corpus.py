@@ -276,3 +276,30 @@ def test_table_keeps_each_tag_column_factorized():
     assert table.columns([0, 1]) == [["a", "b", "c"], ["B-X", "O", "B-X"]]
     distinct, ids = table.codes[1]  # the tag column only (from the second column chosen on)
     assert distinct == ["B-X", "O"] and ids.tolist() == [0, 1, 0] and list(table.codes) == [1]
+
+
+def test_fields_split_only_at_space_and_tab_whatever_else_a_token_holds():
+    from tough_ner.corpus import OTHER_SPACE, split_rows
+
+    ascii_only = "a\x0b\x0c\r\x1c\x1d\x1e\x1fb"  # every ASCII character str.split() also breaks at
+    every = "a" + OTHER_SPACE + "b"  # and every other one
+    for token in (ascii_only, every):
+        assert parse_conll(f"{token} B-X\nc\tO\n").tokens == [[token, "c"]]
+        assert split_rows(f"{token}\tO") == [[token, "O"]]
+
+
+def test_docstart_only_as_a_whole_first_field():
+    assert parse_conll("x-DOCSTART- O\na-DOCSTART- O\n").tokens == [["x-DOCSTART-", "a-DOCSTART-"]]
+    corpus = parse_conll("a O\n\n-DOCSTART-")  # the last line, without a line end
+    assert corpus.tokens == [["a"]] and corpus.documents == [0]
+
+
+def test_scan_names_text_and_counts_lines_of_earlier_pieces(tmp_path):
+    from tough_ner import TrainStats
+    from tough_ner.corpus import scan
+
+    with pytest.raises(ValueError, match=r"^<text>, line 1: a CoNLL line needs a token and a tag, got 'a'$"):
+        scan("a\n")
+    path = write(tmp_path / "d.conll", "-DOCSTART- O\n\n" * 3 + "EU\n")  # pieces of 16 bytes: no token line before
+    with pytest.raises(ValueError, match=rf"^{path}, line 7: a CoNLL line needs a token and a tag, got 'EU'$"):
+        TrainStats.from_conll(path, piece_bytes=16)
