@@ -138,3 +138,23 @@ def test_matched_by_one_key_per_span_agrees_with_the_tuple_set(sentences):
     # The predicted side: each predicted span, in its order, found among the gold ones.
     by_hand = [span in set(decode(g)) for g, p in zip(gold, predicted) for span in decode(p)]
     assert matched(batch, "pred").tolist() == matched_by_tuples(batch, "pred").tolist() == by_hand
+
+
+def test_input_errors_name_the_sentence_and_what_is_wrong():
+    """Each check of ``Batch`` by hand: the message names the sentence (and position) and
+    which side is wrong; a string where a list of tags belongs is refused even when its length
+    matches the sentence (``"OOO"`` would otherwise read as three O tags)."""
+    cases = [
+        (([["a"]], [["O"]], [["O"], ["O"]]), "^2 prediction sentences but 1 reference sentences$"),
+        (([["a"], ["a", "b", "c"]], [["O"], "OOO"]),
+         "^sentence 1: reference tags must be a list of strings, not one string 'OOO'$"),
+        (([["a"], ["a", "b", "c"]], [["O"], "OOO"], [["O"], ["O", "O", "O"]]),
+         "^sentence 1: reference tags must be a list of strings, not one string 'OOO'$"),
+        (([["a"], ["a", "b", "c"]], [["O"], ["O", "O", "O"]], [["O"], "OOO"]),
+         "^sentence 1: predicted tags must be a list of strings, not one string 'OOO'$"),
+        (([["a"], "abc"], [["O"], ["O", "O", "O"]]), "^sentence 1: tokens must be a list of strings, not one string$"),
+        (([["a"], ["b"]], [["O"], ["O"]], [["O"], ["Q-X"]]), "^sentence 1, position 0: unknown tag 'Q-X'"),
+    ]
+    for args, message in cases:
+        with pytest.raises(ValueError, match=message):
+            Batch(*args)

@@ -97,3 +97,209 @@ def test_parse_conll_defaults_and_the_last_sentence_without_blank_line():
     assert corpus.predictions == [] and corpus.path == "<text>"
     with pytest.raises(ValueError, match=r"^<text>, line 2: 3 columns"):
         parse_conll("EU B-ORG\nrejects X O\n")
+
+
+# ---- the smaller pieces of corpus.py, by hand ----------------------------------------------
+def test_split_rows_follows_the_line_and_field_rules():
+    from tough_ner.corpus import split_rows
+
+    # rule 1: one leading BOM dropped; rule 2: "\n" and "\r\n" end lines; rule 3: only space
+    # and tab separate fields (a lone "\r" and NBSP are token characters)
+    assert split_rows("\ufeffab O\r\n\r\nc\td\xa0e  O\nf\rg O") == [["ab", "O"], [], ["c", "d\xa0e", "O"], ["f\rg", "O"]]
+    assert split_rows("a O\n") == [["a", "O"], []]  # rows[i] is line i + 1; the text after the last "\n" too
+    assert split_rows("x\ufeff O") == [["x\ufeff", "O"]]
+
+
+def test_column_indices_from_ints_strings_and_names():
+    from tough_ner.corpus import column_indices
+
+    assert column_indices([0, 3], 4, 0, "f") == [0, 3]  # Python ints ...
+    assert column_indices([0, -1, 2], 4, 1, "f") == [0, 3, 2]  # ... negative counting from the end
+    assert column_indices("0,-2", 4, None, "f") == [0, 2]  # the same as text
+    assert column_indices("token,x,gold,pred", 4, None, "f") == [0, 2, 3]
+    for mixed in ("0,X3", [0, True]):  # "X3" is a name and a bool is not an index: a mix of both kinds
+        with pytest.raises(ValueError, match="use either column indices or one name per column, not both"):
+            column_indices(mixed, 4, None, "f")
+
+
+def test_conll_text_and_write_conll_by_hand(tmp_path):
+    from tough_ner.corpus import conll_text, write_conll
+
+    columns = ([["EU", "rejects"], [], ["Bonn"]], [["B-ORG", "O"], [], ["B-LOC"]], [["B-ORG", "O"], [], ["O"]])
+    expected = "EU B-ORG B-ORG\nrejects O O\n\n\nBonn B-LOC O\n\n"  # a blank line ends every sentence
+    assert conll_text(*columns) == expected
+    assert conll_text([[]], [[]]) == "\n"
+    write_conll(tmp_path / "w.conll", *columns)
+    assert (tmp_path / "w.conll").read_text(encoding="utf-8") == expected
+    corpus = read_predictions(tmp_path / "w.conll")  # an empty sentence cannot be read back: it is dropped
+    assert (corpus.tokens, corpus.tags, corpus.predictions) == ([["EU", "rejects"], ["Bonn"]],
+                                                                [["B-ORG", "O"], ["B-LOC"]],
+                                                                [[["B-ORG", "O"], ["O"]]])
+
+
+@pytest.mark.parametrize("tokens, where", [
+    ([["", "b"]], "sentence 0, position 0"),  # an empty value first ...
+    ([["a", "", "b"]], "sentence 0, position 1"),  # ... in the middle ...
+    ([["a"], ["b", ""]], "sentence 1, position 1"),  # ... last
+    ([[""]], "sentence 0, position 0"),  # ... alone
+    ([[], ["a"], [""]], "sentence 2, position 0"),
+])
+def test_conll_text_refuses_an_empty_value_anywhere(tokens, where):
+    from tough_ner.corpus import conll_text
+
+    tags = [["O"] * len(sentence) for sentence in tokens]
+    with pytest.raises(ValueError, match=f"^{where}: token '' is empty, which a CoNLL file cannot hold"):
+        conll_text(tokens, tags)
+
+
+def test_tag_names_of_sequence_and_plain_class_label_columns():
+    from tough_ner.corpus import tag_names
+
+    names = ["O", "B-PER", "I-PER"]
+    features = datasets.Features({"tags": datasets.List(datasets.ClassLabel(names=names)),
+                                  "label": datasets.ClassLabel(names=["x", "y"]),
+                                  "words": datasets.List(datasets.Value("string"))})
+    ds = datasets.Dataset.from_dict({"tags": [[1, 2]], "label": [1], "words": [["a", "b"]]}, features=features)
+    assert tag_names(ds, "tags") == names and tag_names(ds, "label") == ["x", "y"] and tag_names(ds, "words") is None
+
+
+def test_from_dataset_keeps_the_tokens():
+    ds = datasets.Dataset.from_dict({"tokens": [["Ann", "ran"], ["Bo"]], "ner_tags": [["B-PER", "O"], ["B-PER"]]})
+    corpus = from_dataset(ds)
+    assert corpus.tokens == [["Ann", "ran"], ["Bo"]] and corpus.tags == [["B-PER", "O"], ["B-PER"]]
+
+
+def test_decode_tag_ids_names_the_first_bad_id_and_its_sentence():
+    from tough_ner.corpus import decode_tag_ids
+
+    names = ["O", "B-PER", "I-PER"]
+    assert decode_tag_ids([[1, 2, 0], []], names) == [["B-PER", "I-PER", "O"], []]
+    assert decode_tag_ids([("O", "B-X")], None) == [["O", "B-X"]]  # string tags pass through as lists
+    for sentence, bad in (([0, -1], "-1"),  # ClassLabel's "no label" does not wrap around to I-PER
+                          ([0, 3, 1], "3"), ([1, 7, -1], "7"), ([0, "x"], "'x'"), ([0, None], "None")):
+        with pytest.raises(ValueError, match=rf"^sentence 1: tag id {bad} is not one of the 3 class labels$"):
+            decode_tag_ids([[0], sentence], names)
+    with pytest.raises(ValueError, match=r"^sentence 6: tag id 9 is not one of the 3 class labels$"):
+        decode_tag_ids([[0], [9]], names, first=5)  # sentences numbered from `first`
+
+
+def test_read_pieces_cut_at_the_last_blank_line_read(tmp_path):
+    """Pieces by hand: each ends at the last blank line ("\\n\\n" or "\\n\\r\\n") of what has been
+    read so far, even one at the very start; bytes after it wait for the next piece."""
+    from tough_ner.corpus import read_pieces
+
+    path = tmp_path / "p.conll"
+    for end in ("\n", "\r\n"):  # sentences that tile the pieces exactly: one piece per read
+        sentence = f"w B-PER{end}{end}"
+        path.write_bytes((sentence * 10).encode())
+        assert [(text, lines) for text, lines in read_pieces(path, 3 * len(sentence))] == \
+            [(sentence * 3, 0), (sentence * 3, 6), (sentence * 3, 12), (sentence, 18)]
+    path.write_bytes(b"\n\nab O\n\nc O\n")  # read 4 bytes at a time: "\n\nab" | " O\n\n" | "c O\n" | ""
+    assert list(read_pieces(path, 4)) == [("\n\n", 0), ("ab O\n\n", 2), ("c O\n", 4)]
+    path.write_bytes(b"\n\r\nab O\n")  # "\n\r\na" | "b O\n" | ""
+    assert list(read_pieces(path, 4)) == [("\n\r\n", 0), ("ab O\n", 2)]
+
+
+def test_standard_input_names_itself_and_stays_open(monkeypatch):
+    import io
+    import sys
+
+    from tough_ner import TrainStats
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a O\nb Q-X\n")))
+    with pytest.raises(ValueError, match=r"^<stdin>, line 2, column 2: unknown tag 'Q-X'"):
+        read_conll("-")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"a B-X\n\nb O\n")))
+    assert TrainStats.from_conll("/dev/stdin", piece_bytes=4).vocab == ["a", "b"]
+    assert not sys.stdin.buffer.closed  # reading pieces closes the files it opened, never the standard input
+
+
+def test_undecodable_bytes_name_their_line_counting_a_first_empty_line(tmp_path):
+    path = tmp_path / "u.conll"
+    path.write_bytes(b"\n\xff O\n")
+    with pytest.raises(ValueError, match=rf"^{path}, line 2: bytes that are not UTF-8 \(invalid start byte at byte 1\)"):
+        read_conll(path)
+
+
+def test_chosen_columns_fix_the_number_of_prediction_columns_only_when_asked(tmp_path):
+    path = write(tmp_path / "p.conll", "EU NNP B-ORG B-LOC O\n")
+    # read_conll with columns= and no n_predictions: as many prediction columns as chosen
+    assert parse_conll("EU NNP B-ORG B-LOC O\n", columns="0,2,3,4").predictions == [[["B-LOC"]], [["O"]]]
+    assert read_conll(path, columns="0,2").predictions == []
+    # read_predictions asks for exactly one
+    assert read_predictions(path, columns="0,2,4").predictions == [[["O"]]]
+    for columns, n in (("0,2", 0), ("0,2,3,4", 2)):
+        with pytest.raises(ValueError, match=rf"^columns \['0', '2'.*\] choose {n} prediction column\(s\); 1 expected$"):
+            read_predictions(path, columns=columns)
+
+
+def test_conll_text_refuses_every_separator_even_all_at_once():
+    from tough_ner.corpus import conll_text
+
+    for value in ("a b", "a\tb", "a\nb", "a\rb", "a b\tc\nd\re"):
+        with pytest.raises(ValueError, match=r"^sentence 0, position 1: token .* contains a space, tab or line end"):
+            conll_text([["x", value]], [["O", "O"]])
+
+
+def test_column_choices_in_range_distinct_and_complete():
+    from tough_ner.corpus import column_indices
+
+    assert column_indices("-4,1", 4, None, "f") == [0, 1]  # -width is the first column
+    for bad in ("0,6", "1,4", "0,-5", "1,-3"):  # out of range (even when wrapping would not repeat one), repeated
+        with pytest.raises(ValueError, match=rf"^f: 4 columns cannot provide columns \[.*\] \(token, gold, predictions\)$"):
+            column_indices(bad, 4, None, "f")
+    with pytest.raises(ValueError, match=r"^columns \['0'\]: give the token column, the gold column and any prediction"):
+        column_indices("0", 4, None, "f")
+    for names in ("token,token,gold", "token,gold,gold", "tok,x,gold"):
+        with pytest.raises(ValueError, match=r"^columns \[.*\]: name exactly one 'token' and one 'gold' column \(others"):
+            column_indices(names, 3, None, "f")
+
+
+def test_empty_files_with_chosen_columns(tmp_path):
+    empty = write(tmp_path / "e.conll", "")
+    assert read_columns(empty) == [] and read_columns(empty, [1]) == [[]]
+    corpus = read_conll(empty, columns="0,3,4")  # no line to check the columns against
+    assert (corpus.tokens, corpus.tags, corpus.predictions) == ([], [], [[]])
+
+
+def test_quote_cuts_at_200_characters():
+    from tough_ner.corpus import quote
+
+    assert quote(12345) == "'12345'" and quote(None) == "'None'"  # any value, as its str
+    assert quote("x" * 200) == repr("x" * 200) and quote("x" * 201) == repr("x" * 200) + "…"
+
+
+def test_table_keeps_each_tag_column_factorized():
+    from tough_ner.corpus import scan
+
+    table = scan("a B-X\nb O\n\nc B-X\n")
+    assert table.columns([0, 1]) == [["a", "b", "c"], ["B-X", "O", "B-X"]]
+    distinct, ids = table.codes[1]  # the tag column only (from the second column chosen on)
+    assert distinct == ["B-X", "O"] and ids.tolist() == [0, 1, 0] and list(table.codes) == [1]
+
+
+def test_fields_split_only_at_space_and_tab_whatever_else_a_token_holds():
+    from tough_ner.corpus import OTHER_SPACE, split_rows
+
+    ascii_only = "a\x0b\x0c\r\x1c\x1d\x1e\x1fb"  # every ASCII character str.split() also breaks at
+    every = "a" + OTHER_SPACE + "b"  # and every other one
+    for token in (ascii_only, every):
+        assert parse_conll(f"{token} B-X\nc\tO\n").tokens == [[token, "c"]]
+        assert split_rows(f"{token}\tO") == [[token, "O"]]
+
+
+def test_docstart_only_as_a_whole_first_field():
+    assert parse_conll("x-DOCSTART- O\na-DOCSTART- O\n").tokens == [["x-DOCSTART-", "a-DOCSTART-"]]
+    corpus = parse_conll("a O\n\n-DOCSTART-")  # the last line, without a line end
+    assert corpus.tokens == [["a"]] and corpus.documents == [0]
+
+
+def test_scan_names_text_and_counts_lines_of_earlier_pieces(tmp_path):
+    from tough_ner import TrainStats
+    from tough_ner.corpus import scan
+
+    with pytest.raises(ValueError, match=r"^<text>, line 1: a CoNLL line needs a token and a tag, got 'a'$"):
+        scan("a\n")
+    path = write(tmp_path / "d.conll", "-DOCSTART- O\n\n" * 3 + "EU\n")  # pieces of 16 bytes: no token line before
+    with pytest.raises(ValueError, match=rf"^{path}, line 7: a CoNLL line needs a token and a tag, got 'EU'$"):
+        TrainStats.from_conll(path, piece_bytes=16)

@@ -22,7 +22,22 @@ JOBS="${MUTATION_JOBS:-1}"
 tests_for() {  # the fast test files that exercise a module
   case "$1" in
     schemes) echo "tests/test_schemes.py tests/test_corpus.py" ;;
-    corpus)  echo "tests/test_corpus.py tests/test_reader.py tests/test_bad_inputs.py" ;;
+    corpus)  # the reader's fast tests: not the real-data, evaluate-loading and subprocess tests of
+             # test_reader.py / test_bad_inputs.py (seconds each, for every mutant they cover)
+             echo "tests/test_corpus.py
+                   tests/test_reader.py::test_reader_equals_the_line_by_line_reference
+                   tests/test_reader.py::test_stats_from_file_in_pieces_equal_the_reference
+                   tests/test_reader.py::test_numpy_span_decoding_equals_schemes_decode
+                   tests/test_reader.py::test_errors_in_later_pieces_name_the_file_line
+                   tests/test_reader.py::test_read_pieces_keep_sentences_whole_and_a_later_bom
+                   tests/test_reader.py::test_first_bad_line_in_file_order_is_the_error
+                   tests/test_reader.py::test_small_cases_of_the_reader
+                   tests/test_reader.py::test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces
+                   tests/test_bad_inputs.py::test_catalogue
+                   tests/test_bad_inputs.py::test_other_whitespace_list_is_what_str_split_uses
+                   tests/test_bad_inputs.py::test_read_standard_input_in_python
+                   tests/test_bad_inputs.py::test_cli_empty_test_file_and_empty_training
+                   tests/test_bad_inputs.py::test_parse_conll_keeps_python_nan_for_empty_text" ;;
     batch)   echo "tests/test_batch.py tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
     stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
@@ -74,6 +89,11 @@ for module in "${MODULES[@]}"; do
     rm -rf "$work" && mkdir -p "$work/mutants"  # exists before Python starts, so PYTHONPATH finds it
   fi
   cp -r "$ROOT/tough_ner" "$ROOT/tests" "$ROOT/metrics" "$work/"
+  # A mutant needs one failing example, not the smallest: Hypothesis does not shrink here
+  # (shrinking took minutes per killed mutant of the reader on a loaded machine).
+  printf '%s\n' "" "from hypothesis import Phase, settings as _settings" \
+    "_settings.register_profile('mutation', phases=[Phase.explicit, Phase.reuse, Phase.generate])" \
+    "_settings.load_profile('mutation')" >> "$work/tests/conftest.py"
   echo "$tests_sum" > "$work/tests.md5"
   grep -v '^\[tool.mutmut\]' "$ROOT/pyproject.toml" > "$work/pyproject.toml"
   {
