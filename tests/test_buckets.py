@@ -415,6 +415,7 @@ def test_per_sentence_counts_give_the_flat_keys_and_bucket_sizes(match):
             key = f"tag_{row['interval']}_f1" if attribute == "tag" else f"{attribute}_{i}_f1"
             assert sizes[key] == row["n_gold"], key
             assert point[key.replace("_f1", "_precision")] == pytest.approx(row["precision"], nan_ok=True)
+            assert point[key.replace("_f1", "_recall")] == pytest.approx(row["recall"], nan_ok=True)
 
 
 # ---- diagnostics on hand-made tables and flat results (fast; the mutation run uses them) ----------
@@ -476,7 +477,7 @@ def test_compare_by_hand():
     assert comparison["tag"]["difference"][1:] == pytest.approx([0.25, 0.25])
     assert isinstance(comparison["tag"]["difference"], list) and isinstance(comparison["sLen"]["difference"], list)
     assert comparison["tag"] == {"intervals": ["AAA", "LOC", "PER"], "difference": comparison["tag"]["difference"]}
-    with pytest.raises(ValueError, match="bucket sLen differently: compare results on the same test set"):
+    with pytest.raises(ValueError, match="^the two results bucket sLen differently: compare results on the same test set$"):
         compare({"buckets": _tables()}, {"buckets": _tables(sLen=[{"interval": [0.0, 2.0], "f1": 0.5}, {"interval": [2.0, 3.0], "f1": 1.0}])})
 
 
@@ -492,7 +493,7 @@ def test_attribute_wise_by_hand():
     assert table["sLen"] == {"zeta": 1.0, "rho": 0.625}
     assert attribute_wise([two])["eLen"] == {"zeta": 9.0, "rho": 1.0}
     assert isinstance(table["eLen"]["rho"], float)
-    with pytest.raises(ValueError, match="attribute_wise needs at least one detailed result"):
+    with pytest.raises(ValueError, match="^attribute_wise needs at least one detailed result$"):
         attribute_wise([])
 
 
@@ -533,16 +534,16 @@ def test_friedman_by_hand_and_against_scipy():
     # a bucket a later run lacks counts as empty in that run (the first run's keys name the buckets)
     del runs[2]["eLen_0_f1"]
     assert friedman(runs)["eLen"]["n_buckets"] == 2 and friedman(runs[1:])["eLen"]["n_buckets"] == 3
-    with pytest.raises(ValueError, match="the Friedman test needs at least 2 runs"):
+    with pytest.raises(ValueError, match="^the Friedman test needs at least 2 runs$"):
         friedman(runs[:1])
 
 
 def test_wilcoxon_by_hand_and_against_scipy():
     nan = math.nan
-    runs_a = [_flat(eLen=[0.9, 0.5, nan], sLen=[0.5, 0.5], tag={"LOC": 0.9}),
-              _flat(eLen=[0.8, 0.6, 0.7], sLen=[0.4, 0.5], tag={"LOC": 0.8})]
-    runs_b = [_flat(eLen=[0.1, 0.2, 0.3], sLen=[0.5, 0.5], tag={"LOC": 0.1}),
-              _flat(eLen=[0.5, nan, 0.0], sLen=[0.4, 0.5], tag={"LOC": 0.6})]
+    runs_a = [_flat(eLen=[0.9, 0.5, nan], sLen=[0.5, 0.5], eDen=[0.9, 0.5, 0.2], tag={"LOC": 0.9}),
+              _flat(eLen=[0.8, 0.6, 0.7], sLen=[0.4, 0.5], eDen=[nan, nan, nan], tag={"LOC": 0.8})]
+    runs_b = [_flat(eLen=[0.1, 0.2, 0.3], sLen=[0.5, 0.5], eDen=[0.1, 0.7, 0.6], tag={"LOC": 0.1}),
+              _flat(eLen=[0.5, nan, 0.0], sLen=[0.4, 0.5], eDen=[0.1, 0.7, 0.6], tag={"LOC": 0.6})]
     table = wilcoxon(runs_a, runs_b)
     assert list(table) == list(ATTRIBUTES)
     # eLen pairs (runs in order, buckets in order), the NaN ones left out: differences 0.8, 0.3, 0.3, 0.7,
@@ -550,6 +551,9 @@ def test_wilcoxon_by_hand_and_against_scipy():
     assert table["eLen"]["n_pairs"] == 4 and table["eLen"]["statistic"] == 0.0
     assert table["eLen"]["p_value"] == pytest.approx(
         scipy.stats.wilcoxon([0.8, 0.3, 0.3, 0.7]).pvalue)
+    # eDen: differences 0.8, -0.2, -0.4 (ranks 3, 1, 2): W = min(3, 3) = 3, and no evidence (p = 1)
+    assert (table["eDen"]["statistic"], table["eDen"]["n_pairs"]) == (3.0, 3)
+    assert table["eDen"]["p_value"] == pytest.approx(1.0)
     expected = scipy.stats.wilcoxon([0.9, 0.8], [0.1, 0.6])
     assert table["tag"] == {"statistic": pytest.approx(expected.statistic), "p_value": pytest.approx(expected.pvalue),
                             "n_pairs": 2}
@@ -558,11 +562,11 @@ def test_wilcoxon_by_hand_and_against_scipy():
     assert math.isnan(table["sLen"]["statistic"]) and math.isnan(table["sLen"]["p_value"])
     assert table["sLen"]["n_pairs"] == 4 and table["oDen"]["n_pairs"] == 0
     assert wilcoxon(runs_a[:1], runs_b[:1])["eLen"]["n_pairs"] == 2
-    with pytest.raises(ValueError, match="paired runs need equal, non-zero counts: 2 vs 1"):
+    with pytest.raises(ValueError, match="^paired runs need equal, non-zero counts: 2 vs 1$"):
         wilcoxon(runs_a, runs_b[:1])
     with pytest.raises(ValueError, match="paired runs need equal, non-zero counts: 0 vs 0"):
         wilcoxon([], [])
-    with pytest.raises(ValueError, match="the two systems have different eLen buckets"):
+    with pytest.raises(ValueError, match="^the two systems have different eLen buckets$"):
         wilcoxon(runs_a, [_flat(eLen=[0.1, 0.2]), _flat(eLen=[0.1, 0.2])])
 
 
@@ -570,7 +574,7 @@ def test_significance_tests_say_they_need_scipy(monkeypatch):
     import sys
     monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy now raises ImportError
     for call in (lambda: friedman([_flat(), _flat()]), lambda: wilcoxon([_flat()], [_flat()])):
-        with pytest.raises(ImportError, match=r"significance tests need scipy: pip install 'tough-ner\[diagnostics\]'"):
+        with pytest.raises(ImportError, match=r"^significance tests need scipy: pip install 'tough-ner\[diagnostics\]'$"):
             call()
 
 
@@ -659,9 +663,117 @@ def test_counts_take_the_options_of_bucket_f1():
     assert strict.keys["f1"][0] == "f1" and len(strict.keys["f1"]) == 4
     assert not any(name.endswith("/found") for name in strict.names)
     assert any(name.endswith("/found") for name in counts(STATS, batch, match="partial").names)
-    with pytest.raises(ValueError, match="bucket_f1 needs predictions"):
+    with pytest.raises(ValueError, match="^bucket_f1 needs predictions$"):
         counts(STATS, Batch(tokens, gold))
     with pytest.raises(ValueError, match="n_buckets"):
         counts(STATS, batch, n_buckets={"eCon": 2})
     with pytest.raises(ValueError, match="match"):
         counts(STATS, batch, match="fuzzy")
+
+
+def _plain_bootstrap(tokens, gold, pred, n_resamples, seed):
+    """Flat results of bucket_f1 on each resample of the engine's stream (sentences in content-hash order)."""
+    order = np.argsort(Batch(tokens, gold, pred).sentence_keys, kind="stable")
+    draws = np.random.default_rng([seed, 0]).integers(0, len(tokens), size=(n_resamples, len(tokens)))
+    return [bucket_f1(STATS, Batch([tokens[i] for i in d], [gold[i] for i in d], [pred[i] for i in d]), bootstrap=0)
+            for d in order[draws]]
+
+
+def test_intervals_options_equal_a_plain_loop():
+    tokens, gold, pred = random_batch(11, n_sentences=12)
+    batch = Batch(tokens, gold, pred)
+    assert len(set(batch.sentence_keys.tolist())) == len(tokens)
+    loop = _plain_bootstrap(tokens, gold, pred, 120, 5)
+
+    def quantiles(key, n, confidence):
+        return np.nanquantile([r[key] for r in loop[:n]], [(1 - confidence) / 2, (1 + confidence) / 2]).tolist()
+
+    keys = ("f1", "tag_PER_f1", "eLen_0_f1", "tCon_2_f1")
+    # ci: n_resamples defaults to bootstrap; n_resamples wins when given; confidence and seed are used
+    for options, n in (({"bootstrap": 120}, 120), ({"bootstrap": 120, "n_resamples": 80}, 80)):
+        result = bucket_f1(STATS, batch, ci=True, confidence=0.9, seed=5, **options)
+        for key in keys:
+            assert [result[f"{key}_ci_low"], result[f"{key}_ci_high"]] == pytest.approx(quantiles(key, n, 0.9)), key
+        assert "buckets" not in result and "diagnostics" not in result
+    # detailed: the diagnostics' intervals, with the same options
+    detailed = bucket_f1(STATS, batch, detailed=True, bootstrap=120, confidence=0.8, seed=5)
+    ranges = detailed["diagnostics"]["bootstrap"]
+    assert ranges["f1"] == pytest.approx(quantiles("f1", 120, 0.8))
+    per = [row["interval"] for row in detailed["buckets"]["tag"]].index("PER")
+    assert ranges["tag"][per] == pytest.approx(quantiles("tag_PER_f1", 120, 0.8))
+    assert ranges["eLen"][0] == pytest.approx(quantiles("eLen_0_f1", 120, 0.8))
+    assert not any(key.endswith("_ci_low") for key in detailed)  # intervals only when asked for
+    # documented default: 1000 resamples when neither n_resamples nor bootstrap gives a number
+    default = json.dumps(bucket_f1(STATS, batch, ci=True, bootstrap=0))
+    assert default == json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=1000))
+    assert default != json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=999))
+    # the unit reaches the resampling (these sentences have no document ids)
+    for options in ({"ci": True}, {"detailed": True, "bootstrap": 10}):
+        with pytest.raises(ValueError, match="unit='document' needs document ids"):
+            bucket_f1(STATS, batch, unit="document", **options)
+
+
+def test_entity_free_input_gives_nan_diagnostics_without_numpy_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no "mean of empty slice" reaches the user
+        result = bucket_f1(STATS, Batch([["a", "b"]], [["O", "O"]], [["O", "O"]]), detailed=True, bootstrap=0)
+    diagnostics = result["diagnostics"]
+    assert set(diagnostics["zeta"]) == set(ATTRIBUTES[:-1]) and all(map(math.isnan, diagnostics["zeta"].values()))
+    assert all(math.isnan(m["std"]) and math.isnan(m["spearman"]) for m in diagnostics["model_wise"].values())
+    assert all(d["worst"] is None for d in diagnostics["self"].values())
+
+
+def test_hallucinated_mentions_are_predictions_of_the_overall_f1_only():
+    from tough_ner import as_batch
+    from tough_ner.buckets import counts
+    mentions = [[{"text": "Paris Hilton", "type": "PER"}, {"text": "Rome", "type": "LOC"},
+                 {"text": "Atlantis", "type": "LOC"}]]
+    batch = as_batch(TOKENS, GOLD, mentions)
+    assert batch.hallucinated == [[{"text": "Atlantis", "type": "LOC"}]]
+    # both gold entities found, 3 predictions: P = 2/3, R = 1, F1 = 0.8
+    result = bucket_f1(STATS, batch, detailed=True, bootstrap=0)
+    table = counts(STATS, batch)
+    point, sizes = table.point(), table.sizes()
+    assert result["f1"] == pytest.approx(0.8) and point["f1"] == pytest.approx(0.8)
+    assert point["precision"] == pytest.approx(2 / 3) and point["recall"] == 1.0 and sizes["f1"] == 2
+    # in no bucket: each bucket's precision counts only placed predictions
+    assert sum(r["n_pred"] for r in result["buckets"]["eLen"]) == 2 and point["eLen_0_precision"] == 1.0
+
+
+def test_cached_attribute_values_follow_statistics_match_and_casing():
+    tokens = [["paris", "HILTON", "visits", "Rome"], ["Paris", "Hilton", "sings"]]
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"]]
+    pred = [["B-PER", "O", "O", "B-LOC"], ["B-LOC", "O", "O"]]
+    other = TrainStats.from_lists([["Rome", "is", "Rome"]], [["B-LOC", "O", "B-PER"]])
+    shared = Batch(tokens, gold, pred)  # one batch scored several ways: its cache must tell them apart
+    for stats, options in ((STATS, {}), (STATS, {"match": "partial"}), (STATS, {"lowercase": True}), (other, {}),
+                           (STATS, {"lowercase": True, "match": "partial"})):
+        expected = bucket_f1(stats, Batch(tokens, gold, pred), detailed=True, bootstrap=0, **options)
+        assert json.dumps(bucket_f1(stats, shared, detailed=True, bootstrap=0, **options)) == json.dumps(expected)
+
+
+def test_lowercase_silences_the_casing_warning():
+    import warnings
+    from tough_ner.checks import InputWarning
+    tokens, gold = [["PARIS", "HILTON", "is"]], [["B-PER", "I-PER", "O"]]
+    with pytest.warns(InputWarning, match="differ in casing"):
+        bucket_f1(STATS, Batch(tokens, gold, gold))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        assert bucket_f1(STATS, Batch(tokens, gold, gold), lowercase=True)["f1"] == 1.0
+
+
+def test_table_rows_per_attribute_and_matching():
+    batch = Batch(TOKENS, GOLD, PRED)
+    sizes = {"sLen": 2, "eCon": 5, "tFre": 3}
+    strict = bucket_f1(STATS, batch, n_buckets=sizes, detailed=True, bootstrap=0)["buckets"]
+    partial = bucket_f1(STATS, batch, n_buckets=sizes, detailed=True, bootstrap=0, match="partial")["buckets"]
+    for attribute in ATTRIBUTES[:-1]:  # the unnamed attributes keep the default of 4 buckets
+        assert len(strict[attribute]) == len(partial[attribute]) == sizes.get(attribute, 4), attribute
+    assert strict["eCon"][-1]["n_gold"] == 0  # an empty last bucket still has its row under partial credits
+    # strict: whole counts; credits: fractional counts and the gold side's own credit
+    keys = {"interval", "n_gold", "n_pred", "n_correct", "precision", "recall", "f1"}
+    assert all(set(row) == keys and type(row["n_correct"]) is int for rows in strict.values() for row in rows)
+    assert all(set(row) == keys | {"n_correct_gold"} and type(row["n_correct"]) is float
+               for rows in partial.values() for row in rows)

@@ -63,7 +63,13 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_buckets.py::test_significance_tests_say_they_need_scipy
                    tests/test_buckets.py::test_check_options_limits_and_messages
                    tests/test_buckets.py::test_bucketing_parts_by_hand
-                   tests/test_buckets.py::test_counts_take_the_options_of_bucket_f1" ;;
+                   tests/test_buckets.py::test_counts_take_the_options_of_bucket_f1
+                   tests/test_buckets.py::test_intervals_options_equal_a_plain_loop
+                   tests/test_buckets.py::test_entity_free_input_gives_nan_diagnostics_without_numpy_warnings
+                   tests/test_buckets.py::test_hallucinated_mentions_are_predictions_of_the_overall_f1_only
+                   tests/test_buckets.py::test_cached_attribute_values_follow_statistics_match_and_casing
+                   tests/test_buckets.py::test_lowercase_silences_the_casing_warning
+                   tests/test_buckets.py::test_table_rows_per_attribute_and_matching" ;;
     nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
     rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
              echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
