@@ -703,7 +703,13 @@ def test_intervals_options_equal_a_plain_loop():
     assert ranges["tag"][per] == pytest.approx(quantiles("tag_PER_f1", 120, 0.8))
     assert ranges["eLen"][0] == pytest.approx(quantiles("eLen_0_f1", 120, 0.8))
     assert not any(key.endswith("_ci_low") for key in detailed)  # intervals only when asked for
-    # documented default: 1000 resamples when neither n_resamples nor bootstrap gives a number
+    # documented defaults: bootstrap=1000, confidence=0.95, seed=0, 1000 resamples for ci when neither
+    # n_resamples nor bootstrap gives a number
+    def ranges(**options):
+        return json.dumps(bucket_f1(STATS, batch, detailed=True, **options)["diagnostics"]["bootstrap"])
+    assert ranges() == ranges(bootstrap=1000, confidence=0.95, seed=0)
+    assert ranges() not in (ranges(bootstrap=999), ranges(confidence=0.9), ranges(seed=1))
+    assert json.dumps(bucket_f1(STATS, batch, ci=True)) == json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=1000))
     default = json.dumps(bucket_f1(STATS, batch, ci=True, bootstrap=0))
     assert default == json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=1000))
     assert default != json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=999))
