@@ -313,7 +313,7 @@ def test_bad_options_and_input():
             bucket_f1(STATS, batch, **bad)
     with pytest.raises(ValueError, match="sentence 0"):
         bucket_f1(STATS, Batch(TOKENS, GOLD, [["B-LOC"]]))
-    with pytest.raises(ValueError, match="needs predictions"):
+    with pytest.raises(ValueError, match="^bucket_f1 needs predictions$"):
         bucket_f1(STATS, Batch(TOKENS, GOLD))
 
 
@@ -745,6 +745,9 @@ def test_hallucinated_mentions_are_predictions_of_the_overall_f1_only():
     assert point["precision"] == pytest.approx(2 / 3) and point["recall"] == 1.0 and sizes["f1"] == 2
     # in no bucket: each bucket's precision counts only placed predictions
     assert sum(r["n_pred"] for r in result["buckets"]["eLen"]) == 2 and point["eLen_0_precision"] == 1.0
+    assert result["n_hallucinated"] == 1
+    assert result["hallucinated"] == [{"sentence": 0, "text": "Atlantis", "type": "LOC"}]  # listed when detailed
+    assert "hallucinated" not in bucket_f1(STATS, batch)
 
 
 def test_cached_attribute_values_follow_statistics_match_and_casing():
@@ -783,3 +786,24 @@ def test_table_rows_per_attribute_and_matching():
     assert all(set(row) == keys and type(row["n_correct"]) is int for rows in strict.values() for row in rows)
     assert all(set(row) == keys | {"n_correct_gold"} and type(row["n_correct"]) is float
                for rows in partial.values() for row in rows)
+
+
+def test_attribute_values_of_one_token_sentences_and_types_unknown_to_training():
+    # "Rome" alone: 1 gold entity in 1 token, the token unseen in training
+    one = attribute_values(STATS, Batch([["Rome"], ["Paris"]], [["B-LOC"], ["B-LOC"]], [["B-LOC"], ["B-MISC"]]))
+    assert one["gold"]["span"]["eDen"].tolist() == [1.0, 1.0] and one["gold"]["span"]["oDen"].tolist() == [1.0, 0.0]
+    assert one["gold"]["span"]["sLen"].tolist() == [1.0, 1.0]
+    # "Paris" is LOC, PER and O once each in training, never MISC: tCon 0 for the MISC prediction
+    assert one["pred"]["token"]["tCon"].tolist() == [0.0, 0.0] and one["gold"]["token"]["tCon"].tolist() == [0.0, 1 / 3]
+    assert one["pred"]["token"]["tFre"].tolist() == [0.0, 3 / 14]
+
+
+def test_a_plain_score_builds_no_per_sentence_counts(monkeypatch):
+    import tough_ner.buckets as buckets
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("per-sentence counts built for a plain score")
+    expected = bucket_f1(STATS, Batch(TOKENS, GOLD, PRED))
+    monkeypatch.setattr(buckets, "_counts", refuse)
+    assert json.dumps(bucket_f1(STATS, Batch(TOKENS, GOLD, PRED))) == json.dumps(expected)  # no intervals asked for
+    assert "buckets" in bucket_f1(STATS, Batch(TOKENS, GOLD, PRED), detailed=True, bootstrap=0)

@@ -69,7 +69,9 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_buckets.py::test_hallucinated_mentions_are_predictions_of_the_overall_f1_only
                    tests/test_buckets.py::test_cached_attribute_values_follow_statistics_match_and_casing
                    tests/test_buckets.py::test_lowercase_silences_the_casing_warning
-                   tests/test_buckets.py::test_table_rows_per_attribute_and_matching" ;;
+                   tests/test_buckets.py::test_table_rows_per_attribute_and_matching
+                   tests/test_buckets.py::test_attribute_values_of_one_token_sentences_and_types_unknown_to_training
+                   tests/test_buckets.py::test_a_plain_score_builds_no_per_sentence_counts" ;;
     nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
     rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
              echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
