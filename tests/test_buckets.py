@@ -796,6 +796,9 @@ def test_attribute_values_of_one_token_sentences_and_types_unknown_to_training()
     # "Paris" is LOC, PER and O once each in training, never MISC: tCon 0 for the MISC prediction
     assert one["pred"]["token"]["tCon"].tolist() == [0.0, 0.0] and one["gold"]["token"]["tCon"].tolist() == [0.0, 1 / 3]
     assert one["pred"]["token"]["tFre"].tolist() == [0.0, 3 / 14]
+    # "Paris Hilton" is a training mention (eFre 1/4), but never a LOC one: eCon 0
+    other_type = attribute_values(STATS, Batch(TOKENS, GOLD, [["B-LOC", "I-LOC", "O", "O"]]))["pred"]["span"]
+    assert other_type["eFre"].tolist() == [0.25] and other_type["eCon"].tolist() == [0.0]
 
 
 def test_a_plain_score_builds_no_per_sentence_counts(monkeypatch):
