@@ -810,3 +810,33 @@ def test_a_plain_score_builds_no_per_sentence_counts(monkeypatch):
     monkeypatch.setattr(buckets, "_counts", refuse)
     assert json.dumps(bucket_f1(STATS, Batch(TOKENS, GOLD, PRED))) == json.dumps(expected)  # no intervals asked for
     assert "buckets" in bucket_f1(STATS, Batch(TOKENS, GOLD, PRED), detailed=True, bootstrap=0)
+
+
+def test_token_items_are_right_by_type_or_by_position_as_the_matching_says():
+    # Gold "Paris Hilton"/PER, "Rome"/LOC; predicted "Paris"/LOC, "Rome"/LOC (types: LOC = 0, PER = 1).
+    batch = Batch(TOKENS, GOLD, PRED)
+    for match, gold_right, pred_right in (("strict", [False, False, True], [False, True]),
+                                          ("type", [False, False, True], [False, True]),
+                                          ("exact", [True, False, True], [True, True]),  # any type labels it
+                                          ("partial", [True, False, True], [True, True])):
+        sides = attribute_values(STATS, batch, match=match)
+        assert sides["gold"]["token"]["correct"].tolist() == gold_right, match
+        assert sides["pred"]["token"]["correct"].tolist() == pred_right, match
+
+
+def test_consistency_one_from_a_single_training_occurrence():
+    # "New York" and "France" occur once each in training, both as LOC mentions: eCon = tCon = 1/1
+    tokens, tags = [["New", "York", "in", "France"]], [["B-LOC", "I-LOC", "O", "B-LOC"]]
+    gold = attribute_values(STATS, Batch(tokens, tags, tags))["gold"]
+    assert gold["span"]["eCon"].tolist() == [1.0, 1.0] and gold["token"]["tCon"].tolist() == [1.0, 1.0, 1.0]
+    assert gold["span"]["eFre"].tolist() == [0.25, 0.25]
+    rows = bucket_f1(STATS, Batch(tokens, tags, tags), detailed=True, bootstrap=0)["buckets"]["eCon"]
+    assert rows[-1]["interval"] == [1.0, 1.0] and rows[-1]["n_gold"] == 2
+
+
+def test_spearman_of_a_constant_is_nan_without_numpy_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(spearman([1, 2, 3], [5, 5, 5])) and math.isnan(spearman([1], [2]))
+        assert spearman([1, 2, 3], [3, 1, 2]) == pytest.approx(-0.5)  # d = (-2, 1, 1): 1 - 6 * 6 / (3 * 8)

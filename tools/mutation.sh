@@ -71,7 +71,10 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_buckets.py::test_lowercase_silences_the_casing_warning
                    tests/test_buckets.py::test_table_rows_per_attribute_and_matching
                    tests/test_buckets.py::test_attribute_values_of_one_token_sentences_and_types_unknown_to_training
-                   tests/test_buckets.py::test_a_plain_score_builds_no_per_sentence_counts" ;;
+                   tests/test_buckets.py::test_a_plain_score_builds_no_per_sentence_counts
+                   tests/test_buckets.py::test_token_items_are_right_by_type_or_by_position_as_the_matching_says
+                   tests/test_buckets.py::test_consistency_one_from_a_single_training_occurrence
+                   tests/test_buckets.py::test_spearman_of_a_constant_is_nan_without_numpy_warnings" ;;
     nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
     rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
              echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
