@@ -840,3 +840,18 @@ def test_spearman_of_a_constant_is_nan_without_numpy_warnings():
         warnings.simplefilter("error")
         assert math.isnan(spearman([1, 2, 3], [5, 5, 5])) and math.isnan(spearman([1], [2]))
         assert spearman([1, 2, 3], [3, 1, 2]) == pytest.approx(-0.5)  # d = (-2, 1, 1): 1 - 6 * 6 / (3 * 8)
+
+
+def test_partial_match_intervals_resample_the_credits():
+    from tough_ner.buckets import counts
+    from tough_ner.uncertainty import intervals
+    tokens, gold, pred = random_batch(11, n_sentences=12)
+    batch = Batch(tokens, gold, pred)
+    result = bucket_f1(STATS, batch, match="partial", ci=True, n_resamples=60, seed=3)
+    # the per-sentence credits (test_per_sentence_counts_give_the_flat_keys_and_bucket_sizes checks them)
+    table = counts(STATS, batch, match="partial")
+    keys = [key for key in result if key == "f1" or key.endswith("_f1") and key[:-3] + "_recall" in table.keys]
+    expected = intervals(table, keys, 60, 0.95, 3)
+    assert len(keys) > 20
+    for key in keys:
+        assert [result[f"{key}_ci_low"], result[f"{key}_ci_high"]] == pytest.approx(expected[key], nan_ok=True), key

@@ -74,7 +74,8 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_buckets.py::test_a_plain_score_builds_no_per_sentence_counts
                    tests/test_buckets.py::test_token_items_are_right_by_type_or_by_position_as_the_matching_says
                    tests/test_buckets.py::test_consistency_one_from_a_single_training_occurrence
-                   tests/test_buckets.py::test_spearman_of_a_constant_is_nan_without_numpy_warnings" ;;
+                   tests/test_buckets.py::test_spearman_of_a_constant_is_nan_without_numpy_warnings
+                   tests/test_buckets.py::test_partial_match_intervals_resample_the_credits" ;;
     nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
     rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
              echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
