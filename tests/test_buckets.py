@@ -29,6 +29,7 @@ def test_attribute_values_by_hand():
     gold, pred = sides["gold"]["span"], sides["pred"]["span"]
     # Gold: "Paris Hilton"/PER, "Rome"/LOC.  14 training tokens, 4 training mentions.
     assert gold["eLen"].tolist() == [2, 1] and gold["sLen"].tolist() == [4, 4]
+    assert all(gold[a].dtype == float for a in ATTRIBUTES[:-1] if a in gold)  # every numeric attribute: floats
     assert gold["eDen"].tolist() == [0.5, 0.5] and gold["oDen"].tolist() == [0.5, 0.5]  # visits, Rome unseen
     assert gold["eFre"].tolist() == [0.25, 0.0]
     assert gold["eCon"].tolist() == [0.5, 0.0]  # "Paris Hilton" twice in training, once a PER mention
