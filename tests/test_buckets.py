@@ -29,6 +29,7 @@ def test_attribute_values_by_hand():
     gold, pred = sides["gold"]["span"], sides["pred"]["span"]
     # Gold: "Paris Hilton"/PER, "Rome"/LOC.  14 training tokens, 4 training mentions.
     assert gold["eLen"].tolist() == [2, 1] and gold["sLen"].tolist() == [4, 4]
+    assert all(gold[a].dtype == float for a in ATTRIBUTES[:-1] if a in gold)  # every numeric attribute: floats
     assert gold["eDen"].tolist() == [0.5, 0.5] and gold["oDen"].tolist() == [0.5, 0.5]  # visits, Rome unseen
     assert gold["eFre"].tolist() == [0.25, 0.0]
     assert gold["eCon"].tolist() == [0.5, 0.0]  # "Paris Hilton" twice in training, once a PER mention
@@ -313,7 +314,7 @@ def test_bad_options_and_input():
             bucket_f1(STATS, batch, **bad)
     with pytest.raises(ValueError, match="sentence 0"):
         bucket_f1(STATS, Batch(TOKENS, GOLD, [["B-LOC"]]))
-    with pytest.raises(ValueError, match="needs predictions"):
+    with pytest.raises(ValueError, match="^bucket_f1 needs predictions$"):
         bucket_f1(STATS, Batch(TOKENS, GOLD))
 
 
@@ -415,3 +416,443 @@ def test_per_sentence_counts_give_the_flat_keys_and_bucket_sizes(match):
             key = f"tag_{row['interval']}_f1" if attribute == "tag" else f"{attribute}_{i}_f1"
             assert sizes[key] == row["n_gold"], key
             assert point[key.replace("_f1", "_precision")] == pytest.approx(row["precision"], nan_ok=True)
+            assert point[key.replace("_f1", "_recall")] == pytest.approx(row["recall"], nan_ok=True)
+
+
+# ---- diagnostics on hand-made tables and flat results (fast; the mutation run uses them) ----------
+def _rows(*f1s):
+    return [{"interval": [float(i), float(i + 1)], "f1": f1} for i, f1 in enumerate(f1s)]
+
+
+def _tables(**by_attribute):
+    """Bucket tables of every attribute: the given F1s, two buckets of F1 0.5 elsewhere."""
+    return {a: by_attribute.get(a, _rows(0.5, 0.5)) for a in ATTRIBUTES}
+
+
+def test_self_diagnosis_by_hand():
+    from tough_ner.buckets import self_diagnosis
+    nan = math.nan
+    diagnosis = self_diagnosis({"eLen": _rows(nan, 0.2, 0.9, 0.5), "sLen": _rows(nan, nan),
+                                "eDen": _rows(0.4, 0.1, 0.4, 0.1), "tag": []})
+    assert diagnosis["eLen"] == {"worst": 1, "worst_f1": 0.2, "best": 2, "best_f1": 0.9, "gap": pytest.approx(0.7)}
+    assert diagnosis["eDen"] == {"worst": 1, "worst_f1": 0.1, "best": 0, "best_f1": 0.4, "gap": pytest.approx(0.3)}
+    for empty in ("sLen", "tag"):  # no non-empty bucket: nothing to name
+        assert diagnosis[empty]["worst"] is None and diagnosis[empty]["best"] is None
+        assert all(math.isnan(diagnosis[empty][k]) for k in ("worst_f1", "best_f1", "gap"))
+        assert set(diagnosis[empty]) == set(diagnosis["eLen"])
+    assert list(diagnosis) == ["eLen", "sLen", "eDen", "tag"]
+
+
+def test_model_wise_by_hand():
+    from tough_ner.buckets import model_wise
+    nan = math.nan
+    measures = model_wise({"eLen": _rows(0.2, nan, 0.5, 0.9), "sLen": _rows(0.9, 0.6, nan, 0.1),
+                           "eDen": _rows(nan, nan), "oDen": _rows(0.3, 0.3), "tag": _rows(0.2, 0.5, 0.9)})
+    # Over the non-empty buckets: F1 rises with bucket order (rho 1) or falls (rho -1).
+    assert measures["eLen"]["spearman"] == 1.0 and measures["sLen"]["spearman"] == -1.0
+    assert measures["eLen"]["std"] == pytest.approx(math.sqrt(((0.2 - 8 / 15) ** 2 + (0.5 - 8 / 15) ** 2
+                                                               + (0.9 - 8 / 15) ** 2) / 3))
+    assert measures["sLen"]["std"] == pytest.approx(math.sqrt(((0.9 - 1.6 / 3) ** 2 + (0.6 - 1.6 / 3) ** 2
+                                                               + (0.1 - 1.6 / 3) ** 2) / 3))
+    assert math.isnan(measures["eDen"]["spearman"]) and math.isnan(measures["eDen"]["std"])  # all empty
+    assert math.isnan(measures["oDen"]["spearman"]) and measures["oDen"]["std"] == 0.0  # constant F1
+    assert math.isnan(measures["tag"]["spearman"])  # types have no order
+    assert measures["tag"]["std"] == pytest.approx(np.std([0.2, 0.5, 0.9]))
+    assert set(measures["eLen"]) == {"spearman", "std"}
+
+
+def test_compare_by_hand():
+    nan = math.nan
+    tags_a = [{"interval": "LOC", "f1": 0.75}, {"interval": "PER", "f1": 0.5}]
+    tags_b = [{"interval": "AAA", "f1": 0.0}, {"interval": "LOC", "f1": 0.5}, {"interval": "PER", "f1": 0.25}]
+    a = {"buckets": _tables(eLen=_rows(0.9, 0.5, nan), tag=tags_a)}
+    b = {"buckets": _tables(eLen=_rows(0.4, 0.75, 0.5), tag=tags_b)}
+    comparison = compare(a, b)
+    assert list(comparison) == list(ATTRIBUTES)
+    assert comparison["eLen"]["intervals"] == [[0, 1], [1, 2], [2, 3]]
+    assert comparison["eLen"]["difference"][:2] == pytest.approx([0.5, -0.25]) and math.isnan(
+        comparison["eLen"]["difference"][2])
+    # Types matched by name over the union, sorted; a type only one side has: NaN.
+    assert comparison["tag"]["intervals"] == ["AAA", "LOC", "PER"]
+    assert math.isnan(comparison["tag"]["difference"][0])
+    assert comparison["tag"]["difference"][1:] == pytest.approx([0.25, 0.25])
+    assert isinstance(comparison["tag"]["difference"], list) and isinstance(comparison["sLen"]["difference"], list)
+    assert comparison["tag"] == {"intervals": ["AAA", "LOC", "PER"], "difference": comparison["tag"]["difference"]}
+    with pytest.raises(ValueError, match="^the two results bucket sLen differently: compare results on the same test set$"):
+        compare({"buckets": _tables()}, {"buckets": _tables(sLen=[{"interval": [0.0, 2.0], "f1": 0.5}, {"interval": [2.0, 3.0], "f1": 1.0}])})
+
+
+def test_attribute_wise_by_hand():
+    def result(rhos, zetas):
+        return {"diagnostics": {"model_wise": {a: {"spearman": rhos.get(a, 0.5)} for a in ATTRIBUTES},
+                                "zeta": {a: zetas.get(a, 1.0) for a in ATTRIBUTES[:-1]}}}
+    one = result({"eLen": -0.5, "sLen": 1.0}, {"eLen": 1.5})
+    two = result({"eLen": 1.0, "sLen": -0.25}, {"eLen": 9.0})
+    table = attribute_wise([one, two])
+    assert list(table) == list(ATTRIBUTES[:-1])  # no rho for the unordered types
+    assert table["eLen"] == {"zeta": 1.5, "rho": 0.75}  # mean of |rho| (the first system's zeta: same test set)
+    assert table["sLen"] == {"zeta": 1.0, "rho": 0.625}
+    assert attribute_wise([two])["eLen"] == {"zeta": 9.0, "rho": 1.0}
+    assert isinstance(table["eLen"]["rho"], float)
+    with pytest.raises(ValueError, match="^attribute_wise needs at least one detailed result$"):
+        attribute_wise([])
+
+
+def _flat(**f1s):
+    """A flat result: ``eLen=[...]`` becomes eLen_0_f1, eLen_1_f1, ...; ``tag={"LOC": ..}`` tag_LOC_f1."""
+    flat = {"f1": 0.5, "n_gold": 10}
+    for attribute, values in f1s.items():
+        items = values.items() if isinstance(values, dict) else enumerate(values)
+        for i, value in items:
+            flat[f"{attribute}_{i}_f1"] = value
+            flat[f"{attribute}_{i}_precision"] = 1.0  # not F1: never in a test
+    return flat
+
+
+def test_friedman_by_hand_and_against_scipy():
+    nan = math.nan
+    runs = [_flat(eLen=[0.9, 0.5, 0.2, nan], sLen=[0.1, 0.2], eCon=[0.3, 0.3, 0.3], tag={"LOC": 0.5, "PER": 0.4,
+                                                                                       "ORG": 0.1}),
+            _flat(eLen=[0.8, 0.6, 0.1, 0.5], sLen=[0.1, 0.2], eCon=[0.1, 0.2, 0.3], tag={"LOC": 0.6, "PER": 0.1,
+                                                                                       "ORG": 0.3}),
+            _flat(eLen=[0.7, 0.4, 0.3, 0.5], sLen=[0.3, 0.2], eCon=[0.3, 0.2, 0.1], tag={"LOC": 0.9, "PER": 0.8,
+                                                                                       "ORG": 0.7})]
+    table = friedman(runs)
+    assert list(table) == list(ATTRIBUTES)
+    # eLen: bucket 3 is empty in the first run and left out; the ranks within each run are 3, 2, 1:
+    # chi2 = 12 / (n k (k + 1)) * sum R_j^2 - 3 n (k + 1) with n = 3 runs, k = 3 buckets = 6.
+    assert table["eLen"]["statistic"] == pytest.approx(6.0) and table["eLen"]["n_buckets"] == 3
+    assert table["eLen"]["p_value"] == pytest.approx(math.exp(-3.0))  # chi2 with 2 df: exp(-x / 2)
+    for attribute, columns in (("eCon", [[0.3, 0.3, 0.3], [0.1, 0.2, 0.3], [0.3, 0.2, 0.1]]),
+                               ("tag", [[0.5, 0.4, 0.1], [0.6, 0.1, 0.3], [0.9, 0.8, 0.7]])):
+        expected = scipy.stats.friedmanchisquare(*np.array(columns).T)
+        assert table[attribute] == {"statistic": pytest.approx(expected.statistic),
+                                    "p_value": pytest.approx(expected.pvalue), "n_buckets": 3}
+        assert type(table[attribute]["statistic"]) is float and type(table[attribute]["p_value"]) is float
+    # fewer than 3 buckets (2 here; none for attributes the runs lack): no test
+    assert math.isnan(table["sLen"]["statistic"]) and math.isnan(table["sLen"]["p_value"])
+    assert table["sLen"]["n_buckets"] == 2 and table["oDen"]["n_buckets"] == 0
+    # a bucket a later run lacks counts as empty in that run (the first run's keys name the buckets)
+    del runs[2]["eLen_0_f1"]
+    assert friedman(runs)["eLen"]["n_buckets"] == 2 and friedman(runs[1:])["eLen"]["n_buckets"] == 3
+    with pytest.raises(ValueError, match="^the Friedman test needs at least 2 runs$"):
+        friedman(runs[:1])
+
+
+def test_wilcoxon_by_hand_and_against_scipy():
+    nan = math.nan
+    runs_a = [_flat(eLen=[0.9, 0.5, nan], sLen=[0.5, 0.5], eDen=[0.9, 0.5, 0.2], tag={"LOC": 0.9}),
+              _flat(eLen=[0.8, 0.6, 0.7], sLen=[0.4, 0.5], eDen=[nan, nan, nan], tag={"LOC": 0.8})]
+    runs_b = [_flat(eLen=[0.1, 0.2, 0.3], sLen=[0.5, 0.5], eDen=[0.1, 0.7, 0.6], tag={"LOC": 0.1}),
+              _flat(eLen=[0.5, nan, 0.0], sLen=[0.4, 0.5], eDen=[0.1, 0.7, 0.6], tag={"LOC": 0.6})]
+    table = wilcoxon(runs_a, runs_b)
+    assert list(table) == list(ATTRIBUTES)
+    # eLen pairs (runs in order, buckets in order), the NaN ones left out: differences 0.8, 0.3, 0.3, 0.7,
+    # all positive: W = 0 (the smaller rank sum), exact two-sided p = 2 / 2^4.
+    assert table["eLen"]["n_pairs"] == 4 and table["eLen"]["statistic"] == 0.0
+    assert table["eLen"]["p_value"] == pytest.approx(
+        scipy.stats.wilcoxon([0.8, 0.3, 0.3, 0.7]).pvalue)
+    # eDen: differences 0.8, -0.2, -0.4 (ranks 3, 1, 2): W = min(3, 3) = 3, and no evidence (p = 1)
+    assert (table["eDen"]["statistic"], table["eDen"]["n_pairs"]) == (3.0, 3)
+    assert table["eDen"]["p_value"] == pytest.approx(1.0)
+    expected = scipy.stats.wilcoxon([0.9, 0.8], [0.1, 0.6])
+    assert table["tag"] == {"statistic": pytest.approx(expected.statistic), "p_value": pytest.approx(expected.pvalue),
+                            "n_pairs": 2}
+    assert type(table["tag"]["statistic"]) is float and type(table["tag"]["p_value"]) is float
+    # identical F1s: no difference to test
+    assert math.isnan(table["sLen"]["statistic"]) and math.isnan(table["sLen"]["p_value"])
+    assert table["sLen"]["n_pairs"] == 4 and table["oDen"]["n_pairs"] == 0
+    assert wilcoxon(runs_a[:1], runs_b[:1])["eLen"]["n_pairs"] == 2
+    with pytest.raises(ValueError, match="^paired runs need equal, non-zero counts: 2 vs 1$"):
+        wilcoxon(runs_a, runs_b[:1])
+    with pytest.raises(ValueError, match="paired runs need equal, non-zero counts: 0 vs 0"):
+        wilcoxon([], [])
+    with pytest.raises(ValueError, match="^the two systems have different eLen buckets$"):
+        wilcoxon(runs_a, [_flat(eLen=[0.1, 0.2]), _flat(eLen=[0.1, 0.2])])
+
+
+def test_significance_tests_say_they_need_scipy(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy now raises ImportError
+    for call in (lambda: friedman([_flat(), _flat()]), lambda: wilcoxon([_flat()], [_flat()])):
+        with pytest.raises(ImportError, match=r"^significance tests need scipy: pip install 'tough-ner\[diagnostics\]'$"):
+            call()
+
+
+def test_check_options_limits_and_messages():
+    from tough_ner.buckets import MAX_BUCKETS, check_options
+    assert MAX_BUCKETS == 100
+    check_options({"eLen": 100, "tCon": 3, "eCon": 100}, {"sLen": list(range(1, 100))}, 0, 0.5)  # at the limits
+    check_options(1, {a: [0.5] for a in ("eCon", "tCon", "eFre", "tFre", "oDen")}, 1, 1e-9)  # edges: n_buckets unused
+    for (n_buckets, edges, bootstrap, confidence), message in (
+            ((101, None, 0, 0.5), "n_buckets is at most 100 per attribute, got 101 for eLen"),
+            (({"tFre": 101}, None, 0, 0.5), "got 101 for tFre"),
+            ((4, {"sLen": list(range(1, 101))}, 0, 0.5), r"edges for sLen make 101 buckets; at most 100"),
+            ((4, {"eCon": [i / 100 for i in range(1, 99)]}, 0, 0.5), "edges for eCon make 101 buckets"),
+            ((2, None, 0, 0.5), r"eCon needs n_buckets >= 3 \(2 special\), got 2"),  # eFre (1 special) takes 2
+            (({"tCon": 2}, None, 0, 0.5), r"tCon needs n_buckets >= 3 \(2 special\), got 2"),
+            (({"tag": 3}, None, 0, 0.5), r"n_buckets names unknown attribute\(s\) \['tag'\]"),
+            ((4, {"tag": [1]}, 0, 0.5), "edges must be {attribute: \\[cuts\\]} over eLen, sLen, eDen, oDen, eFre, "
+                                        "tFre, eCon, tCon, got {'tag': \\[1\\]}"),
+            ((4, [("sLen", [1])], 0, 0.5), "edges must be"),
+            ((True, None, 0, 0.5), "n_buckets must be an int or {attribute: int}, got True"),
+            (({"sLen": 3.0}, None, 0, 0.5), "n_buckets must be an int"),
+            ((4, None, True, 0.5), "bootstrap must be a number of resamples >= 0, got True"),
+            ((4, None, 2.5, 0.5), "bootstrap must be"),
+            ((4, None, -1, 0.5), "bootstrap must be"),
+            ((4, None, 0, 0.0), r"confidence must lie in \(0, 1\), got 0.0"),
+            ((4, None, 0, 1.0), "confidence must lie in")):
+        with pytest.raises(ValueError, match=message):
+            check_options(n_buckets, edges, bootstrap, confidence)
+
+
+def test_bucketing_parts_by_hand():
+    from tough_ner.buckets import Bucketing, bucket_key, interval_text
+    bucketing = make_bucketing("eFre", np.array([0.0, 0.1, 0.2, 0.3, 0.4]), 3)  # 1 special + 2 regular
+    assert (bucketing.n_regular, len(bucketing), bucketing.special, bucketing.low, bucketing.high) == (2, 3, (0.0,), 0.0,
+                                                                                                       math.inf)
+    assert bucketing.cuts.tolist() == [0.2] and bucketing.intervals() == [[0, 0], [0, 0.2], [0.2, math.inf]]
+    assert bucketing.assign(np.array([0.0, 0.2, 0.25, 1.0])).tolist() == [0, 1, 2, 2]  # 1 is no special eFre value
+    labelled = Bucketing("x", [1.0], (), 0.0, 5.0, labels=[["a"], ["b"]])
+    assert labelled.intervals() == [["a"], ["b"]] and labelled.assign(np.array([1.0, 1.5])).tolist() == [0, 1]
+    length = make_bucketing("eLen", np.array([]), 2)
+    assert length.intervals() == [[1, 1], [2, math.inf]] and length.assign(np.array([1, 2, 7])).tolist() == [0, 1, 1]
+    # user edges keep the special buckets and may be empty (one regular bucket)
+    assert make_bucketing("tCon", np.array([0.5]), edges=[]).intervals() == [[0, 0], [0, 1], [1, 1]]
+    with pytest.raises(ValueError, match=r"edges for eCon must lie strictly between 0.0 and 1.0"):
+        make_bucketing("eCon", np.array([0.5]), edges=[0.0, 0.5])
+    with pytest.raises(ValueError, match=r"edges for eCon must lie strictly between 0.0 and 1.0"):
+        make_bucketing("eCon", np.array([0.5]), edges=[0.5, 1.0])
+    make_bucketing("sLen", np.array([5.0]), edges=[-3.0, 100.0])  # open below and above: any cut goes
+    for bad in ([0.3, 0.3], [[0.1, 0.2]], [0.1, math.nan]):
+        with pytest.raises(ValueError, match="edges for oDen must be increasing numbers, got"):
+            make_bucketing("oDen", np.array([0.5]), edges=bad)
+    with pytest.raises(ValueError, match=r"eCon needs n_buckets >= 3 \(2 special\), got 2"):
+        make_bucketing("eCon", np.array([0.5]), 2)
+    assert make_bucketing("sLen", np.array([2.0, 4.0]), 1).intervals() == [[-math.inf, math.inf]]
+    # regular cuts come from the non-special gold values only
+    assert make_bucketing("eCon", np.array([0.0] * 5 + [1.0] * 5 + [0.2, 0.6]), 4).cuts.tolist() == [0.2]
+    assert make_bucketing("eCon", np.array([0.0, 1.0]), 4).cuts.tolist() == [1.0]  # none: at the upper bound
+    assert make_bucketing("sLen", np.array([]), 3).cuts.tolist() == [math.inf, math.inf]
+    assert [bucket_key("eLen", 2, [3, 3], m) for m in ("f1", "precision", "recall")] == [
+        "eLen_2_f1", "eLen_2_precision", "eLen_2_recall"]
+    assert bucket_key("tag", 0, "LOC") == "tag_LOC_f1" and bucket_key("tag", 3, "PER", "recall") == "tag_PER_recall"
+    assert bucket_key("sLen", 1, [2, 4]) == "sLen_1_f1"
+    assert interval_text("tCon", [0.5, 1.0]) == "(0.5, 1)" and interval_text("eFre", [0.0, 0.0]) == "0"
+    assert interval_text("sLen", [-math.inf, 3.0]) == "(-inf, 3]" and interval_text("tFre", [0.1, math.inf]) == "(0.1, inf)"
+    assert interval_text("eLen", [2.0, 2.0]) == "2" and interval_text("eCon", [0.123456, 0.25]) == "(0.1235, 0.25]"
+
+
+def test_counts_take_the_options_of_bucket_f1():
+    from tough_ner.buckets import counts
+    tokens = [["paris", "HILTON", "visits", "Rome"], ["Paris", "Hilton", "sings"]]
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"]]
+    pred = [["B-PER", "I-PER", "O", "B-LOC"], ["B-LOC", "O", "O"]]
+    batch = Batch(tokens, gold, pred)
+    options = {"lowercase": True, "edges": {"sLen": [3.5], "eCon": [0.25]}, "n_buckets": {"eCon": 2}}
+    point = counts(STATS, batch, **options).point()
+    expected = bucket_f1(STATS, batch, detailed=True, bootstrap=0, **options)
+    assert len(expected["buckets"]["sLen"]) == 2 and "sLen_2_f1" not in point and "eCon_3_f1" in point
+    # lowercased, "paris HILTON" is the PER "Paris Hilton" of training: eCon 1/2, not 0
+    assert [r["n_gold"] for r in expected["buckets"]["eCon"]] == [1, 0, 2, 0]
+    for attribute, rows in expected["buckets"].items():
+        for i, row in enumerate(rows):
+            key = f"tag_{row['interval']}_f1" if attribute == "tag" else f"{attribute}_{i}_f1"
+            assert point[key] == pytest.approx(row["f1"], nan_ok=True), key
+    # strict matching: one correct count per key serves precision and recall (no separate gold credit)
+    strict = counts(STATS, batch)
+    assert strict.keys["f1"][0] == "f1" and len(strict.keys["f1"]) == 4
+    assert not any(name.endswith("/found") for name in strict.names)
+    assert any(name.endswith("/found") for name in counts(STATS, batch, match="partial").names)
+    with pytest.raises(ValueError, match="^bucket_f1 needs predictions$"):
+        counts(STATS, Batch(tokens, gold))
+    with pytest.raises(ValueError, match="n_buckets"):
+        counts(STATS, batch, n_buckets={"eCon": 2})
+    with pytest.raises(ValueError, match="match"):
+        counts(STATS, batch, match="fuzzy")
+
+
+def _plain_bootstrap(tokens, gold, pred, n_resamples, seed):
+    """Flat results of bucket_f1 on each resample of the engine's stream (sentences in content-hash order)."""
+    order = np.argsort(Batch(tokens, gold, pred).sentence_keys, kind="stable")
+    draws = np.random.default_rng([seed, 0]).integers(0, len(tokens), size=(n_resamples, len(tokens)))
+    return [bucket_f1(STATS, Batch([tokens[i] for i in d], [gold[i] for i in d], [pred[i] for i in d]), bootstrap=0)
+            for d in order[draws]]
+
+
+def test_intervals_options_equal_a_plain_loop():
+    tokens, gold, pred = random_batch(11, n_sentences=12)
+    batch = Batch(tokens, gold, pred)
+    assert len(set(batch.sentence_keys.tolist())) == len(tokens)
+    loop = _plain_bootstrap(tokens, gold, pred, 120, 5)
+
+    def quantiles(key, n, confidence):
+        return np.nanquantile([r[key] for r in loop[:n]], [(1 - confidence) / 2, (1 + confidence) / 2]).tolist()
+
+    keys = ("f1", "tag_PER_f1", "eLen_0_f1", "tCon_2_f1")
+    # ci: n_resamples defaults to bootstrap; n_resamples wins when given; confidence and seed are used
+    for options, n in (({"bootstrap": 120}, 120), ({"bootstrap": 120, "n_resamples": 80}, 80)):
+        result = bucket_f1(STATS, batch, ci=True, confidence=0.9, seed=5, **options)
+        for key in keys:
+            assert [result[f"{key}_ci_low"], result[f"{key}_ci_high"]] == pytest.approx(quantiles(key, n, 0.9)), key
+        assert "buckets" not in result and "diagnostics" not in result
+    # detailed: the diagnostics' intervals, with the same options
+    detailed = bucket_f1(STATS, batch, detailed=True, bootstrap=120, confidence=0.8, seed=5)
+    ranges = detailed["diagnostics"]["bootstrap"]
+    assert ranges["f1"] == pytest.approx(quantiles("f1", 120, 0.8))
+    per = [row["interval"] for row in detailed["buckets"]["tag"]].index("PER")
+    assert ranges["tag"][per] == pytest.approx(quantiles("tag_PER_f1", 120, 0.8))
+    assert ranges["eLen"][0] == pytest.approx(quantiles("eLen_0_f1", 120, 0.8))
+    assert not any(key.endswith("_ci_low") for key in detailed)  # intervals only when asked for
+    # documented defaults: bootstrap=1000, confidence=0.95, seed=0, 1000 resamples for ci when neither
+    # n_resamples nor bootstrap gives a number
+    def ranges(**options):
+        return json.dumps(bucket_f1(STATS, batch, detailed=True, **options)["diagnostics"]["bootstrap"])
+    assert ranges() == ranges(bootstrap=1000, confidence=0.95, seed=0)
+    assert ranges() not in (ranges(bootstrap=999), ranges(confidence=0.9), ranges(seed=1))
+    assert json.dumps(bucket_f1(STATS, batch, ci=True)) == json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=1000))
+    default = json.dumps(bucket_f1(STATS, batch, ci=True, bootstrap=0))
+    assert default == json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=1000))
+    assert default != json.dumps(bucket_f1(STATS, batch, ci=True, n_resamples=999))
+    # the unit reaches the resampling (these sentences have no document ids)
+    for options in ({"ci": True}, {"detailed": True, "bootstrap": 10}):
+        with pytest.raises(ValueError, match="unit='document' needs document ids"):
+            bucket_f1(STATS, batch, unit="document", **options)
+
+
+def test_entity_free_input_gives_nan_diagnostics_without_numpy_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # no "mean of empty slice" reaches the user
+        result = bucket_f1(STATS, Batch([["a", "b"]], [["O", "O"]], [["O", "O"]]), detailed=True, bootstrap=0)
+    diagnostics = result["diagnostics"]
+    assert set(diagnostics["zeta"]) == set(ATTRIBUTES[:-1]) and all(map(math.isnan, diagnostics["zeta"].values()))
+    assert all(math.isnan(m["std"]) and math.isnan(m["spearman"]) for m in diagnostics["model_wise"].values())
+    assert all(d["worst"] is None for d in diagnostics["self"].values())
+
+
+def test_hallucinated_mentions_are_predictions_of_the_overall_f1_only():
+    from tough_ner import as_batch
+    from tough_ner.buckets import counts
+    mentions = [[{"text": "Paris Hilton", "type": "PER"}, {"text": "Rome", "type": "LOC"},
+                 {"text": "Atlantis", "type": "LOC"}]]
+    batch = as_batch(TOKENS, GOLD, mentions)
+    assert batch.hallucinated == [[{"text": "Atlantis", "type": "LOC"}]]
+    # both gold entities found, 3 predictions: P = 2/3, R = 1, F1 = 0.8
+    result = bucket_f1(STATS, batch, detailed=True, bootstrap=0)
+    table = counts(STATS, batch)
+    point, sizes = table.point(), table.sizes()
+    assert result["f1"] == pytest.approx(0.8) and point["f1"] == pytest.approx(0.8)
+    assert point["precision"] == pytest.approx(2 / 3) and point["recall"] == 1.0 and sizes["f1"] == 2
+    # in no bucket: each bucket's precision counts only placed predictions
+    assert sum(r["n_pred"] for r in result["buckets"]["eLen"]) == 2 and point["eLen_0_precision"] == 1.0
+    assert result["n_hallucinated"] == 1
+    assert result["hallucinated"] == [{"sentence": 0, "text": "Atlantis", "type": "LOC"}]  # listed when detailed
+    assert "hallucinated" not in bucket_f1(STATS, batch)
+
+
+def test_cached_attribute_values_follow_statistics_match_and_casing():
+    tokens = [["paris", "HILTON", "visits", "Rome"], ["Paris", "Hilton", "sings"]]
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"]]
+    pred = [["B-PER", "O", "O", "B-LOC"], ["B-LOC", "O", "O"]]
+    other = TrainStats.from_lists([["Rome", "is", "Rome"]], [["B-LOC", "O", "B-PER"]])
+    shared = Batch(tokens, gold, pred)  # one batch scored several ways: its cache must tell them apart
+    for stats, options in ((STATS, {}), (STATS, {"match": "partial"}), (STATS, {"lowercase": True}), (other, {}),
+                           (STATS, {"lowercase": True, "match": "partial"})):
+        expected = bucket_f1(stats, Batch(tokens, gold, pred), detailed=True, bootstrap=0, **options)
+        assert json.dumps(bucket_f1(stats, shared, detailed=True, bootstrap=0, **options)) == json.dumps(expected)
+
+
+def test_lowercase_silences_the_casing_warning():
+    import warnings
+    from tough_ner.checks import InputWarning
+    tokens, gold = [["PARIS", "HILTON", "is"]], [["B-PER", "I-PER", "O"]]
+    with pytest.warns(InputWarning, match="differ in casing"):
+        bucket_f1(STATS, Batch(tokens, gold, gold))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        assert bucket_f1(STATS, Batch(tokens, gold, gold), lowercase=True)["f1"] == 1.0
+
+
+def test_table_rows_per_attribute_and_matching():
+    batch = Batch(TOKENS, GOLD, PRED)
+    sizes = {"sLen": 2, "eCon": 5, "tFre": 3}
+    strict = bucket_f1(STATS, batch, n_buckets=sizes, detailed=True, bootstrap=0)["buckets"]
+    partial = bucket_f1(STATS, batch, n_buckets=sizes, detailed=True, bootstrap=0, match="partial")["buckets"]
+    for attribute in ATTRIBUTES[:-1]:  # the unnamed attributes keep the default of 4 buckets
+        assert len(strict[attribute]) == len(partial[attribute]) == sizes.get(attribute, 4), attribute
+    assert strict["eCon"][-1]["n_gold"] == 0  # an empty last bucket still has its row under partial credits
+    # strict: whole counts; credits: fractional counts and the gold side's own credit
+    keys = {"interval", "n_gold", "n_pred", "n_correct", "precision", "recall", "f1"}
+    assert all(set(row) == keys and type(row["n_correct"]) is int for rows in strict.values() for row in rows)
+    assert all(set(row) == keys | {"n_correct_gold"} and type(row["n_correct"]) is float
+               for rows in partial.values() for row in rows)
+
+
+def test_attribute_values_of_one_token_sentences_and_types_unknown_to_training():
+    # "Rome" alone: 1 gold entity in 1 token, the token unseen in training
+    one = attribute_values(STATS, Batch([["Rome"], ["Paris"]], [["B-LOC"], ["B-LOC"]], [["B-LOC"], ["B-MISC"]]))
+    assert one["gold"]["span"]["eDen"].tolist() == [1.0, 1.0] and one["gold"]["span"]["oDen"].tolist() == [1.0, 0.0]
+    assert one["gold"]["span"]["sLen"].tolist() == [1.0, 1.0]
+    # "Paris" is LOC, PER and O once each in training, never MISC: tCon 0 for the MISC prediction
+    assert one["pred"]["token"]["tCon"].tolist() == [0.0, 0.0] and one["gold"]["token"]["tCon"].tolist() == [0.0, 1 / 3]
+    assert one["pred"]["token"]["tFre"].tolist() == [0.0, 3 / 14]
+    # "Paris Hilton" is a training mention (eFre 1/4), but never a LOC one: eCon 0
+    other_type = attribute_values(STATS, Batch(TOKENS, GOLD, [["B-LOC", "I-LOC", "O", "O"]]))["pred"]["span"]
+    assert other_type["eFre"].tolist() == [0.25] and other_type["eCon"].tolist() == [0.0]
+
+
+def test_a_plain_score_builds_no_per_sentence_counts(monkeypatch):
+    import tough_ner.buckets as buckets
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("per-sentence counts built for a plain score")
+    expected = bucket_f1(STATS, Batch(TOKENS, GOLD, PRED))
+    monkeypatch.setattr(buckets, "_counts", refuse)
+    assert json.dumps(bucket_f1(STATS, Batch(TOKENS, GOLD, PRED))) == json.dumps(expected)  # no intervals asked for
+    assert "buckets" in bucket_f1(STATS, Batch(TOKENS, GOLD, PRED), detailed=True, bootstrap=0)
+
+
+def test_token_items_are_right_by_type_or_by_position_as_the_matching_says():
+    # Gold "Paris Hilton"/PER, "Rome"/LOC; predicted "Paris"/LOC, "Rome"/LOC (types: LOC = 0, PER = 1).
+    batch = Batch(TOKENS, GOLD, PRED)
+    for match, gold_right, pred_right in (("strict", [False, False, True], [False, True]),
+                                          ("type", [False, False, True], [False, True]),
+                                          ("exact", [True, False, True], [True, True]),  # any type labels it
+                                          ("partial", [True, False, True], [True, True])):
+        sides = attribute_values(STATS, batch, match=match)
+        assert sides["gold"]["token"]["correct"].tolist() == gold_right, match
+        assert sides["pred"]["token"]["correct"].tolist() == pred_right, match
+
+
+def test_consistency_one_from_a_single_training_occurrence():
+    # "New York" and "France" occur once each in training, both as LOC mentions: eCon = tCon = 1/1
+    tokens, tags = [["New", "York", "in", "France"]], [["B-LOC", "I-LOC", "O", "B-LOC"]]
+    gold = attribute_values(STATS, Batch(tokens, tags, tags))["gold"]
+    assert gold["span"]["eCon"].tolist() == [1.0, 1.0] and gold["token"]["tCon"].tolist() == [1.0, 1.0, 1.0]
+    assert gold["span"]["eFre"].tolist() == [0.25, 0.25]
+    rows = bucket_f1(STATS, Batch(tokens, tags, tags), detailed=True, bootstrap=0)["buckets"]["eCon"]
+    assert rows[-1]["interval"] == [1.0, 1.0] and rows[-1]["n_gold"] == 2
+
+
+def test_spearman_of_a_constant_is_nan_without_numpy_warnings():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert math.isnan(spearman([1, 2, 3], [5, 5, 5])) and math.isnan(spearman([1], [2]))
+        assert spearman([1, 2, 3], [3, 1, 2]) == pytest.approx(-0.5)  # d = (-2, 1, 1): 1 - 6 * 6 / (3 * 8)
+
+
+def test_partial_match_intervals_resample_the_credits():
+    from tough_ner.buckets import counts
+    from tough_ner.uncertainty import intervals
+    tokens, gold, pred = random_batch(11, n_sentences=12)
+    batch = Batch(tokens, gold, pred)
+    result = bucket_f1(STATS, batch, match="partial", ci=True, n_resamples=60, seed=3)
+    # the per-sentence credits (test_per_sentence_counts_give_the_flat_keys_and_bucket_sizes checks them)
+    table = counts(STATS, batch, match="partial")
+    keys = [key for key in result if key == "f1" or key.endswith("_f1") and key[:-3] + "_recall" in table.keys]
+    expected = intervals(table, keys, 60, 0.95, 3)
+    assert len(keys) > 20
+    for key in keys:
+        assert [result[f"{key}_ci_low"], result[f"{key}_ci_high"]] == pytest.approx(expected[key], nan_ok=True), key
