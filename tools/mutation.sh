@@ -41,7 +41,7 @@ tests_for() {  # the fast test files that exercise a module
     batch)   echo "tests/test_batch.py tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
     stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
-    uncertainty) echo "tests/test_uncertainty.py" ;;
+    uncertainty) echo "tests/test_uncertainty_engine.py tests/test_uncertainty.py" ;;
     formats) echo "tests/test_formats.py" ;;
     matching) echo "tests/test_matching.py tests/test_formats.py" ;;
     checks)  echo "tests/test_bad_inputs.py tests/test_uncertainty.py" ;;

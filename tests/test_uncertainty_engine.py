@@ -1,0 +1,424 @@
+"""The resampling engine's parts, each against an independent reference: numpy's percentiles,
+Holm's procedure run step by step, the exact permutation test by enumeration, hand-made counts."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tough_ner import uncertainty
+from tough_ner.uncertainty import (Counts, adjust, aggregate_runs, analyse, check_options, evaluate, holm,
+                                   per_sentence, pooled, resample_weights, resampled_totals, sentence_keys, units)
+
+
+def table_of(*columns, order=None, strata=None, documents=None):
+    n = len(columns[0])
+    return Counts(np.arange(n, dtype=np.uint64) if order is None else order, strata, documents)
+
+
+# ---- counts and formulas --------------------------------------------------------------------
+def test_sentence_keys_hash_tokens_and_tags_apart():
+    keys = sentence_keys([["a", "b"], ["ab"], ["a", "b"], ["a", "b"], ["a", "b"]],
+                         [["O", "O"], ["O"], ["O", "B-X"], ["O", "O"], ["OO", ""]])
+    assert keys.dtype == np.uint64 and len(keys) == 5
+    assert keys[0] == keys[3]                       # the same content, the same key
+    assert len({int(k) for k in keys}) == 4         # token joins, tags and tag joins all count
+    # 64 bits of the hash, not a small number: keys spread over the whole range
+    many = sentence_keys([[str(i)] for i in range(200)], [["O"]] * 200)
+    assert many.max() > 2 ** 62
+
+
+def test_per_sentence_counts_items_selected_by_where():
+    sentences = np.array([0, 2, 2, 3])
+    assert per_sentence(sentences, 5).tolist() == [1, 0, 2, 1, 0]
+    assert per_sentence(sentences, 5, np.array([True, False, True, True])).tolist() == [1, 0, 1, 1, 0]
+    assert per_sentence(sentences, 5).dtype == float
+
+
+def test_columns_keys_sizes_and_formulas_by_hand():
+    table = Counts(np.arange(3, dtype=np.uint64))
+    assert len(table) == 3 and table.matrix().shape == (3, 0)
+    table.ratio("rate", [1, 0, 2], [2, 2, 4])                 # 3 / 8
+    table.prf([1, 1, 0], [2, 1, 1], [1, 2, 2])                 # c 2, g 4, p 5
+    table.derive("both", "mean", "rate", "recall")
+    table.derive("less", "diff", "rate", "recall", size=[1, 1, 1])
+    table.derive("share", "relative", "rate", "recall")
+    point = table.point()
+    assert point == pytest.approx({"rate": 3 / 8, "precision": 2 / 5, "recall": 2 / 4, "f1": 4 / 9,
+                                   "both": (3 / 8 + 1 / 2) / 2, "less": 3 / 8 - 1 / 2, "share": (3 / 8) / (1 / 2)})
+    assert table.sizes() == {"rate": 8, "precision": 4, "recall": 4, "f1": 4, "both": 8, "less": 3, "share": 8}
+    # a column given again replaces the old one
+    table.column("rate/num", [0, 0, 0])
+    assert table.point()["rate"] == 0 and table.matrix().shape == (3, 6)  # rate: 2, prf: 3, less: its n
+    with pytest.raises(ValueError, match=r"column 'x' has shape \(2,\), expected \(3,\)"):
+        table.column("x", [1, 2])
+    for kind, a, b in (("ratio", "rate", "recall"), ("mean", "rate", "nothing"), ("mean", "nothing", "rate")):
+        with pytest.raises(ValueError, match=f"cannot derive 'new' as {kind} of '{a}' and '{b}'"):
+            table.derive("new", kind, a, b)
+
+
+def test_partial_credit_f1_by_hand():
+    # predictions' credits 1.5 of 3, gold credits 1 of 2: P = 0.5, R = 0.5, F1 = 0.5
+    table = Counts(np.arange(2, dtype=np.uint64))
+    table.prf([1.5, 0], [1, 1], [2, 1], found=[1, 0])
+    assert table.point() == pytest.approx({"precision": 0.5, "recall": 0.5, "f1": 0.5})
+    # P = 1 / 4, R = 2 / 2: F1 = 2 * 0.25 / 1.25 = 0.4
+    table.prf([1, 0], [1, 1], [2, 2], found=[1, 1])
+    assert table.point()["f1"] == pytest.approx(0.4)
+
+
+def test_empty_denominators_are_nan_and_nothing_right_is_zero():
+    names = {"c": 0, "g": 1, "p": 2, "r": 3}
+    keys = {"rate": ("ratio", "c", "g"), "f1": ("f1", "c", "g", "p"), "partial": ("f1", "c", "g", "p", "r"),
+            "half": ("mean", "rate", "f1"), "gap": ("diff", "rate", "f1"), "share": ("relative", "f1", "rate")}
+    sums = np.array([[0, 0, 0, 0], [0, 2, 3, 0], [0, 0, 3, 0], [1, 2, 1, 1]], dtype=float)
+    values = evaluate(keys, names, sums)
+    assert np.isnan(values["rate"][0]) and values["rate"][1] == 0 and np.isnan(values["rate"][2])
+    assert np.isnan(values["f1"][0]) and values["f1"][1] == 0 and values["f1"][2] == 0
+    assert np.isnan(values["partial"][0]) and values["partial"][1] == 0 and values["partial"][2] == 0
+    assert values["rate"][3] == 0.5 and values["f1"][3] == pytest.approx(2 / 3)
+    assert values["partial"][3] == pytest.approx(2 / 3)   # P = 1, R = 1 / 2
+    assert values["half"][3] == pytest.approx((0.5 + 2 / 3) / 2) and values["gap"][3] == pytest.approx(0.5 - 2 / 3)
+    assert values["share"][3] == pytest.approx((2 / 3) / 0.5) and np.isnan(values["share"][1])  # x / 0
+    assert list(evaluate(keys, names, sums, ["f1"])) == ["f1"]
+    with pytest.raises(ValueError, match="unknown formula 'median' for 'm'"):
+        evaluate({"m": ("median", "c", "g")}, names, sums)
+
+
+# ---- options --------------------------------------------------------------------------------
+@pytest.mark.parametrize("options", [dict(n_resamples=1, confidence=0.5), dict(n_resamples=100_000, confidence=0.99),
+                                     dict(n_resamples=np.int64(5), confidence=0.9, unit="document", alpha=0.01)])
+def test_usable_options(options):
+    check_options(**options)
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(n_resamples=0, confidence=0.9), "n_resamples must be a whole number >= 1, got 0"),
+    (dict(n_resamples=True, confidence=0.9), "n_resamples must be a whole number"),
+    (dict(n_resamples=10.0, confidence=0.9), "n_resamples must be a whole number"),
+    (dict(n_resamples=100_001, confidence=0.9), "n_resamples=100001: at most 100000"),
+    (dict(n_resamples=10, confidence=0), r"confidence must lie in \(0, 1\), got 0"),
+    (dict(n_resamples=10, confidence=1), r"confidence must lie in \(0, 1\), got 1"),
+    (dict(n_resamples=10, confidence=True), "confidence must lie"),
+    (dict(n_resamples=10, confidence="0.9"), "confidence must lie"),
+    (dict(n_resamples=10, confidence=0.9, alpha=1.0), r"alpha must lie in \(0, 1\), got 1.0"),
+    (dict(n_resamples=10, confidence=0.9, unit="token"), "unit='token': use 'sentence' or 'document'"),
+])
+def test_unusable_options(options, message):
+    with pytest.raises(ValueError, match=message):
+        check_options(**options)
+
+
+# ---- units and resamples --------------------------------------------------------------------
+def test_units_pair_systems_by_content_and_sum_documents():
+    order = np.array([30, 10, 20, 40], dtype=np.uint64)
+    a = Counts(order, documents=["d2", "d1", "d1", "d2"])
+    a.ratio("rate", [1, 2, 3, 4], [10, 20, 30, 40])
+    b = Counts(order[::-1].copy(), documents=["d2", "d1", "d1", "d2"][::-1])
+    b.ratio("rate", [4, 3, 2, 1], [40, 30, 20, 10])
+    matrix, strata = units([a, b])
+    # rows in hash order 10, 20, 30, 40; b's rows follow its own hashes, so each row pairs a sentence with itself
+    assert matrix.tolist() == [[2, 20, 2, 20], [3, 30, 3, 30], [1, 10, 1, 10], [4, 40, 4, 40]]
+    assert strata.tolist() == [0, 0, 0, 0]
+    matrix, strata = units([a, b], "document")
+    assert sorted(matrix.tolist()) == [[5, 50, 5, 50], [5, 50, 5, 50]] and strata.tolist() == [0, 0]
+    other = Counts(np.array([30, 10, 20, 41], dtype=np.uint64))
+    other.ratio("rate", [1, 2, 3, 4], [10, 20, 30, 40])
+    with pytest.raises(ValueError, match="same test sentences"):
+        units([a, other])
+    short = Counts(order[:3])
+    with pytest.raises(ValueError, match="same test sentences"):
+        units([a, short])
+
+
+def test_document_units_within_strata():
+    order = np.arange(6, dtype=np.uint64)
+    table = Counts(order, strata=[0, 0, 0, 1, 1, 1], documents=["a", "a", "b", "c", "d", "d"])
+    table.ratio("rate", [1, 1, 1, 1, 1, 1], [1, 2, 3, 4, 5, 6])
+    matrix, strata = units([table], "document")
+    assert strata.tolist() == [0, 0, 1, 1]
+    assert sorted(map(tuple, matrix[strata == 0].tolist())) == [(1, 3), (2, 3)]
+    assert sorted(map(tuple, matrix[strata == 1].tolist())) == [(1, 4), (2, 11)]
+    across = Counts(order, strata=[0, 0, 0, 1, 1, 1], documents=["a", "a", "b", "b", "c", "c"])
+    across.ratio("rate", [1] * 6, [1] * 6)
+    with pytest.raises(ValueError, match="a document spans two sets"):
+        units([across], "document")
+    lonely = Counts(order, strata=[0, 0, 0, 1, 1, 1], documents=["a", "a", "b", "c", "c", "c"])
+    lonely.ratio("rate", [1] * 6, [1] * 6)
+    with pytest.raises(ValueError, match=r"at least 2 documents per set, got \[2, 1\]"):
+        units([lonely], "document")
+
+
+def test_identical_sentences_are_ordered_by_their_counts():
+    # two sentences with the same hash: the canonical order must not depend on the input order
+    one = Counts(np.array([7, 7, 3], dtype=np.uint64))
+    one.ratio("rate", [1, 0, 5], [1, 1, 5])
+    two = Counts(np.array([7, 7, 3], dtype=np.uint64))
+    two.ratio("rate", [0, 1, 5], [1, 1, 5])
+    assert units([one])[0].tolist() == units([two])[0].tolist()
+    assert units([one])[0][0].tolist() == [5, 5]
+
+
+def test_resample_weights_draw_within_strata_with_replacement():
+    strata = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    weights = resample_weights(strata, 4000, seed=5)
+    assert weights.shape == (4000, 9)
+    assert (weights[:, :3].sum(axis=1) == 3).all() and (weights[:, 3:5].sum(axis=1) == 2).all()
+    assert (weights[:, 5:].sum(axis=1) == 4).all()
+    # with replacement: each unit is drawn Binomial(n, 1/n) times
+    assert weights.mean(axis=0) == pytest.approx(np.ones(9), abs=0.06)
+    assert weights[:, 5:].var(axis=0) == pytest.approx(np.full(4, 4 * 0.25 * 0.75), abs=0.1)
+    assert np.array_equal(resample_weights(strata, 4000, seed=5), weights)
+    assert not np.array_equal(resample_weights(strata, 4000, seed=6), weights)
+    assert resample_weights(strata, 1, seed=0).shape == (1, 9)
+
+
+def test_chunked_totals_equal_the_weights_times_the_matrix(monkeypatch):
+    strata = np.array([0] * 7 + [1] * 5)
+    matrix = np.arange(24, dtype=float).reshape(12, 2)
+    uncertainty._WEIGHTS.clear()
+    whole = resampled_totals(strata, matrix, 50, 3)
+    monkeypatch.setattr(uncertainty, "_CHUNK", 36)  # 3 resamples of 12 units per chunk
+    weights = resample_weights(strata, 50, 3)
+    assert weights.shape == (50, 12)
+    assert (weights[:, :7].sum(axis=1) == 7).all() and (weights[:, 7:].sum(axis=1) == 5).all()
+    uncertainty._WEIGHTS.clear()
+    chunked = resampled_totals(strata, matrix, 50, 3)
+    assert np.array_equal(chunked, weights @ matrix) and not uncertainty._WEIGHTS
+    assert chunked.shape == whole.shape == (50, 2)
+    # totals of a resample keep each stratum's size: column 1 - column 0 is 1 per unit
+    assert (chunked[:, 1] - chunked[:, 0] == 12).all()
+    monkeypatch.setattr(uncertainty, "_CHUNK", 20_000_000)
+    uncertainty._WEIGHTS.clear()
+    first = resampled_totals(strata, matrix, 50, 3)
+    assert len(uncertainty._WEIGHTS) == 1
+    assert np.array_equal(resampled_totals(strata, matrix, 50, 3), first)
+    resampled_totals(strata, matrix, 50, 4)  # another draw replaces the kept one
+    assert len(uncertainty._WEIGHTS) == 1 and np.array_equal(first, whole)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.floats(-5, 5), st.just(math.nan)), min_size=3, max_size=3),
+                min_size=1, max_size=12), st.sampled_from([0.5, 0.8, 0.9, 0.95, 0.99]))
+def test_percentiles_equal_numpys_linear_method(rows, confidence):
+    samples = np.array(rows)
+    low, high = uncertainty._percentiles(samples, confidence)
+    tail = (1 - confidence) / 2
+    for j in range(3):
+        column = samples[:, j][~np.isnan(samples[:, j])]
+        if len(column) == 0:
+            assert np.isnan(low[j]) and np.isnan(high[j])
+        else:
+            assert low[j] == pytest.approx(np.percentile(column, 100 * tail), abs=1e-9)
+            assert high[j] == pytest.approx(np.percentile(column, 100 * (1 - tail)), abs=1e-9)
+
+
+def test_percentile_of_a_constant_is_that_constant_exactly():
+    low, high = uncertainty._percentiles(np.full((7, 1), 0.1), 0.95)
+    assert low[0] == 0.1 and high[0] == 0.1
+
+
+# ---- analyse: intervals and tests --------------------------------------------------------------
+def two_systems(n=8):
+    rng = np.random.default_rng(11)
+    order = rng.integers(0, 2 ** 63, size=n, dtype=np.uint64)
+    gold = rng.integers(1, 4, size=n)
+    systems = {}
+    for name, quality in (("a", 0.9), ("b", 0.5)):
+        table = Counts(order)
+        table.ratio("recall", rng.binomial(gold, quality), gold)
+        systems[name] = table
+    return systems
+
+
+def test_bootstrap_interval_is_the_percentile_interval_of_the_resampled_values():
+    systems = two_systems(12)
+    table = analyse(systems, n_resamples=500, confidence=0.9, seed=2, pairs=[])
+    matrix, strata = units(list(systems.values()))
+    totals = resample_weights(strata, 500, 2) @ matrix
+    recall = {"a": totals[:, 0] / totals[:, 1], "b": totals[:, 2] / totals[:, 3]}
+    for name in "ab":
+        assert table["recall"]["ci"][name] == pytest.approx(np.percentile(recall[name], [5, 95]))
+        c = systems[name].matrix().sum(axis=0)
+        assert table["recall"]["values"][name] == c[0] / c[1] and table["recall"]["n"][name] == int(c[1])
+        assert table["recall"]["tests"] == []
+
+
+def test_paired_test_equals_the_exact_permutation_test():
+    """With many random swaps, approximate randomisation approaches the exact test: all 2^n
+    ways of swapping n units' counts between the two systems, enumerated here."""
+    systems = two_systems(8)
+    table = analyse(systems, n_resamples=40_000, seed=1)
+    test = table["recall"]["tests"][0]
+    a, b = (systems[s].matrix() for s in "ab")
+    observed = a[:, 0].sum() / a[:, 1].sum() - b[:, 0].sum() / b[:, 1].sum()
+    extreme = 0
+    for swap in itertools.product([False, True], repeat=len(a)):
+        s = np.array(swap)[:, None]
+        x, y = np.where(s, b, a), np.where(s, a, b)
+        extreme += abs(x[:, 0].sum() / x[:, 1].sum() - y[:, 0].sum() / y[:, 1].sum()) >= abs(observed) - 1e-12
+    exact = extreme / 2 ** len(a)
+    assert (test["a"], test["b"]) == ("a", "b") and test["difference"] == pytest.approx(observed)
+    assert test["p_value"] == pytest.approx(exact, abs=0.01)
+    assert 0 < exact < 1
+    # the paired interval: percentiles of A - B over the same resamples
+    matrix, strata = units(list(systems.values()))
+    totals = resample_weights(strata, 40_000, 1) @ matrix
+    difference = totals[:, 0] / totals[:, 1] - totals[:, 2] / totals[:, 3]
+    assert test["ci"] == pytest.approx(np.percentile(difference, [2.5, 97.5]))
+    reverse = analyse(systems, n_resamples=40_000, seed=1, pairs=[("b", "a")])["recall"]["tests"][0]
+    assert reverse["difference"] == -test["difference"] and reverse["p_value"] == test["p_value"]
+
+
+def test_p_value_counts_the_observed_split_and_is_nan_without_a_difference():
+    # one unit, identical systems: every swap is as extreme, p = (1 + R) / (R + 1) = 1
+    one = Counts(np.array([1], dtype=np.uint64))
+    one.ratio("rate", [1], [2])
+    test = analyse({"a": one, "b": one}, n_resamples=9)["rate"]["tests"][0]
+    assert test["p_value"] == 1.0 and test["difference"] == 0
+    # no gold anywhere: the difference is NaN, and so is its p-value
+    empty = Counts(np.arange(3, dtype=np.uint64))
+    empty.ratio("rate", [0, 0, 0], [0, 0, 0])
+    test = analyse({"a": empty, "b": empty}, n_resamples=20)["rate"]["tests"][0]
+    assert math.isnan(test["difference"]) and math.isnan(test["p_value"])
+    # the smallest p-value a test can give is 1 / (R + 1)
+    a, b = Counts(np.arange(40, dtype=np.uint64)), Counts(np.arange(40, dtype=np.uint64))
+    a.ratio("rate", [1] * 40, [1] * 40)
+    b.ratio("rate", [0] * 40, [1] * 40)
+    assert analyse({"a": a, "b": b}, n_resamples=99)["rate"]["tests"][0]["p_value"] == pytest.approx(1 / 100)
+
+
+def test_analyse_checks_its_inputs():
+    systems = two_systems()
+    with pytest.raises(ValueError, match="no system to analyse"):
+        analyse({})
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['f1'\]: keys with counts are \['recall'\]"):
+        analyse(systems, ["f1"])
+    other = Counts(systems["a"].order)
+    other.ratio("rate", [1] * 8, [1] * 8)
+    with pytest.raises(ValueError, match="different columns"):
+        analyse({"a": systems["a"], "b": other}, [])
+    wider = Counts(systems["a"].order)
+    wider.ratio("recall", [1] * 8, [1] * 8)
+    wider.ratio("rate", [1] * 8, [1] * 8)
+    with pytest.raises(ValueError, match="different columns"):
+        analyse({"a": systems["a"], "b": wider}, ["recall"])
+    with pytest.raises(ValueError, match="n_resamples"):
+        analyse(systems, n_resamples=0)
+    three = dict(systems, c=systems["a"])
+    assert [(t["a"], t["b"]) for t in analyse(three, n_resamples=10)["recall"]["tests"]] == [
+        ("a", "b"), ("a", "c"), ("b", "c")]
+
+
+def test_defaults():
+    systems = two_systems()
+    assert analyse(systems) == analyse(systems, None, 1000, 0.95, 0, "sentence", 0.05, None)
+    assert uncertainty.intervals(systems["a"]) == uncertainty.intervals(systems["a"], None, 1000, 0.95, 0, "sentence")
+
+
+# ---- Holm, adjust ------------------------------------------------------------------------------
+def holm_by_steps(p_values):
+    """Holm's procedure run at every level: a hypothesis's adjusted p-value is the smallest
+    level at which the step-down procedure rejects it."""
+    p = [x for x in p_values if not math.isnan(x)]
+    m = len(p)
+    levels = sorted({min(1.0, (m - k) * x) for k in range(m) for x in p} | {1.0})
+
+    def rejected(level):
+        out, ranked = set(), sorted(range(m), key=lambda i: p[i])
+        for k, i in enumerate(ranked):
+            if p[i] * (m - k) > level:
+                break
+            out.add(i)
+        return out
+
+    adjusted = [next(level for level in levels if i in rejected(level) or level == 1.0) for i in range(m)]
+    it = iter(adjusted)
+    return [math.nan if math.isnan(x) else next(it) for x in p_values]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from([0.001, 0.01, 0.02, 0.04, 0.3, 0.5, 1.0]), st.floats(0, 1), st.just(math.nan)),
+                max_size=7))
+def test_holm_equals_the_step_down_procedure(p_values):
+    assert holm(p_values) == pytest.approx(holm_by_steps(p_values), nan_ok=True)
+
+
+def test_adjust_marks_the_better_system_in_the_right_direction():
+    def tests():
+        return [{"a": "x", "b": "y", "difference": 0.2, "p_value": 0.01},
+                {"a": "x", "b": "y", "difference": -0.2, "p_value": 0.01},
+                {"a": "x", "b": "y", "difference": 0.2, "p_value": 0.3},
+                {"a": "x", "b": "y", "difference": 0.0, "p_value": 0.001},
+                {"a": "x", "b": "y", "difference": math.nan, "p_value": math.nan}]
+    high = tests()
+    adjust(high)
+    assert [t["p_adjusted"] for t in high[:4]] == pytest.approx([0.03, 0.03, 0.3, 0.004])
+    assert [t["significant"] for t in high] == [True, True, False, True, False]
+    assert [t["better"] for t in high] == ["x", "y", None, None, None]
+    low = tests()
+    adjust(low, 0.05, ["low", "low", "low", "low", "low"])
+    assert [t["better"] for t in low] == ["y", "x", None, None, None]
+    unranked = tests()
+    adjust(unranked, 0.05, [None] * 5)
+    assert [t["better"] for t in unranked] == [None] * 5 and unranked[0]["significant"] is True
+    strict = tests()
+    adjust(strict, 0.03)  # p_adjusted < alpha, not <=
+    assert [t["significant"] for t in strict] == [False, False, False, True, False]
+
+
+# ---- runs ----------------------------------------------------------------------------------------
+def test_aggregate_runs_by_hand():
+    runs = [{"f1": 0.5, "n": 10, "flag": True, "name": "a", "nan": math.nan},
+            {"f1": 0.7, "n": 10, "flag": False, "name": "b", "nan": 1.0}]
+    table = aggregate_runs(runs)
+    assert set(table) == {"f1", "n", "nan"}
+    assert table["f1"] == pytest.approx({"mean": 0.6, "std": math.sqrt(0.02), "min": 0.5, "max": 0.7, "runs": 2})
+    assert table["n"]["std"] == 0 and math.isnan(table["nan"]["mean"])
+    one = aggregate_runs(runs[:1])["f1"]
+    assert one["mean"] == 0.5 and math.isnan(one["std"]) and one["runs"] == 1
+    with pytest.raises(ValueError, match="at least one run"):
+        aggregate_runs([])
+
+
+def test_pooled_runs_average_each_sentence():
+    order = np.arange(3, dtype=np.uint64)
+    runs = []
+    for numerators in ([1, 0, 2], [3, 0, 0]):
+        table = Counts(order, strata=[0, 0, 1], documents=["d", "d", "e"])
+        table.ratio("rate", numerators, [4, 4, 4])
+        runs.append(table)
+    mean = pooled(runs)
+    assert mean.matrix().tolist() == [[2, 4], [0, 4], [1, 4]]
+    assert mean.point() == {"rate": 0.25} and mean.sizes() == {"rate": 12}
+    assert mean.strata.tolist() == [0, 0, 1] and mean.documents.tolist() == ["d", "d", "e"]
+    other = Counts(order[::-1].copy())
+    other.ratio("rate", [1, 1, 1], [1, 1, 1])
+    with pytest.raises(ValueError, match="same test set with the same options"):
+        pooled([runs[0], other])
+    named = Counts(order)
+    named.ratio("share", [1, 1, 1], [1, 1, 1])
+    with pytest.raises(ValueError, match="same test set with the same options"):
+        pooled([runs[0], named])
+
+
+def test_wilcoxon_over_runs():
+    pytest.importorskip("scipy")
+    import scipy.stats
+
+    result = uncertainty._wilcoxon([0.5, 0.6, math.nan, 0.9, 0.4, 0.8, 0.71], [0.4, 0.4, 0.3, 0.5, 0.5, 0.3, 0.7])
+    expected = scipy.stats.wilcoxon([0.1, 0.2, 0.4, -0.1, 0.5, 0.01])
+    assert result["n_pairs"] == 6 and result["statistic"] == pytest.approx(expected.statistic)
+    assert result["p_value"] == pytest.approx(expected.pvalue)
+    same = uncertainty._wilcoxon([0.5, 0.6], [0.5, 0.6])
+    assert same["n_pairs"] == 2 and math.isnan(same["statistic"]) and math.isnan(same["p_value"])
+
+
+def test_compare_runs_without_pairs_has_no_wilcoxon():
+    systems = two_systems()
+    compared = uncertainty.compare_runs([{"recall": 0.9, "other": 1}], [{"recall": 0.5}], [systems["a"]],
+                                        [systems["b"]], n_resamples=50)
+    assert list(compared) == ["recall"] and "wilcoxon" not in compared["recall"]
+    assert compared["recall"]["A"]["mean"] == 0.9 and compared["recall"]["B"]["runs"] == 1
+    assert compared["recall"]["pooled"]["test"].endswith("counts pooled over runs")
