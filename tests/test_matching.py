@@ -96,3 +96,49 @@ def test_identical_to_nervaluate_on_random_flat_spans(docs, percent):
             n_pred = sum(t == name for doc in pred for *_, t in doc)
             if n_gold or n_pred:
                 _same(ours[scheme]["per_type"][name], theirs["entities"][name][NERVALUATE[scheme]], n_gold, n_pred)
+
+
+def test_credits_by_hand():
+    from tough_ner.matching import credits
+
+    # gold: PER 0-4, LOC 5-6; predictions: PER 3-5 (1 of the 4 gold tokens), LOC 5-6 (exact)
+    b = batch([[(0, 4, "PER"), (5, 6, "LOC")]], [[(3, 5, "PER"), (5, 6, "LOC")]])
+    gold, pred = credits(b)  # strict by default
+    assert gold.tolist() == [0, 1] and pred.tolist() == [0, 1]
+    assert [c.tolist() for c in credits(b, "partial")] == [[0.5, 1], [0.5, 1]]
+    assert [c.tolist() for c in credits(b, "type")] == [[1, 1], [1, 1]]
+    # a quarter of the gold entity shared: enough for 0.25, not for 0.5
+    assert [c.tolist() for c in credits(b, "type", 0.25)] == [[1, 1], [1, 1]]
+    assert [c.tolist() for c in credits(b, "type", 0.5)] == [[0, 1], [0, 1]]
+
+
+def test_credit_scores_by_hand():
+    from tough_ner.matching import credit_scores, credits
+
+    # gold PER 0-2, LOC 3-4, LOC 6-8; predictions PER 0-1 (partial), LOC 3-4 (exact), PER 6-8 (wrong type)
+    b = batch([[(0, 2, "PER"), (3, 4, "LOC"), (6, 8, "LOC")]], [[(0, 1, "PER"), (3, 4, "LOC"), (6, 8, "PER")]])
+    result = credit_scores(b, *credits(b, "partial"))
+    # partial ignores types: credits gold 0.5, 1, 1; predictions 0.5, 1, 1 -> P = R = F1 = 2.5 / 3
+    assert result["precision"] == pytest.approx(2.5 / 3) and result["recall"] == pytest.approx(2.5 / 3)
+    assert result["f1"] == pytest.approx(2.5 / 3)
+    # per type, each side's own entities: PER gold 0.5 of 1, PER predictions 0.5 + 1 of 2 (F1 = 2 * .75 * .5 / 1.25);
+    # LOC gold 1 + 1 of 2, LOC predictions 1 of 1
+    assert result["per_type"]["PER"] == pytest.approx({"precision": 0.75, "recall": 0.5, "f1": 0.6, "n": 1})
+    assert result["per_type"]["LOC"] == pytest.approx({"precision": 1.0, "recall": 1.0, "f1": 1.0, "n": 2})
+    empty = batch([[]], [[]])
+    nothing = credit_scores(empty, *credits(empty, "partial"))
+    assert all(math.isnan(nothing[key]) for key in ("precision", "recall", "f1")) and nothing["per_type"] == {}
+
+
+def test_report_scores_are_the_table_flattened():
+    from tough_ner.matching import flat_keys, report_scores
+
+    b = batch([[(0, 2, "PER"), (3, 4, "LOC")]], [[(0, 1, "PER"), (3, 4, "ORG")]])
+    table = match_scores(b, detailed=True)
+    flat = report_scores(None, b)
+    assert list(flat) == [f"{s}_{k}" for s in SCHEMES for k in ("precision", "recall", "f1")]
+    # by hand: strict 0 of 2; exact 1 (LOC) of 2; partial 0.5 + 1 of 2; type 1 (PER) of 2
+    assert [flat[f"{s}_recall"] for s in SCHEMES] == [0, 0.5, 0.75, 0.5]
+    assert flat == flat_keys(table)
+    detailed = report_scores(None, b, detailed=True)
+    assert detailed["schemes"] == table and {k: v for k, v in detailed.items() if k != "schemes"} == flat
