@@ -406,3 +406,255 @@ def test_cli_pred_format(tmp_path, capsys, demo):
     assert main(["hardeval", "--train", str(TRAIN), "--test", str(gold), "--pred", str(bad),
                  "--pred-format", "spans"]) == 2
     assert "bad.jsonl: line 5 (sentence 4): span [0, 99, 'PER']" in capsys.readouterr().err
+
+
+# ---- the conversion layer's rules, one by one (hand-made cases) -------------------------------
+def test_detection_of_every_shape():
+    from types import MappingProxyType
+
+    assert detect([[], [{"text": "Paris", "label": "LOC"}]]) == "mentions"
+    assert detect([[], [[0, 1, "LOC"]]]) == "spans"
+    assert detect([MappingProxyType({"text": "Paris", "entities": []})]) == "chars"  # any Mapping is a record
+    assert detect([[MappingProxyType({"start": 0, "end": 1, "type": "LOC"})]]) == "spans"
+    assert detect([[MappingProxyType({"text": "Paris", "type": "LOC"})]]) == "mentions"
+    assert detect([]) == "spans"
+    with pytest.raises(ValueError, match="cannot tell the format of a sentence starting with 3"):
+        detect([[3]])
+
+    class Doc:  # what detection reads of a spaCy Doc and of an Example
+        ents, text = (), "x"
+
+    class Example:
+        predicted = reference = None
+
+    class Half:
+        ents = ()
+
+    assert detect([Doc()]) == "spacy" and detect([[], Example()]) == "spacy"
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        detect([[Half()]])
+
+
+def test_records_may_be_any_mapping():
+    from types import MappingProxyType as frozen
+
+    tokens = [SENTENCE]
+    spans = [[(0, 1, "LOC"), (3, 5, "PER")]]
+    for given in ([[frozen({"start": 0, "end": 1, "type": "LOC"}), frozen({"start": 3, "end": 5, "label": "PER"})]],
+                  [frozen({"text": "Paris is not Paris Hilton .", "entities": [
+                      frozen({"start": 0, "end": 5, "label": "LOC"}), frozen({"start": 13, "end": 25, "label": "PER"})]})],
+                  [[frozen({"text": "Paris", "type": "LOC"}), frozen({"text": "Paris Hilton", "type": "PER"})]]):
+        assert tough_ner.as_batch(tokens, [GOLD], given).pred_spans == spans
+
+
+@pytest.mark.parametrize("pred, message", [
+    ([[(0, 0, "LOC")]], r"span \(0, 0, 'LOC'\) is not \(start, end, type\) with 0 <= start < end <= 6"),
+    ([[(-1, 1, "LOC")]], r"0 <= start < end <= 6 \(token positions, end exclusive\)"),
+    ([[(0, 7, "LOC")]], "0 <= start < end <= 6"),
+    ([[(0, 1.0, "LOC")]], "0 <= start < end <= 6"),
+    ([[(0, 1, 5)]], "0 <= start < end <= 6"),
+    ([[(0, 1, "LOC", "x")]], r"sentence 0: span \(0, 1, 'LOC', 'x'\) is not \(start, end, type\)$"),
+    ([[{"start": 0, "end": 1, "type": ""}]], r"sentence 0: span \{.*\} has no 'type' or 'label' string"),
+    ([[{"start": 0, "end": 1, "label": 3}]], "has no 'type' or 'label' string"),
+    ([[{"start": "0", "end": 1, "label": "X"}]], "0 <= start < end <= 6"),
+    ([[{"text": "Paris"}]], r"sentence 0: mention \{'text': 'Paris'\} has no 'type' or 'label' string"),
+    ([[{"text": 3, "type": "LOC"}]], r"sentence 0: mention \{'text': 3, 'type': 'LOC'\} is not \{'text': ..., 'type': ...\}"),
+    ([{"text": "Paris is not Paris Hilton .", "entities": {"start": 0}}], r"sentence 0: expected \{'text': ..., 'entities'"),
+    ([{"text": "Paris is not Paris Hilton .", "entities": [{"start": 0, "end": 99, "label": "X"}]}],
+     r"sentence 0: character span .* needs integer 'start' < 'end' within the text \(27 characters\)"),
+    ([{"text": "Paris is not Paris Hilton .", "entities": [{"start": 3, "end": 3, "label": "X"}]}],
+     "needs integer 'start' < 'end'"),
+    ([{"text": "Paris is not Paris Hilton .", "entities": [{"start": "a", "end": 3, "label": "X"}]}],
+     "needs integer 'start' < 'end'"),
+    ([{"text": "Paris is not Paris Hilton .", "entities": [(0, 5, "X")]}], "needs integer 'start' < 'end'"),
+    ([{"text": "Paris is not Paris Hilton .", "entities": [{"start": 0, "end": 5}]}],
+     r"sentence 0: character span \{.*\} has no 'type' or 'label' string"),
+    ([{"text": "Paris  is not Paris Hilton .", "entities": [{"start": 0, "end": 5, "label": ""}]}],
+     "character span .* has no 'type' or 'label' string"),
+])
+def test_each_bad_item_names_its_sentence_and_rule(pred, message):
+    with pytest.raises(ValueError, match=message):
+        tough_ner.as_batch([SENTENCE], [GOLD], pred)
+
+
+def test_conversion_options_are_checked():
+    with pytest.raises(ValueError, match="unknown format 'conll': use one of tags, spans, chars, mentions, spacy"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [GOLD], prediction_format="conll")
+    with pytest.raises(ValueError, match="misaligned must be 'snap' or 'error', got 'fix'"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [GOLD], misaligned="fix")
+    with pytest.raises(ValueError, match=r"tokens= is required \(only spaCy docs carry their own tokens\)"):
+        tough_ner.as_batch(None, [GOLD], [GOLD])
+    with pytest.raises(ValueError, match="^1 token sentences but 2 reference sentences$"):
+        tough_ner.as_batch([SENTENCE], [GOLD, GOLD], None)
+    with pytest.raises(ValueError, match="sentence 0: 6 tokens but one string prediction tags"):
+        tough_ner.as_batch([SENTENCE], [GOLD], ["B-LOC O O B-PER I-PER O"], prediction_format="tags")
+    with pytest.raises(ValueError, match="sentence 0: expected a spaCy Doc or Example, got list"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [[]], prediction_format="spacy")
+
+
+def test_text_must_hold_the_tokens_in_order():
+    from tough_ner.formats import token_offsets
+
+    assert token_offsets(0, ["a", "bc", "a"], " a\tbc\n a ") == ([1, 3, 7], [2, 5, 8])
+    assert token_offsets(0, ["ab", "b"], "abb") == ([0, 2], [2, 3])  # no space needed between tokens
+    with pytest.raises(ValueError, match=r"sentence 4, token 1 'x': not found in the text after character 1"):
+        token_offsets(4, ["a", "x"], "a y x")
+    with pytest.raises(ValueError, match="token 0 '': not found"):
+        token_offsets(0, ["", "a"], "a")
+    with pytest.raises(ValueError, match="token 1 'a': not found"):
+        token_offsets(0, ["a", "a"], "a")
+
+
+def test_character_spans_on_the_usual_text_and_on_other_text_agree():
+    # every character span of "ab c dd", on the joined text and on the same text with other spacing
+    tokens = [["ab", "c", "dd"]]
+    gold = [["O", "O", "O"]]
+    joined, spaced = "ab c dd", "ab  c\tdd"
+
+    def shift(i):  # the same position in spaced: one more space from character 3 on
+        return i + (i >= 3)
+
+    for start in range(len(joined)):
+        for end in range(start + 1, len(joined) + 1):
+            if joined[start:end].strip() == "":
+                continue
+            results = []
+            for text, (a, b) in ((joined, (start, end)), (spaced, (shift(start), shift(end)))):
+                batch = tough_ner.as_batch(tokens, gold, [{"text": text, "entities": [{"start": a, "end": b,
+                                                                                        "label": "X"}]}])
+                results.append((batch.pred_spans, [s["tokens"] for s in batch.snapped]))
+            # by hand: the tokens the span touches; snapped unless it starts and ends on token edges
+            touched = [i for i, (a, b) in enumerate([(0, 2), (3, 4), (5, 7)]) if a < end and start < b]
+            first, last = touched[0], touched[-1] + 1
+            aligned = start in (0, 3, 5) and end in (2, 4, 7)
+            assert results[0] == ([[(first, last, "X")]], [] if aligned else [[first, last]]), (start, end)
+            assert results[1] == results[0], (start, end)
+
+
+def test_snapped_records_and_sides():
+    record = {"text": "Paris is not Paris Hilton .", "entities": [{"start": 14, "end": 25, "label": "PER"}]}
+    gold_record = {"text": "Paris is not Paris Hilton .", "entities": [{"start": 0, "end": 3, "label": "LOC"}]}
+    batch = tough_ner.as_batch([SENTENCE], [gold_record], [record])
+    assert batch.snapped == [{"sentence": 0, "start": 0, "end": 3, "label": "LOC", "tokens": [0, 1], "side": "reference"},
+                             {"sentence": 0, "start": 14, "end": 25, "label": "PER", "tokens": [3, 5],
+                              "side": "prediction"}]
+    assert tough_ner.as_batch([SENTENCE], [gold_record]).snapped == [dict(batch.snapped[0])]
+    assert batch.formats == {"references": "chars", "predictions": "chars"}
+    assert tough_ner.as_batch([SENTENCE], [GOLD]).formats == {"references": "tags", "predictions": None}
+    named = tough_ner.as_batch([SENTENCE], [GOLD], [[]], "tags", "mentions")
+    assert named.formats == {"references": "tags", "predictions": "mentions"} and named.hallucinated == [[]]
+    # misaligned="error" refuses on either side; the text of the other side is checked too
+    with pytest.raises(ValueError, match="character span 0-3 'Par' does not fall on token boundaries"):
+        tough_ner.as_batch([SENTENCE], [gold_record], [GOLD], misaligned="error")
+    shifted = {"text": "Paris  is not Paris Hilton .", "entities": [{"start": 1, "end": 5, "label": "LOC"}]}
+    with pytest.raises(ValueError, match="character span 1-5 'aris' does not fall"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [shifted], misaligned="error")
+
+
+def test_adjacent_spans_are_flat_and_spans_are_sorted():
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], [[(3, 5, "PER"), (0, 1, "LOC"), (1, 3, "ORG")]])
+    assert batch.pred_spans == [[(0, 1, "LOC"), (1, 3, "ORG"), (3, 5, "PER")]]
+    with pytest.raises(ValueError, match=r"sentence 0: reference spans 0-2 A and 1-2 B overlap or nest; "
+                                         r"tough-ner scores flat entities only \(keep one of them\)"):
+        tough_ner.as_batch([SENTENCE], [[(1, 2, "B"), (0, 2, "A")]])
+
+
+def test_mentions_take_free_occurrences_on_token_boundaries():
+    tokens = [["New", "York", "and", "York", "New", "York"]]
+    gold = [["O"] * 6]
+
+    def placed(mentions, **options):
+        batch = tough_ner.as_batch(tokens, gold, [mentions], **options)
+        return batch.pred_spans[0], batch.hallucinated[0]
+
+    m = lambda text, kind="LOC": {"text": text, "type": kind}
+    # the longer mention first, whatever the given order; then "York" takes the first free York
+    assert placed([m("York", "A"), m("New York", "B")]) == ([(0, 2, "B"), (3, 4, "A")], [])
+    assert placed([m("New York")] * 3) == ([(0, 2, "LOC"), (4, 6, "LOC")], [m("New York")])
+    # equal lengths: the given order; "YorkNew" (no space) is the pieces "York" + "New"
+    assert placed([m("and", "X"), m("YorkNew", "Y")]) == ([(2, 3, "X"), (3, 5, "Y")], [])
+    # inside a token is no occurrence, nor is an empty or blank text
+    assert placed([m("ork"), m(" "), m("")]) == ([], [m("ork"), m(" "), m("")])
+    # hallucinated mentions are listed in the given order, with the given text
+    assert placed([m("Rome", "R"), m("New  York"), m("Oslo", "O")]) == ([(0, 2, "LOC")], [m("Rome", "R"), m("Oslo", "O")])
+    assert placed([m("new york")], case_sensitive=False) == ([(0, 2, "LOC")], [])
+    assert placed([m("new york")]) == ([], [m("new york")])
+    # a token that is whitespace only has no piece: a mention may not start or end on it
+    batch = tough_ner.as_batch([["a", " ", "b"]], [["O"] * 3], [[m("ab")]])
+    assert batch.pred_spans == [[(0, 3, "LOC")]]
+
+
+def test_type_map_reaches_mentions_and_hallucinated_ones_but_not_tags():
+    mentions = [[{"text": "Paris", "type": "GPE"}, {"text": "Rome", "type": "GPE"}, {"text": "Oslo", "type": "DATE"},
+                 {"text": "Lima", "type": "FAC"}]]
+    batch = tough_ner.as_batch([SENTENCE], [GOLD], mentions, type_map={"GPE": "LOC", "DATE": None})
+    assert batch.pred_spans == [[(0, 1, "LOC")]]
+    assert batch.hallucinated == [[{"text": "Rome", "type": "LOC"}, {"text": "Lima", "type": "FAC"}]]
+    assert batch.types == ["FAC", "LOC", "PER"] and batch.type_index == {"FAC": 0, "LOC": 1, "PER": 2}
+    tagged = tough_ner.as_batch([SENTENCE], [GOLD], [GOLD], type_map={"LOC": "GPE", "PER": None})
+    assert tagged.pred_spans == tagged.gold_spans == [[(0, 1, "LOC"), (3, 5, "PER")]]
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [[{"text": "Rome", "type": "LOC"}]]).types == ["LOC", "PER"]
+
+
+def test_to_tags_writes_any_format_in_a_scheme():
+    spans = [[(0, 1, "LOC"), (3, 5, "PER")]]
+    assert to_tags([SENTENCE], spans) == [GOLD]
+    assert to_tags([SENTENCE], spans, scheme="bilou") == [["U-LOC", "O", "O", "B-PER", "L-PER", "O"]]
+    assert to_tags([SENTENCE], [[{"text": "paris hilton", "type": "PER"}]], "mentions", case_sensitive=False) == [
+        ["O", "O", "O", "B-PER", "I-PER", "O"]]
+    assert to_tags([SENTENCE], [[(0, 1, "GPE")]], type_map={"GPE": "LOC"})[0][0] == "B-LOC"
+
+
+def test_as_batch_keeps_documents_and_tags_as_given():
+    tokens = [["a", "b"], ["c"], ["d"]]
+    iob1 = [["I-PER", "I-PER"], ["O"], ["I-LOC"]]
+    batch = tough_ner.as_batch(tokens, iob1, [[(0, 2, "PER")], [], []], documents=["x", "x", "y"])
+    assert batch.documents == ["x", "x", "y"] and batch.references == iob1  # hashed as given
+    assert batch.predictions == [["B-PER", "I-PER"], ["O"], ["O"]] and batch.gold_spans == batch.pred_spans[:1] + [[], [(0, 1, "LOC")]]
+
+
+def test_select_keeps_what_as_batch_recorded():
+    from tough_ner.formats import select
+
+    tokens = [["a", "b"], ["c", "d"], ["e"]]
+    gold = [["B-PER", "O"], ["O", "B-LOC"], ["O"]]
+    chars = [{"text": "a b", "entities": []}, {"text": "c d", "entities": [{"start": 0, "end": 3, "label": "X"}]},
+             {"text": "e", "entities": []}]
+    batch = tough_ner.as_batch(tokens, gold, chars, documents=[1, 1, 2])
+    part = select(batch, [2, 1])
+    assert part.tokens == [["e"], ["c", "d"]] and part.references == [["O"], ["O", "B-LOC"]]
+    assert part.predictions == [["O"], ["B-X", "I-X"]] and part.documents == [2, 1] and part.formats == batch.formats
+    assert part.snapped == [] and part.hallucinated is None  # the span 0-3 covers "c d" exactly
+    assert part.types == ["LOC", "X"]
+    mentions = [[{"text": "a", "type": "PER"}], [{"text": "Nowhere", "type": "GPE"}], []]
+    snapping = [{"text": "a b", "entities": []}, {"text": "c d", "entities": [{"start": 0, "end": 2, "label": "X"}]},
+                {"text": "e", "entities": [{"start": 0, "end": 1, "label": "Y"}]}]
+    batch = tough_ner.as_batch(tokens, snapping, mentions)
+    part = select(batch, [1])
+    assert part.hallucinated == [[{"text": "Nowhere", "type": "GPE"}]] and part.types == ["GPE", "X"]
+    assert part.snapped == [{"sentence": 0, "start": 0, "end": 2, "label": "X", "tokens": [0, 1], "side": "reference"}]
+    assert part.predictions == [["O", "O"]] and part.documents is None
+    gold_only = select(tough_ner.as_batch(tokens, gold), [0])
+    assert gold_only.predictions is None and gold_only.gold_spans == [[(0, 1, "PER")]]
+
+
+def test_read_jsonl_names_the_file_and_line(tmp_path):
+    from tough_ner.formats import batch_from_files, read_jsonl
+
+    path = tmp_path / "pred.jsonl"
+    path.write_text('["O"]\n[[0, 1, "PER"]]\n', encoding="utf-8")
+    assert read_jsonl(path) == [["O"], [[0, 1, "PER"]]]
+    with pytest.raises(FileNotFoundError, match="no such JSONL file: .*missing.jsonl"):
+        read_jsonl(tmp_path / "missing.jsonl")
+    path.write_text('["O"]\n\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pred.jsonl line 2: blank line \(one JSON value per sentence, no blank lines\)"):
+        read_jsonl(path)
+    path.write_text('["O"]\n["O",\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pred.jsonl line 2: not JSON \(Expecting value\)"):
+        read_jsonl(path)
+    path.write_text('[]\n[[0, 1, "PER"]]\n', encoding="utf-8")
+    batch = batch_from_files([["x"], ["y"]], [["O"], ["B-PER"]], path, "spans", documents=["d", "d"])
+    assert batch.pred_spans == [[], [(0, 1, "PER")]] and batch.documents == ["d", "d"]
+    path.write_text('[]\n[[0, 1, "PER"]]\n[["a", 0]]\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"pred.jsonl: line 3 \(sentence 2\): span \['a', 0\] is not"):
+        batch_from_files([["x"], ["y"], ["z"]], [["O"], ["O"], ["O"]], path, "spans")
