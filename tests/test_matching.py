@@ -38,8 +38,14 @@ def test_min_overlap_is_a_share_of_the_gold_entity():
     gold, pred = [[(0, 4, "PER")]], [[(3, 6, "PER")]]  # 1 of 4 gold tokens shared
     assert match_scores(batch(gold, pred), min_overlap=0.25)["type"]["correct"] == 1
     assert match_scores(batch(gold, pred), min_overlap=0.26)["type"]["correct"] == 0
-    with pytest.raises(ValueError, match="min_overlap"):
-        match_scores(batch(gold, pred), min_overlap=1.5)
+    # per type too
+    assert match_scores(batch(gold, pred), min_overlap=0.26, detailed=True)["type"]["per_type"]["PER"]["correct"] == 0
+    assert match_scores(batch(gold, pred), min_overlap=0.25, detailed=True)["type"]["per_type"]["PER"]["correct"] == 1
+    for bad in (1.5, -0.1, True, "0.5", None):
+        with pytest.raises(ValueError, match=r"min_overlap is a share of the gold entity's tokens in \[0, 1\], got"):
+            match_scores(batch(gold, pred), min_overlap=bad)
+    assert match_scores(batch(gold, pred), min_overlap=1)["type"]["correct"] == 0
+    assert match_scores(batch(gold, [[(0, 4, "PER")]]), min_overlap=1)["type"]["correct"] == 1
 
 
 def test_empty_sides_are_nan_not_zero():
@@ -142,3 +148,30 @@ def test_report_scores_are_the_table_flattened():
     assert flat == flat_keys(table)
     detailed = report_scores(None, b, detailed=True)
     assert detailed["schemes"] == table and {k: v for k, v in detailed.items() if k != "schemes"} == flat
+
+
+def test_matching_checks_its_inputs():
+    from tough_ner.matching import outcomes
+
+    with pytest.raises(ValueError, match="unknown match 'loose': use one of strict, exact, partial, type"):
+        outcomes(batch([[]], [[]]), "loose")
+    with pytest.raises(ValueError, match="matching needs predictions"):
+        outcomes(tough_ner.as_batch([["w"]], [[]]), "strict")
+
+
+def test_type_scheme_takes_the_closest_same_type_entity_and_each_gold_once():
+    from tough_ner.matching import COR, INC, MISSED, match_sentence
+
+    gold = [(0, 2, "PER"), (2, 6, "PER"), (6, 7, "LOC")]
+    # 1-6 overlaps both PER entities: distance 1 + 4 to the first, 1 + 0 to the second
+    assert match_sentence(gold, [(1, 6, "PER")], "type") == ([MISSED, COR, MISSED], [COR])
+    # equal distances: the first; a second prediction cannot take it again and takes the next
+    assert match_sentence(gold, [(1, 4, "PER"), (1, 4, "PER")], "type") == ([COR, COR, MISSED], [COR, COR])
+    # another type only: INC with the first overlapping free entity (2-6, then 6-7), then nothing left
+    assert match_sentence(gold, [(5, 7, "ORG")] * 3, "type") == ([MISSED, INC, INC], [INC, INC, MISSED])
+    # the same type preferred to an earlier entity of another type
+    assert match_sentence(gold, [(5, 7, "LOC")], "type") == ([MISSED, MISSED, COR], [COR])
+    # strict: same boundaries but another type is INC, and a later exact entity still COR
+    assert match_sentence(gold, [(2, 6, "LOC"), (6, 7, "LOC")], "strict") == ([MISSED, INC, COR], [INC, COR])
+    # touching is no overlap (end exclusive)
+    assert match_sentence(gold, [(7, 9, "LOC")], "exact") == ([MISSED] * 3, [MISSED])
