@@ -48,6 +48,9 @@ def test_columns_keys_sizes_and_formulas_by_hand():
     assert point == pytest.approx({"rate": 3 / 8, "precision": 2 / 5, "recall": 2 / 4, "f1": 4 / 9,
                                    "both": (3 / 8 + 1 / 2) / 2, "less": 3 / 8 - 1 / 2, "share": (3 / 8) / (1 / 2)})
     assert table.sizes() == {"rate": 8, "precision": 4, "recall": 4, "f1": 4, "both": 8, "less": 3, "share": 8}
+    sums = table.matrix().sum(axis=0)
+    assert list(table.values(sums, ["recall", "rate"])) == ["recall", "rate"]
+    assert table.values(sums, ["rate"])["rate"] == pytest.approx(3 / 8)
     # a column given again replaces the old one
     table.column("rate/num", [0, 0, 0])
     assert table.point()["rate"] == 0 and table.matrix().shape == (3, 6)  # rate: 2, prf: 3, less: its n
@@ -411,8 +414,20 @@ def test_wilcoxon_over_runs():
     expected = scipy.stats.wilcoxon([0.1, 0.2, 0.4, -0.1, 0.5, 0.01])
     assert result["n_pairs"] == 6 and result["statistic"] == pytest.approx(expected.statistic)
     assert result["p_value"] == pytest.approx(expected.pvalue)
+    assert result["test"] == "Wilcoxon signed-rank over runs paired by index"
     same = uncertainty._wilcoxon([0.5, 0.6], [0.5, 0.6])
     assert same["n_pairs"] == 2 and math.isnan(same["statistic"]) and math.isnan(same["p_value"])
+    assert same["test"] == result["test"] and "note" not in same
+
+
+def test_wilcoxon_without_scipy_says_so(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy fails
+    result = uncertainty._wilcoxon([0.5, 0.6, 0.7], [0.4, 0.4, 0.4])
+    assert result["n_pairs"] == 3 and result["test"] == "Wilcoxon signed-rank over runs paired by index"
+    assert math.isnan(result["statistic"]) and math.isnan(result["p_value"])
+    assert result["note"] == "needs scipy (diagnostics extra)"
 
 
 def test_compare_runs_without_pairs_has_no_wilcoxon():
