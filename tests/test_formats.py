@@ -603,6 +603,8 @@ def test_to_tags_writes_any_format_in_a_scheme():
     assert to_tags([SENTENCE], [[{"text": "paris hilton", "type": "PER"}]], "mentions", case_sensitive=False) == [
         ["O", "O", "O", "B-PER", "I-PER", "O"]]
     assert to_tags([SENTENCE], [[(0, 1, "GPE")]], type_map={"GPE": "LOC"})[0][0] == "B-LOC"
+    with pytest.raises(ValueError, match=r"sentence 0: span 'B-LOC' is not \(start, end, type\)"):
+        to_tags([SENTENCE], [GOLD], "spans")  # a named format is not detected again
 
 
 def test_as_batch_keeps_documents_and_tags_as_given():
@@ -655,6 +657,25 @@ def test_read_jsonl_names_the_file_and_line(tmp_path):
     path.write_text('[]\n[[0, 1, "PER"]]\n', encoding="utf-8")
     batch = batch_from_files([["x"], ["y"]], [["O"], ["B-PER"]], path, "spans", documents=["d", "d"])
     assert batch.pred_spans == [[], [(0, 1, "PER")]] and batch.documents == ["d", "d"]
+    # a named format is used as named: two empty sentences as mention lists (none hallucinated)
+    path.write_text('[]\n[]\n', encoding="utf-8")
+    batch = batch_from_files([["x"], ["y"]], [["O"], ["B-PER"]], path, "mentions")
+    assert batch.formats == {"references": "tags", "predictions": "mentions"} and batch.hallucinated == [[], []]
     path.write_text('[]\n[[0, 1, "PER"]]\n[["a", 0]]\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"pred.jsonl: line 3 \(sentence 2\): span \['a', 0\] is not"):
         batch_from_files([["x"], ["y"], ["z"]], [["O"], ["O"], ["O"]], path, "spans")
+
+
+def test_jsonl_is_read_as_utf_8_whatever_the_locale(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "pred.jsonl"
+    path.write_text('[{"text": "Zürich", "type": "LOC"}]\n', encoding="utf-8")
+    # an ASCII locale without Python's UTF-8 mode: open() would default to ASCII
+    env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
+    code = ("import sys; from tough_ner.formats import read_jsonl; "
+            "sys.stdout.buffer.write(read_jsonl(sys.argv[1])[0][0]['text'].encode('utf-8'))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, check=True)
+    assert out.stdout.decode("utf-8") == "Zürich"
