@@ -32,6 +32,7 @@ def test_each_scheme_on_the_semeval_cases():
     assert counts(table["type"]) == (2, 2, 0, 1, 1)
     assert table["partial"]["precision"] == pytest.approx(3 / 5) and table["partial"]["recall"] == pytest.approx(3 / 5)
     assert table["strict"]["possible"] == 5 and table["strict"]["actual"] == 5
+    assert all("per_type" not in table[scheme] for scheme in SCHEMES)  # only with detailed=True
 
 
 def test_min_overlap_is_a_share_of_the_gold_entity():
