@@ -24,6 +24,9 @@ def test_sentence_keys_hash_tokens_and_tags_apart():
     assert keys.dtype == np.uint64 and len(keys) == 5
     assert keys[0] == keys[3]                       # the same content, the same key
     assert len({int(k) for k in keys}) == 4         # token joins, tags and tag joins all count
+    # a lone surrogate (a token read from badly decoded text) is hashed, not an error
+    broken = sentence_keys([["\ud800"], ["\udc00"]], [["O"], ["O"]])
+    assert broken[0] != broken[1]
     # 64 bits of the hash, not a small number: keys spread over the whole range
     many = sentence_keys([[str(i)] for i in range(200)], [["O"]] * 200)
     assert many.max() > 2 ** 62
