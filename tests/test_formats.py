@@ -239,6 +239,7 @@ def test_spacy_docs_from_a_blank_pipeline():
     example = Example(predicted, reference)
     batch = tough_ner.as_batch(None, [example], [example], type_map={"PERSON": "PER"})
     assert batch.tokens == [SENTENCE] and batch.pred_spans == [[(3, 5, "PER")]]
+    assert batch.gold_spans == [[(0, 1, "LOC"), (3, 5, "PER")]]
     # other tokenisation than the gold tokens: aligned through character offsets
     other = nlp.make_doc("Paris is not ParisHilton.")
     assert len(other) == 5
