@@ -245,6 +245,11 @@ def test_spacy_docs_from_a_blank_pipeline():
     assert len(other) == 5
     other.ents = [Span(other, 3, 4, "PER")]
     assert tough_ner.as_batch([SENTENCE], [GOLD], [other]).pred_spans == [[(3, 5, "PER")]]
+    # offsets are read in the doc's own text: its "." (characters 24-25) is the gold tokens' "."
+    other.ents = [Span(other, 4, 5, "X")]
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [other]).pred_spans == [[(5, 6, "X")]]
+    with pytest.raises(ValueError, match="sentence 1, token 0 'Paris': not found in the text"):
+        tough_ner.as_batch([["x"], SENTENCE], [["O"], GOLD], [nlp.make_doc("x"), nlp.make_doc("Rome is here")])
 
 
 def test_spacy_docs_from_the_offline_model(conll_stats):
