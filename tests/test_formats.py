@@ -537,6 +537,12 @@ def test_character_spans_on_the_usual_text_and_on_other_text_agree():
             assert results[1] == results[0], (start, end)
 
 
+def test_a_span_on_whitespace_after_the_last_token_covers_no_token():
+    record = {"text": "Paris is not Paris Hilton .  ", "entities": [{"start": 27, "end": 29, "label": "X"}]}
+    with pytest.raises(ValueError, match="sentence 0: character span 27-29 '  ' covers no token"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [record])
+
+
 def test_snapped_records_and_sides():
     record = {"text": "Paris is not Paris Hilton .", "entities": [{"start": 14, "end": 25, "label": "PER"}]}
     gold_record = {"text": "Paris is not Paris Hilton .", "entities": [{"start": 0, "end": 3, "label": "LOC"}]}
