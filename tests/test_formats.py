@@ -45,7 +45,8 @@ def test_detection():
     assert detect([{"text": "Paris", "entities": []}]) == "chars"
     assert detect([[{"text": "Paris", "type": "LOC"}]]) == "mentions"
     assert detect([[], []]) == "spans"
-    with pytest.raises(ValueError, match="one string"):
+    with pytest.raises(ValueError, match=r"^a sentence is one string: give a list of tags \(or spans, or mentions\) "
+                                         "per sentence$"):
         detect(["B-PER O"])
 
 
@@ -439,6 +440,19 @@ def test_detection_of_every_shape():
     assert detect([Doc()]) == "spacy" and detect([[], Example()]) == "spacy"
     with pytest.raises(ValueError, match="cannot tell the format"):
         detect([[Half()]])
+    # a Doc has both ents and text, an Example both predicted and reference: half of either is no spaCy input
+    class Text:
+        text = "x"
+
+    class Predicted:
+        predicted = None
+
+    class Reference:
+        reference = None
+
+    for half in (Half, Text, Predicted, Reference):
+        with pytest.raises(ValueError, match=f"sentence 0: expected a spaCy Doc or Example, got {half.__name__}"):
+            tough_ner.as_batch([["x"]], [["O"]], [half()], prediction_format="spacy")
 
 
 def test_records_may_be_any_mapping():
@@ -507,6 +521,8 @@ def test_text_must_hold_the_tokens_in_order():
         token_offsets(4, ["a", "x"], "a y x")
     with pytest.raises(ValueError, match="token 0 '': not found"):
         token_offsets(0, ["", "a"], "a")
+    with pytest.raises(ValueError, match="token 0 '': not found"):
+        token_offsets(0, ["", "a"], " a")
     with pytest.raises(ValueError, match="token 1 'a': not found"):
         token_offsets(0, ["a", "a"], "a")
 

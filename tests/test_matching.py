@@ -174,5 +174,10 @@ def test_type_scheme_takes_the_closest_same_type_entity_and_each_gold_once():
     assert match_sentence(gold, [(5, 7, "LOC")], "type") == ([MISSED, MISSED, COR], [COR])
     # strict: same boundaries but another type is INC, and a later exact entity still COR
     assert match_sentence(gold, [(2, 6, "LOC"), (6, 7, "LOC")], "strict") == ([MISSED, INC, COR], [INC, COR])
+    # the closest by |start difference| + |end difference|: 2-6 is 2 + 3 from 0-3, 2 + 2 from 4-8
+    assert match_sentence([(0, 3, "PER"), (4, 8, "PER")], [(2, 6, "PER")], "type") == ([MISSED, COR], [COR])
+    # a tie (1-4 is 1 + 2 from 0-2 and 2 + 1 from 3-5) goes to the first, which leaves 3-5 to a LOC
+    assert match_sentence([(0, 2, "PER"), (3, 5, "PER")], [(1, 4, "PER"), (3, 5, "LOC")], "type") == (
+        [COR, INC], [COR, INC])
     # touching is no overlap (end exclusive)
     assert match_sentence(gold, [(7, 9, "LOC")], "exact") == ([MISSED] * 3, [MISSED])
