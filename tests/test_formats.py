@@ -607,6 +607,9 @@ def test_mentions_take_free_occurrences_on_token_boundaries():
     assert placed([m("Rome", "R"), m("New  York"), m("Oslo", "O")]) == ([(0, 2, "LOC")], [m("Rome", "R"), m("Oslo", "O")])
     assert placed([m("new york")], case_sensitive=False) == ([(0, 2, "LOC")], [])
     assert placed([m("new york")]) == ([], [m("new york")])
+    # a token holding a space (some corpora have "New York" as one token) is compared without it
+    batch = tough_ner.as_batch([["New York", "is"]], [["O", "O"]], [[m("New York"), m("NewYork is", "X")]])
+    assert batch.pred_spans == [[(0, 2, "X")]] and batch.hallucinated == [[m("New York")]]
     # a token that is whitespace only has no piece: a mention may not start or end on it
     batch = tough_ner.as_batch([["a", " ", "b"]], [["O"] * 3], [[m("ab")]])
     assert batch.pred_spans == [[(0, 3, "LOC")]]
