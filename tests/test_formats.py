@@ -553,6 +553,14 @@ def test_character_spans_on_the_usual_text_and_on_other_text_agree():
             assert results[1] == results[0], (start, end)
 
 
+def test_a_record_without_text_is_over_the_tokens_joined_by_spaces():
+    entities = [{"start": 13, "end": 25, "label": "PER"}]
+    for record in ({"text": None, "entities": entities}, {"entities": entities}):
+        batch = tough_ner.as_batch([SENTENCE], [GOLD], [record])
+        assert batch.pred_spans == [[(3, 5, "PER")]] and batch.snapped == []
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris is not Paris Hilton ."}]).pred_spans == [[]]
+
+
 def test_a_span_on_whitespace_after_the_last_token_covers_no_token():
     record = {"text": "Paris is not Paris Hilton .  ", "entities": [{"start": 27, "end": 29, "label": "X"}]}
     with pytest.raises(ValueError, match="sentence 0: character span 27-29 '  ' covers no token"):

@@ -42,8 +42,15 @@ tests_for() {  # the fast test files that exercise a module
     stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
     uncertainty) echo "tests/test_uncertainty_engine.py tests/test_uncertainty.py" ;;
-    formats) echo "tests/test_formats.py" ;;
-    matching) echo "tests/test_matching.py tests/test_formats.py" ;;
+    formats) # test_formats.py but its evaluate, CLI and card tests (slow, and about the glue around formats)
+             grep -o '^def test_[a-z0-9_]*' "$ROOT/tests/test_formats.py" | sed 's/^def /tests\/test_formats.py::/' |
+               grep -v -e test_evaluate_ -e test_cli_ -e test_cards_ -e test_match_option_overall ;;
+    matching) # test_matching.py and the tests of test_formats.py that score through the matching
+              echo "tests/test_matching.py
+                    tests/test_formats.py::test_hallucinated_mention_is_a_false_positive_everywhere
+                    tests/test_formats.py::test_round_trips_on_conll_test_give_identical_scores
+                    tests/test_formats.py::test_match_option_credits_by_hand
+                    tests/test_formats.py::test_match_option_overall_equals_match_scores" ;;
     checks)  echo "tests/test_bad_inputs.py tests/test_uncertainty.py" ;;
     hardeval) echo "tests/test_hardeval.py" ;;
     tmr)     echo "tests/test_tmr.py" ;;
