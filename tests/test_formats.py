@@ -249,6 +249,14 @@ def test_spacy_docs_from_a_blank_pipeline():
     # offsets are read in the doc's own text: its "." (characters 24-25) is the gold tokens' "."
     other.ents = [Span(other, 4, 5, "X")]
     assert tough_ner.as_batch([SENTENCE], [GOLD], [other]).pred_spans == [[(5, 6, "X")]]
+    # a doc token inside a gold token: snapped and recorded, or refused
+    hyphen = nlp.make_doc("Paris-Hilton is")
+    assert [t.text for t in hyphen] == ["Paris", "-", "Hilton", "is"]
+    hyphen.ents = [Span(hyphen, 0, 1, "LOC")]
+    batch = tough_ner.as_batch([["Paris-Hilton", "is"]], [["O", "O"]], [hyphen])
+    assert batch.pred_spans == [[(0, 1, "LOC")]] and [s["tokens"] for s in batch.snapped] == [[0, 1]]
+    with pytest.raises(ValueError, match="character span 0-5 'Paris' does not fall on token boundaries"):
+        tough_ner.as_batch([["Paris-Hilton", "is"]], [["O", "O"]], [hyphen], misaligned="error")
     with pytest.raises(ValueError, match="sentence 1, token 0 'Paris': not found in the text"):
         tough_ner.as_batch([["x"], SENTENCE], [["O"], GOLD], [nlp.make_doc("x"), nlp.make_doc("Rome is here")])
 

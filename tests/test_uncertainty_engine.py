@@ -75,6 +75,9 @@ def test_partial_credit_f1_by_hand():
     # P = 1 / 4, R = 2 / 2: F1 = 2 * 0.25 / 1.25 = 0.4
     table.prf([1, 0], [1, 1], [2, 2], found=[1, 1])
     assert table.point()["f1"] == pytest.approx(0.4)
+    # a second set of keys keeps its own columns (the first is untouched)
+    table.prf([0, 0], [1, 1], [1, 1], keys=("p2", "r2", "f2"), found=[0, 1])
+    assert table.point() == pytest.approx({"precision": 0.25, "recall": 1, "f1": 0.4, "p2": 0, "r2": 0.5, "f2": 0})
 
 
 def test_empty_denominators_are_nan_and_nothing_right_is_zero():
@@ -300,13 +303,17 @@ def test_p_value_counts_the_observed_split_and_is_nan_without_a_difference():
 
 def test_analyse_checks_its_inputs():
     systems = two_systems()
-    with pytest.raises(ValueError, match="no system to analyse"):
+    with pytest.raises(ValueError, match="^no system to analyse$"):
         analyse({})
     with pytest.raises(ValueError, match=r"unknown key\(s\) \['f1'\]: keys with counts are \['recall'\]"):
         analyse(systems, ["f1"])
+    with pytest.raises(ValueError, match=r"unknown key\(s\) \['f1'\]: keys with counts are \['recall'\]"):
+        analyse({"a": systems["a"]}, ["f1"])
+    with pytest.raises(ValueError, match=r"alpha must lie in \(0, 1\), got 1.5"):
+        analyse(systems, alpha=1.5)
     other = Counts(systems["a"].order)
     other.ratio("rate", [1] * 8, [1] * 8)
-    with pytest.raises(ValueError, match="different columns"):
+    with pytest.raises(ValueError, match="^the systems' results have different columns: score them with the same options$"):
         analyse({"a": systems["a"], "b": other}, [])
     wider = Counts(systems["a"].order)
     wider.ratio("recall", [1] * 8, [1] * 8)
