@@ -623,6 +623,9 @@ def test_mentions_take_free_occurrences_on_token_boundaries():
     assert placed([m("Rome", "R"), m("New  York"), m("Oslo", "O")]) == ([(0, 2, "LOC")], [m("Rome", "R"), m("Oslo", "O")])
     assert placed([m("new york")], case_sensitive=False) == ([(0, 2, "LOC")], [])
     assert placed([m("new york")]) == ([], [m("new york")])
+    # the search goes on one character after an occurrence off the token boundaries ("xa|a|a": "aa" at 1, then 2)
+    batch = tough_ner.as_batch([["xa", "a", "a"]], [["O"] * 3], [[m("aa")]])
+    assert batch.pred_spans == [[(1, 3, "LOC")]]
     # a token holding a space (some corpora have "New York" as one token) is compared without it
     batch = tough_ner.as_batch([["New York", "is"]], [["O", "O"]], [[m("New York"), m("NewYork is", "X")]])
     assert batch.pred_spans == [[(0, 2, "X")]] and batch.hallucinated == [[m("New York")]]
