@@ -394,7 +394,7 @@ def test_aggregate_runs_by_hand():
     assert table["n"]["std"] == 0 and math.isnan(table["nan"]["mean"])
     one = aggregate_runs(runs[:1])["f1"]
     assert one["mean"] == 0.5 and math.isnan(one["std"]) and one["runs"] == 1
-    with pytest.raises(ValueError, match="at least one run"):
+    with pytest.raises(ValueError, match="^aggregate needs at least one run$"):
         aggregate_runs([])
 
 
@@ -411,7 +411,7 @@ def test_pooled_runs_average_each_sentence():
     assert mean.strata.tolist() == [0, 0, 1] and mean.documents.tolist() == ["d", "d", "e"]
     other = Counts(order[::-1].copy())
     other.ratio("rate", [1, 1, 1], [1, 1, 1])
-    with pytest.raises(ValueError, match="same test set with the same options"):
+    with pytest.raises(ValueError, match="^runs to pool must be scored on the same test set with the same options$"):
         pooled([runs[0], other])
     named = Counts(order)
     named.ratio("share", [1, 1, 1], [1, 1, 1])
@@ -450,3 +450,10 @@ def test_compare_runs_without_pairs_has_no_wilcoxon():
     assert list(compared) == ["recall"] and "wilcoxon" not in compared["recall"]
     assert compared["recall"]["A"]["mean"] == 0.9 and compared["recall"]["B"]["runs"] == 1
     assert compared["recall"]["pooled"]["test"].endswith("counts pooled over runs")
+    # without keys: the keys both runs report, not every key the counts hold
+    a, b = (systems[s] for s in "ab")
+    for table in (a, b):
+        table.ratio("extra", [1] * 8, [2] * 8)
+    compared = uncertainty.compare_runs([{"recall": 0.9}] * 2, [{"recall": 0.5}] * 2, [a, a], [b, b], n_resamples=50)
+    assert list(compared) == ["recall"] and "wilcoxon" in compared["recall"]
+    assert set(compared["recall"]["pooled"]) == {"difference", "ci", "p_value", "test"}
