@@ -328,9 +328,16 @@ def test_analyse_checks_its_inputs():
 
 
 def test_defaults():
-    systems = two_systems()
+    systems = two_systems(60)  # enough units for intervals that move with the seed and the resample count
     assert analyse(systems) == analyse(systems, None, 1000, 0.95, 0, "sentence", 0.05, None)
-    assert uncertainty.intervals(systems["a"]) == uncertainty.intervals(systems["a"], None, 1000, 0.95, 0, "sentence")
+    one = systems["a"]
+    assert uncertainty.intervals(one) == uncertainty.intervals(one, None, 1000, 0.95, 0, "sentence")
+    for other in (dict(seed=1), dict(n_resamples=1001), dict(confidence=0.9)):
+        assert uncertainty.intervals(one, **other) != uncertainty.intervals(one)
+    result = {"recall": one.point()["recall"]}
+    assert uncertainty.with_intervals(result, one) == uncertainty.with_intervals(result, one, 1000, 0.95, 0, "sentence")
+    for other in (dict(seed=1), dict(n_resamples=1001), dict(confidence=0.9)):
+        assert uncertainty.with_intervals(result, one, **other) != uncertainty.with_intervals(result, one)
 
 
 # ---- Holm, adjust ------------------------------------------------------------------------------
