@@ -567,6 +567,7 @@ def test_a_record_without_text_is_over_the_tokens_joined_by_spaces():
         batch = tough_ner.as_batch([SENTENCE], [GOLD], [record])
         assert batch.pred_spans == [[(3, 5, "PER")]] and batch.snapped == []
     assert tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris is not Paris Hilton ."}]).pred_spans == [[]]
+    assert tough_ner.as_batch([SENTENCE], [GOLD], [{"text": "Paris  is not Paris Hilton ."}]).pred_spans == [[]]
 
 
 def test_a_span_on_whitespace_after_the_last_token_covers_no_token():
