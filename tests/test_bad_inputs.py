@@ -344,3 +344,49 @@ def test_parse_conll_keeps_python_nan_for_empty_text():
     corpus = parse_conll("", n_predictions=1)
     result = tmr(STATS, Batch(corpus.tokens, corpus.tags, corpus.predictions[0]))
     assert result["n_mentions"] == 0 and math.isnan(result["recall"])
+
+
+# ---- checks.py's helpers, by hand ----------------------------------------------------------
+def test_type_names_sorts_and_cuts_long_sets_at_the_limit():
+    from tough_ner.checks import type_names
+    assert type_names({"ORG", "LOC"}) == "{LOC, ORG}"
+    twenty = [f"T{i:02d}" for i in range(20)]
+    assert type_names(twenty) == "{" + ", ".join(twenty) + "}"  # exactly the limit: all, no count
+    assert type_names(twenty + ["T20"]) == "{" + ", ".join(twenty) + ", … (21 in all)}"
+    assert type_names(["c", "a", "b"], limit=2) == "{a, b, … (3 in all)}"
+
+
+def _warnings_of(*tmrs, **options):
+    from tough_ner.checks import training_data_warnings
+    return training_data_warnings({"systems": {f"s{i}": {"tmr": tmr} for i, tmr in enumerate(tmrs)}}, **options)
+
+
+def test_training_data_warnings_thresholds_by_hand():
+    from tough_ner.checks import REFERENCE_NOTE
+    assert _warnings_of() == [] and _warnings_of({}) == []
+    # the share of test mentions seen in training: < 5 % of at least 30 mentions warns
+    assert _warnings_of({"n_mentions": 100, "n_seen": 5}) == []  # 5 % is not below 5 %
+    share = _warnings_of({"n_mentions": 100, "n_seen": 4})
+    assert len(share) == 1 and share[0].startswith("only 4 of the 100 test mentions (4.0%) occur in the training data")
+    assert len(_warnings_of({"n_mentions": 30, "n_seen": 1})) == 1  # 3.3 % of 30
+    assert _warnings_of({"n_mentions": 29, "n_seen": 0}) == []  # too few mentions to say
+    assert _warnings_of({"n_mentions": 29}) == []
+    # only the first system's counts are read for the share (every system has the same test set)
+    assert _warnings_of({"n_mentions": 100, "n_seen": 50}, {"n_mentions": 100, "n_seen": 0}) == []
+    # a system recalling seen mentions no better than unseen ones, both subsets with >= 30 mentions
+    fair = {"n_mentions": 200, "n_seen": 30, "n_unseen_tokens": 30}
+    assert _warnings_of(dict(fair, recall_seen=0.8, recall_unseen_tokens=0.5)) == []
+    odd = _warnings_of(dict(fair, recall_seen=0.5, recall_unseen_tokens=0.5))  # equal: no better
+    assert len(odd) == 1 and odd[0].startswith(
+        "s0 recalls test mentions seen in training (0.500, n = 30) no better than unseen ones (0.500, n = 30);")
+    assert _warnings_of(dict(fair, recall_seen=0, recall_unseen_tokens=1)) != []  # ints are numbers too
+    for changed in ({"n_seen": 29}, {"n_unseen_tokens": 29}, {"recall_seen": float("nan")},
+                    {"recall_unseen_tokens": float("nan")}, {"recall_unseen_tokens": None}):
+        assert _warnings_of({**fair, "recall_seen": 0.5, "recall_unseen_tokens": 0.6, **changed}) == [], changed
+    assert _warnings_of({"recall_seen": 0.1, "recall_unseen_tokens": 0.9}) == []  # no n: nothing to say
+    # both kinds, in order: the share first, then each system that warns, in the results' order
+    both = _warnings_of({"n_mentions": 1000, "n_seen": 40, "n_unseen_tokens": 500, "recall_seen": 0.2,
+                         "recall_unseen_tokens": 0.3}, dict(fair, recall_seen=0.9, recall_unseen_tokens=0.1),
+                        dict(fair, recall_seen=0.1, recall_unseen_tokens=0.9))
+    assert [w.split(" ")[0] for w in both] == ["only", "s0", "s2"]
+    assert _warnings_of({"n_mentions": 100, "n_seen": 0}, train_is_reference=True) == [REFERENCE_NOTE]
