@@ -39,7 +39,32 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_bad_inputs.py::test_cli_empty_test_file_and_empty_training
                    tests/test_bad_inputs.py::test_parse_conll_keeps_python_nan_for_empty_text" ;;
     batch)   echo "tests/test_batch.py tests/test_schemes.py tests/test_corpus.py tests/test_hardeval.py" ;;
-    stats)   echo "tests/test_stats.py tests/test_hardeval.py tests/test_buckets.py" ;;
+    stats)   # the fast tests of the files that build or read statistics: not the ones on the whole
+             # CoNLL-2003 corpus nor the subprocess / Dask ones (10-20 s each, with every mutant of
+             # __init__ and the builder), whose statistics the hypothesis tests check on small data
+             echo "tests/test_stats.py tests/test_hardeval.py
+                   tests/test_shareable.py::test_table_and_scan_equal_brute_force_and_shareable_answers_every_mention
+                   tests/test_shareable.py::test_attribute_values_equal_from_full_and_shareable_statistics
+                   tests/test_shareable.py::test_repeated_queries_and_a_hash_collision_still_count_exactly
+                   tests/test_shareable.py::test_tokens_holding_spaces_are_counted_as_tokens
+                   tests/test_shareable.py::test_shareable_file_holds_no_text_and_refuses_what_needs_it
+                   tests/test_shareable.py::test_damaged_shareable_files_are_refused
+                   tests/test_scale.py::test_from_dataset_equals_the_list_build
+                   tests/test_scale.py::test_streaming_iterable_dataset
+                   tests/test_scale.py::test_bad_input_names_sentence_and_position
+                   tests/test_scale.py::test_bad_class_label_id_and_untyped_columns
+                   tests/test_scale.py::test_class_label_names_that_are_not_tags_fail_only_when_used
+                   tests/test_scale.py::test_parallel_build_keeps_empty_shards_sentences
+                   tests/test_scale.py::test_merge_all_is_reduce_merge_and_the_build_of_the_concatenation
+                   tests/test_reader.py::test_stats_from_file_in_pieces_equal_the_reference
+                   tests/test_reader.py::test_numpy_span_decoding_equals_schemes_decode
+                   tests/test_reader.py::test_errors_in_later_pieces_name_the_file_line
+                   tests/test_reader.py::test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces
+                   tests/test_buckets.py::test_occurrences_equal_brute_force_counts
+                   tests/test_bad_inputs.py::test_catalogue
+                   tests/test_bad_inputs.py::test_zip_bomb_is_refused_unread
+                   tests/test_bad_inputs.py::test_stats_header_lying_about_its_size_is_refused
+                   tests/test_bad_inputs.py::test_read_standard_input_in_python" ;;
     scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
     uncertainty) echo "tests/test_uncertainty_engine.py tests/test_uncertainty.py" ;;
     formats) # test_formats.py but its evaluate, CLI and card tests (slow, and about the glue around formats)
