@@ -6,7 +6,7 @@ import random
 import numpy as np
 import pytest
 import scipy.stats
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import tough_ner
 from tough_ner import Batch, TrainStats
@@ -31,9 +31,17 @@ def same(a, b):
 
 @settings(max_examples=40, deadline=None)
 @given(st.integers(0, 10_000))
+@example(6621)  # gold of type ORG only, a type training never has: an input error (it made this test flaky)
+@example(1916)  # predictions of type MISC only, a type neither gold nor training has: an input error too
 def test_counts_give_every_number_the_methods_report(seed):
     tokens, gold, pred = random_batch(seed, n_sentences=8)
     batch = Batch(tokens, gold, pred)
+    gold_types, pred_types = ({t[2:] for s in tags for t in s if t != "O"} for tags in (gold, pred))
+    if (gold_types and not gold_types & {"LOC", "PER"}) or (pred_types and gold_types
+                                                           and not pred_types & (gold_types | {"LOC", "PER"})):
+        with pytest.raises(ValueError, match="share nothing with the"):  # checks.check_types' input errors
+            hardeval(STATS, batch)
+        return
     for result, table in ((hardeval(STATS, batch), hardeval_counts(STATS, batch)),
                           (hardeval(STATS, batch, strict=True, error="io"),
                            hardeval_counts(STATS, batch, strict=True, error="io")),
