@@ -1,3 +1,5 @@
+import io
+import json
 import zipfile
 
 import datasets
@@ -103,3 +105,131 @@ def test_conll_tables_1_and_2(conll_stats, conll_test, conll_dev):
 def test_conll_stats_roundtrip(conll_stats, tmp_path):
     conll_stats.save(tmp_path / "conll.npz")
     assert TrainStats.load(tmp_path / "conll.npz") == conll_stats
+
+
+# ---- a small corpus worked out by hand ------------------------------------------------------
+HAND_TOKENS = [["Bo", "Lee", "met", "Bo"], ["Bo", "Lee", "ran"], ["Bo"], ["bo", "MET"]]
+HAND_TAGS = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["S-PER"], ["B-LOC", "O"]]
+
+
+def test_small_corpus_by_hand():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    assert stats.vocab == ["Bo", "Lee", "met", "ran", "bo", "MET"] and stats.labels == ["O", "LOC", "PER"]
+    assert stats.label_counts.tolist() == [[0, 1, 3], [0, 0, 2], [1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0]]
+    assert list(stats.mentions.items()) == [(("Bo Lee", "PER"), 2), (("Bo", "LOC"), 1), (("Bo", "PER"), 1),
+                                            (("bo", "LOC"), 1)]
+    assert stats.token_ids.tolist() == [0, 1, 2, 0, 0, 1, 3, 0, 4, 5]
+    assert stats.sentence_starts.tolist() == [0, 4, 7, 8, 10]
+    assert (stats.n_tokens, stats.n_sentences, stats.n_mentions) == (10, 4, 5)
+    assert repr(stats) == ("TrainStats(4 sentences, 10 tokens, 6 types of token, 5 mentions, "
+                           "labels=['O', 'LOC', 'PER'])")
+    assert stats.ids(["MET", "x", "Bo"]).tolist() == [5, -1, 0]
+    assert stats.counts_of(["Bo", "zzz", "MET"]).tolist() == [[0, 1, 3], [0, 0, 0], [1, 0, 0]]
+    assert stats.token_totals.tolist() == [4, 2, 1, 1, 1, 1]
+    assert stats.lower_vocab == {"bo", "lee", "met", "ran"}
+    assert stats.mention_text_counts == {"Bo Lee": 2, "Bo": 2, "bo": 1}
+    assert stats.mention_types() == {"Bo Lee": {"PER": 2}, "Bo": {"LOC": 1, "PER": 1}, "bo": {"LOC": 1}}
+    assert stats.describe() == {"mentions": 5, "ambiguous_mentions": 2, "unique_mentions": 3,
+                                "ambiguous_unique_mentions": 1}
+    test_tokens = [["Bo", "Lee", "and", "Ann"], ["Bo"], ["Ann"]]
+    test_tags = [["B-PER", "I-PER", "O", "B-PER"], ["B-LOC"], ["B-ORG"]]
+    assert stats.describe_test(test_tokens, test_tags) == {"mentions": 4, "unseen_mentions": 2,
+                                                           "unique_mentions": 3, "unseen_unique_mentions": 1}
+    # occurrences inside one sentence, annotated or not: "Bo Bo" only across a sentence end
+    queries = [["Bo"], ["Bo", "Lee"], ["Lee", "met"], ["Bo", "Lee", "met", "Bo"], ["Bo", "Bo"], ["Lee", "ran"],
+               ["zzz"], ["met", "zzz"], ["bo", "MET"], ["Bo", "met"], ["MET"]]
+    assert stats.occurrences(queries).tolist() == [4, 2, 1, 1, 0, 1, 0, 0, 1, 0, 1]
+
+
+def test_lowercased_by_hand():
+    lowered = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).lowercased()
+    assert lowered.vocab == ["bo", "lee", "met", "ran"] and lowered.labels == ["O", "LOC", "PER"]
+    assert lowered.label_counts.tolist() == [[0, 2, 3], [0, 0, 2], [2, 0, 0], [1, 0, 0]]
+    assert lowered.mentions == {("bo lee", "PER"): 2, ("bo", "LOC"): 2, ("bo", "PER"): 1}
+    assert lowered.token_ids.tolist() == [0, 1, 2, 0, 0, 1, 3, 0, 0, 2]
+    assert lowered.sentence_starts.tolist() == [0, 4, 7, 8, 10]
+    assert lowered.describe()["ambiguous_mentions"] == 3
+    assert lowered.occurrences([["bo", "met"], ["bo"], ["met"]]).tolist() == [1, 5, 2]
+
+
+def test_shareable_statistics_by_hand():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    blob = stats.to_bytes(shareable=True)
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        meta = json.loads(np.load(io.BytesIO(archive.read("meta.json.npy"))).tobytes())
+    assert meta["shareable"] is True and meta["n_sentences"] == 4
+    assert meta["occurrences"] == [["Bo", 4], ["Bo Lee", 2], ["bo", 1]]  # sorted by text
+    assert meta["lower_occurrences"] == [["bo", 5], ["bo lee", 2]]
+    shared = TrainStats.from_bytes(blob)
+    assert (shared.n_tokens, shared.n_sentences, shared.shareable) == (10, 4, True)
+    assert shared.occurrences([["Bo", "Lee"], ["Bo"], ["bo"], ["Lee"]]).tolist() == [2, 4, 1, 2]
+    assert shared.lowercased().occurrences([["bo", "lee"], ["bo"]]).tolist() == [2, 5]
+    assert shared.lowercased().n_sentences == 4 and shared.lowercased().describe() == stats.lowercased().describe()
+    assert repr(shared) == ("TrainStats(4 sentences, 10 tokens, 6 types of token, 5 mentions, "
+                            "labels=['O', 'LOC', 'PER'], shareable)")
+
+
+def test_constructor_needs_either_the_text_or_the_three_shareable_parts():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    parts = (stats.vocab, stats.labels, stats.label_counts, stats.mentions)
+    whole = {"n_sentences": 4, "mention_occurrences": {}, "lower_occurrences": {}}
+    assert TrainStats(*parts, **whole).shareable
+    for wrong in ({"sentence_starts": stats.sentence_starts}, {"n_sentences": None},
+                  {"mention_occurrences": None}, {"lower_occurrences": None}):
+        with pytest.raises(TypeError, match="statistics without token_ids need n_sentences"):
+            TrainStats(*parts, **{**whole, **wrong})
+    with pytest.raises(ValueError, match="training data holds no sentence"):
+        TrainStats([], ["O"], np.zeros((0, 1), dtype=np.int64), {}, **whole)
+
+
+def test_equality_looks_at_every_part():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    vocab, labels, counts, mentions, ids, starts = (stats.vocab, stats.labels, stats.label_counts, stats.mentions,
+                                                    stats.token_ids, stats.sentence_starts)
+    assert TrainStats(list(vocab), list(labels), counts.copy(), dict(mentions), ids.copy(), starts.copy()) == stats
+    variants = [TrainStats(["X"] + vocab[1:], labels, counts, mentions, ids, starts),
+                TrainStats(vocab, ["O", "LOC", "ORG"], counts, mentions, ids, starts),
+                TrainStats(vocab, labels, counts + np.eye(6, 3, dtype=np.int64), mentions, ids, starts),
+                TrainStats(vocab, labels, counts, {**mentions, ("Lee", "PER"): 1}, ids, starts),
+                TrainStats(vocab, labels, counts, mentions, ids[::-1].copy(), starts),
+                TrainStats(vocab, labels, counts, mentions, ids, np.array([0, 4, 7, 9, 10]))]
+    for variant in variants:
+        assert variant != stats and stats != variant
+    assert stats != "stats" and stats != stats.to_bytes()
+    shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
+    assert shared != stats and stats != shared and shared == TrainStats.from_bytes(shared.to_bytes())
+    tables = {"mention_occurrences": shared._mention_occurrences, "lower_occurrences": shared._lower_occurrences}
+    assert TrainStats(vocab, labels, counts, mentions, n_sentences=4, **tables) == shared
+    assert TrainStats(vocab, labels, counts, mentions, n_sentences=5, **tables) != shared
+    for key in tables:
+        other = {**tables, key: {**tables[key], "Bo": 9}}
+        assert TrainStats(vocab, labels, counts, mentions, n_sentences=4, **other) != shared
+
+
+def test_coerce_reads_what_train_may_be(tmp_path):
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    stats.save(tmp_path / "stats.bin")  # a stats file by its content, whatever its name
+    assert TrainStats.coerce(tmp_path / "stats.bin") == stats
+    with pytest.raises(IsADirectoryError, match="is a directory, not a stats or CoNLL file"):
+        TrainStats.coerce(tmp_path)
+    dataset = datasets.Dataset.from_dict({"tokens": HAND_TOKENS, "ner_tags": HAND_TAGS})
+    assert TrainStats.coerce(dataset) == stats
+    with pytest.raises(ValueError, match="tokens and tags must be lists of sentences, not one string"):
+        TrainStats.from_lists("Bo", [["O"]])
+    with pytest.raises(ValueError, match="4 token sentences but 3 tag sentences"):
+        TrainStats.from_lists(HAND_TOKENS, HAND_TAGS[:3])
+
+
+def test_build_distributed_merges_shards_in_order(tmp_path):
+    pytest.importorskip("dask.bag")
+    from tough_ner.stats import build_distributed
+    paths = []
+    for i, (tokens, tags) in enumerate(((HAND_TOKENS[:1], HAND_TAGS[:1]), (HAND_TOKENS[1:], HAND_TAGS[1:]))):
+        paths.append(tmp_path / f"shard{i}.conll")
+        paths[-1].write_text("".join(" ".join(pair) + "\n" for s in zip(tokens, tags)
+                                     for pair in list(zip(*s)) + [()]), encoding="utf-8")
+    expected = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    assert build_distributed(paths, "synchronous") == expected
+    assert build_distributed(paths) == expected
+    with pytest.raises(ValueError, match="build_distributed needs at least one CoNLL shard"):
+        build_distributed([])
