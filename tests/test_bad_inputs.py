@@ -368,7 +368,10 @@ def test_training_data_warnings_thresholds_by_hand():
     assert _warnings_of({"n_mentions": 100, "n_seen": 5}) == []  # 5 % is not below 5 %
     share = _warnings_of({"n_mentions": 100, "n_seen": 4})
     assert len(share) == 1 and share[0].startswith("only 4 of the 100 test mentions (4.0%) occur in the training data")
-    assert len(_warnings_of({"n_mentions": 30, "n_seen": 1})) == 1  # 3.3 % of 30
+    assert _warnings_of({"n_mentions": 30, "n_seen": 1}) == [
+        "only 1 of the 30 test mentions (3.3%) occur in the training data: is --train the data the systems were "
+        "trained on? If not, say so with --train-is-reference; seen/unseen subsets are relative to it"]
+    assert _warnings_of({"n_mentions": 100})[0].startswith("only 0 of the 100 test mentions (0.0%)")  # none seen
     assert _warnings_of({"n_mentions": 29, "n_seen": 0}) == []  # too few mentions to say
     assert _warnings_of({"n_mentions": 29}) == []
     # only the first system's counts are read for the share (every system has the same test set)
@@ -377,13 +380,20 @@ def test_training_data_warnings_thresholds_by_hand():
     fair = {"n_mentions": 200, "n_seen": 30, "n_unseen_tokens": 30}
     assert _warnings_of(dict(fair, recall_seen=0.8, recall_unseen_tokens=0.5)) == []
     odd = _warnings_of(dict(fair, recall_seen=0.5, recall_unseen_tokens=0.5))  # equal: no better
-    assert len(odd) == 1 and odd[0].startswith(
-        "s0 recalls test mentions seen in training (0.500, n = 30) no better than unseen ones (0.500, n = 30);")
+    assert odd == [
+        "s0 recalls test mentions seen in training (0.500, n = 30) no better than unseen ones (0.500, n = 30); a "
+        "system trained on this data almost always does better on what it saw (a heuristic, not a test): is --train "
+        "its training data? If not, use --train-is-reference"]
     assert _warnings_of(dict(fair, recall_seen=0, recall_unseen_tokens=1)) != []  # ints are numbers too
     for changed in ({"n_seen": 29}, {"n_unseen_tokens": 29}, {"recall_seen": float("nan")},
                     {"recall_unseen_tokens": float("nan")}, {"recall_unseen_tokens": None}):
         assert _warnings_of({**fair, "recall_seen": 0.5, "recall_unseen_tokens": 0.6, **changed}) == [], changed
     assert _warnings_of({"recall_seen": 0.1, "recall_unseen_tokens": 0.9}) == []  # no n: nothing to say
+    assert _warnings_of({"n_seen": 40, "recall_seen": 0.1, "recall_unseen_tokens": 0.9}) == []  # nor one n
+    # a system without TMR results (a report of other methods) is skipped
+    assert _warnings_of(dict(fair, recall_seen=0.5, recall_unseen_tokens=0.5), {})[0].startswith("s0 recalls")
+    from tough_ner.checks import training_data_warnings
+    assert training_data_warnings({"systems": {"a": {}, "b": {"hardeval": {}}}}) == []
     # both kinds, in order: the share first, then each system that warns, in the results' order
     both = _warnings_of({"n_mentions": 1000, "n_seen": 40, "n_unseen_tokens": 500, "recall_seen": 0.2,
                          "recall_unseen_tokens": 0.3}, dict(fair, recall_seen=0.9, recall_unseen_tokens=0.1),
