@@ -1,5 +1,7 @@
 import io
 import json
+import re
+import sys
 import zipfile
 
 import datasets
@@ -233,3 +235,72 @@ def test_build_distributed_merges_shards_in_order(tmp_path):
     assert build_distributed(paths) == expected
     with pytest.raises(ValueError, match="build_distributed needs at least one CoNLL shard"):
         build_distributed([])
+
+
+def test_coerce_names_standard_input_and_what_it_takes(monkeypatch):
+    with pytest.raises(ValueError, match="^training statistics are required: pass train= a TrainStats, a stats "
+                                         "file, a CoNLL training file or a datasets.Dataset$"):
+        TrainStats.coerce(None)
+    for blob, message in ((b"PK\x03\x04garbage", "<stdin> is not a readable tough-ner stats file"),
+                          (b"Ann B-PER\n\xff O\n", "<stdin>, line 2: bytes that are not UTF-8"),
+                          (b"Ann B-PER\nx Q-X\n", "<stdin>, line 2, column 2: unknown tag 'Q-X'")):
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(blob)))
+        with pytest.raises(ValueError, match="^" + re.escape(message)):
+            TrainStats.coerce("-")
+
+    class Columns:  # column names but no features: not a dataset
+        column_names = ["tokens", "ner_tags"]
+    with pytest.raises(TypeError, match="not Columns"):
+        TrainStats.coerce(Columns())
+
+
+def test_describe_test_names_the_bad_sentence():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    with pytest.raises(ValueError, match="^sentence 1, position 0: unknown tag 'Q-X'"):
+        stats.describe_test([["a"], ["b"]], [["O"], ["Q-X"]])
+
+
+def test_fixed_length_and_untyped_columns_take_the_list_path():
+    """Columns the column-wise path does not take (fixed-length lists; a stream's batch of empty
+    sentences, typed null by Arrow) give the statistics of the same sentences as lists."""
+    tokens, tags = [["Bo", "Lee"], ["met", "Bo"], ["Bo", "ran"]], [["B-PER", "I-PER"], ["O", "B-LOC"], ["S-PER", "O"]]
+    features = datasets.Features({"tokens": datasets.List(datasets.Value("string"), length=2),
+                                  "ner_tags": datasets.List(datasets.Value("string"), length=2)})
+    fixed = datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags}, features=features)
+    assert fixed.features["tokens"].length == 2
+    for batch_size in (1, 2, 10):
+        assert TrainStats.from_dataset(fixed, batch_size=batch_size) == TrainStats.from_lists(tokens, tags)
+    with_empty = [[], [], ["Bo", "Lee"], [], []], [[], [], ["B-PER", "I-PER"], [], []]
+
+    def rows():
+        yield from ({"tokens": a, "ner_tags": b} for a, b in zip(*with_empty))
+    stream = datasets.IterableDataset.from_generator(rows)
+    built = TrainStats.from_dataset(stream, batch_size=2)
+    assert built == TrainStats.from_lists(*with_empty) and built.sentence_starts.tolist() == [0, 0, 0, 2, 2, 2]
+    empty = datasets.IterableDataset.from_generator(lambda: iter([{"tokens": [], "ner_tags": []}] * 3))
+    with pytest.raises(ValueError, match="training data holds no sentence"):
+        TrainStats.from_dataset(empty, batch_size=2)
+
+
+def test_map_step_of_the_parallel_build():
+    """``_stats_bytes_of_batch``, run by ``datasets.map`` in worker processes: one shard's file and
+    sentence count, errors numbered from the shard's first index."""
+    import pyarrow as pa
+    from tough_ner.stats import _stats_bytes_of_batch
+    tokens, tags = HAND_TOKENS, HAND_TAGS
+    table = pa.table({"tokens": tokens, "ner_tags": tags})
+    for batch_size in (1, 3, 100):
+        out = _stats_bytes_of_batch(table, [7, 8, 9, 10], "tokens", "ner_tags", None, batch_size)
+        assert out["sentences"] == [4]
+        assert TrainStats.from_bytes(out["stats"][0]) == TrainStats.from_lists(tokens, tags)
+    ids = pa.table({"t": [["a", "b"], ["c"]], "y": [[1, 0], [2]]})
+    assert TrainStats.from_bytes(_stats_bytes_of_batch(ids, [0, 1], "t", "y", ["O", "B-PER", "S-LOC"], 1)["stats"][0]) \
+        == TrainStats.from_lists([["a", "b"], ["c"]], [["B-PER", "O"], ["S-LOC"]])
+    assert _stats_bytes_of_batch(pa.table({"tokens": [[], []], "ner_tags": [[], []]}).cast(table.schema), [3, 4],
+                                 "tokens", "ner_tags", None, 1) == {"stats": [b""], "sentences": [2]}
+    bad = pa.table({"tokens": [["a"], ["b"], ["c"]], "ner_tags": [["O"], ["O"], ["Q-X"]]})
+    for batch_size in (1, 2, 5):
+        with pytest.raises(ValueError, match="^sentence 12, position 0: unknown tag 'Q-X'"):
+            _stats_bytes_of_batch(bad, [10, 11, 12], "tokens", "ner_tags", None, batch_size)
+    with pytest.raises(ValueError, match="^sentence 2, position 0: unknown tag 'Q-X'"):
+        _stats_bytes_of_batch(bad, [], "tokens", "ner_tags", None, 2)  # no indices: numbered from 0
