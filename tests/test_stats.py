@@ -304,3 +304,23 @@ def test_map_step_of_the_parallel_build():
             _stats_bytes_of_batch(bad, [10, 11, 12], "tokens", "ner_tags", None, batch_size)
     with pytest.raises(ValueError, match="^sentence 2, position 0: unknown tag 'Q-X'"):
         _stats_bytes_of_batch(bad, [], "tokens", "ner_tags", None, 2)  # no indices: numbered from 0
+
+
+def test_messages_name_the_file_and_what_needs_the_text(tmp_path):
+    write(tmp_path / "bad.npz", "not a zip")
+    with pytest.raises(ValueError, match="^" + re.escape(f"{tmp_path / 'bad.npz'} is not a readable tough-ner stats")):
+        TrainStats.load(tmp_path / "bad.npz")
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
+    with pytest.raises(ValueError, match=r"^merging statistics \(occurrences of one part's mentions in another "
+                                         r"part's text\) needs the training text, which shareable statistics"):
+        TrainStats.merge_all([stats, shared])
+
+
+def test_shareable_file_keeps_a_mention_whose_split_text_never_occurs():
+    """A mention of one token holding a space ("New York"): its text split at spaces (New, York)
+    may never occur in training: an occurrence count of 0 is valid in the file."""
+    stats = TrainStats.from_lists([["New York", "is"]], [["B-LOC", "O"]])
+    shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
+    assert shared._mention_occurrences == {"New York": 0} and shared._lower_occurrences == {"new york": 0}
+    assert shared.occurrences([["New York"], ["New", "York"]]).tolist() == [1, 0]
