@@ -324,3 +324,129 @@ def test_shareable_file_keeps_a_mention_whose_split_text_never_occurs():
     shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
     assert shared._mention_occurrences == {"New York": 0} and shared._lower_occurrences == {"new york": 0}
     assert shared.occurrences([["New York"], ["New", "York"]]).tolist() == [1, 0]
+
+
+# ---- the file's checks, one condition at a time --------------------------------------------
+def _members(blob: bytes) -> dict:
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _npy(array, version=None) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array(buffer, np.asanyarray(array), version=version, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _archive(members: dict) -> bytes:
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def _changed(shareable=False, meta=None, drop=(), raw_meta=None, **arrays) -> bytes:
+    """The hand corpus' file with metadata keys set (``meta``) or dropped, or its metadata bytes
+    replaced (``raw_meta``), and members replaced (``name=array or bytes``; None removes one)."""
+    members = _members(TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).to_bytes(shareable))
+    content = json.loads(np.load(io.BytesIO(members["meta.json.npy"])).tobytes())
+    content.update(meta or {})
+    for key in drop:
+        content.pop(key)
+    data = json.dumps(content).encode() if raw_meta is None else raw_meta
+    members["meta.json.npy"] = _npy(np.frombuffer(data, dtype=np.uint8))
+    for name, array in arrays.items():
+        if array is None:
+            members.pop(name + ".npy")
+        else:
+            members[name + ".npy"] = array if isinstance(array, bytes) else _npy(array)
+    return _archive(members)
+
+
+COUNTS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).label_counts
+IDS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).token_ids  # 10 ids of a vocabulary of 6
+
+
+@pytest.mark.parametrize("blob, message", [
+    # the archive
+    (lambda: b"PK\x03\x04" + bytes(40), "not a readable tough-ner stats file ("),
+    (lambda: _changed(sentence_starts=None), "missing ['sentence_starts.npy'], unexpected []"),
+    (lambda: _changed(token_ids=None, sentence_starts=None), "disagree on whether it holds the training text"),
+    (lambda: _changed(token_ids=_npy(IDS, version=(3, 0))), "token_ids has .npy format version (3, 0)"),
+    (lambda: _changed(token_ids=IDS.reshape(2, 5)), "token_ids is int32 of 2 dimension(s), expected int32 of 1"),
+    (lambda: _changed(label_counts=np.asfortranarray(COUNTS)), "label_counts is int64 of 2 dimension(s)"),
+    (lambda: _changed(raw_meta=b"\xff{}"), "(metadata: 'utf-8' codec can't decode"),
+    (lambda: _changed(raw_meta=b"{nope"), "(metadata: Expecting property name"),
+    (lambda: _changed(raw_meta=b"[]"), "is not a tough-ner stats file"),
+    (lambda: _changed(meta={"format": "other"}), "is not a tough-ner stats file"),
+    # the metadata
+    (lambda: _changed(drop=["labels", "mentions"]), "is inconsistent: its metadata lacks labels, mentions"),
+    (lambda: _changed(meta={"vocab": "BoLee"}), "the vocabulary is not a list of distinct strings"),
+    (lambda: _changed(meta={"vocab": ["Bo", "Lee", "met", "ran", "bo", 5]}), "the vocabulary is not a list"),
+    (lambda: _changed(meta={"vocab": ["Bo", "Lee", "met", "ran", "bo", "Bo"]}), "the vocabulary is not a list"),
+    (lambda: _changed(meta={"labels": "OLP"}), "the labels are not 'O' followed by distinct entity types"),
+    (lambda: _changed(meta={"labels": []}), "the labels are not 'O' followed"),
+    (lambda: _changed(meta={"labels": ["O", "LOC", "LOC"]}), "the labels are not 'O' followed"),
+    (lambda: _changed(meta={"labels": ["O", "LOC", 3]}), "the labels are not 'O' followed"),
+    (lambda: _changed(meta={"labels": ["O", "LOC", ""]}), "the labels are not 'O' followed"),
+    (lambda: _changed(meta={"mentions": {"Bo": 1}}), "the mentions are not a list"),
+    (lambda: _changed(meta={"mentions": ["Bo PER 1"]}), 'mention \'"Bo PER 1"\' is not a distinct'),
+    (lambda: _changed(meta={"mentions": [["Bo", "PER"]]}), "is not a distinct [text, known type, count >= 1]"),
+    (lambda: _changed(meta={"mentions": [[1, "PER", 1]]}), "mention '[1, \"PER\", 1]' is not a distinct"),
+    (lambda: _changed(meta={"mentions": [["Bo", "PER", 1.0]]}), "is not a distinct"),
+    (lambda: _changed(meta={"mentions": [["Bo", "PER", True]]}), "is not a distinct"),
+    (lambda: _changed(meta={"mentions": [["Bo", "PER", 0]]}), "is not a distinct"),
+    (lambda: _changed(meta={"mentions": [["Bo", "PER", 1], ["Bo", "PER", 2]]}), "is not a distinct"),
+    # the arrays against the metadata and each other
+    (lambda: _changed(label_counts=COUNTS[:5]), "label counts of shape (5, 3) for 6 tokens and 3 labels"),
+    (lambda: _changed(token_ids=np.where(IDS == 5, 6, IDS).astype(np.int32)), "token ids outside the vocabulary of 6"),
+    (lambda: _changed(sentence_starts=np.zeros(0, dtype=np.int64)), "sentence starts do not run from 0"),
+    (lambda: _changed(sentence_starts=np.array([1, 4, 7, 8, 10])), "sentence starts do not run from 0"),
+    (lambda: _changed(sentence_starts=np.array([0, 4, 7, 8, 9])), "sentence starts do not run from 0"),
+    (lambda: _changed(sentence_starts=np.array([0, 7, 4, 8, 10])), "sentence starts do not run from 0"),
+    # a shareable file's tables
+    (lambda: _changed(True, meta={"n_sentences": True}), "n_sentences is 'true', not a count"),
+    (lambda: _changed(True, meta={"n_sentences": "4"}), "n_sentences is '\"4\"', not a count"),
+    (lambda: _changed(True, drop=["n_sentences"]), "n_sentences is 'null', not a count"),
+    (lambda: _changed(True, meta={"occurrences": {"Bo": 4}}), r"its occurrences are not [text, count >= 0] rows"),
+    (lambda: _changed(True, meta={"occurrences": ["Bo"]}), r"its occurrences are not [text, count >= 0] rows"),
+    (lambda: _changed(True, meta={"occurrences": [["Bo", 4, 1]]}), r"its occurrences are not [text, count"),
+    (lambda: _changed(True, meta={"occurrences": [[4, "Bo"]]}), r"its occurrences are not [text, count"),
+    (lambda: _changed(True, meta={"occurrences": [["Bo", 4.0], ["Bo Lee", 2], ["bo", 1]]}), "are not [text, count"),
+    (lambda: _changed(True, meta={"occurrences": [["Bo", 4], ["Bo Lee", 2], ["bo", 1], ["Bo", 3]]}),
+     "its occurrences do not cover exactly the training mention texts"),
+    (lambda: _changed(True, meta={"lower_occurrences": [["bo", 5], ["bo lee", 2], ["x", 0]]}),
+     "its lower_occurrences do not cover exactly"),
+])
+def test_every_check_of_the_file(blob, message):
+    with pytest.raises(ValueError, match="^" + re.escape("stats bytes ")) as error:
+        TrainStats.from_bytes(blob())
+    assert message in str(error.value)
+
+
+def test_the_checks_accept_what_to_bytes_writes():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    assert TrainStats.from_bytes(_changed()) == stats  # the helper itself changes nothing
+    assert TrainStats.from_bytes(_changed(True)) == TrainStats.from_bytes(stats.to_bytes(shareable=True))
+    # version 2.0 .npy headers are read too (numpy writes them for very large headers)
+    assert TrainStats.from_bytes(_changed(token_ids=_npy(IDS, version=(2, 0)))) == stats
+
+
+def test_declared_sizes_are_refused_just_above_the_limit():
+    """Members may declare at most MAX_EXPANSION times the file's size plus 1 MiB in all."""
+    from tough_ner.stats import MAX_EXPANSION
+    assert MAX_EXPANSION == 100
+    blob = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).to_bytes()
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        others = sum(info.file_size for info in archive.infolist() if info.filename != "token_ids.npy")
+    limit = 100 * len(blob) + 2 ** 20
+    central = blob.rindex(b"token_ids.npy") - 46
+    assert blob[central:central + 4] == b"PK\x01\x02"
+
+    def declaring(total):  # token_ids.npy's uncompressed size in the central directory, patched
+        return blob[:central + 24] + (total - others).to_bytes(4, "little") + blob[central + 28:]
+    with pytest.raises(ValueError, match=f"its members declare {limit + 1} bytes uncompressed from a {len(blob)}-byte"):
+        TrainStats.from_bytes(declaring(limit + 1))
+    with pytest.raises(ValueError, match=f"token_ids declares {limit - others} bytes but its header describes"):
+        TrainStats.from_bytes(declaring(limit))  # at the limit: read, then refused for what it holds
