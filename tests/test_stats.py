@@ -152,6 +152,7 @@ def test_lowercased_by_hand():
     assert lowered.sentence_starts.tolist() == [0, 4, 7, 8, 10]
     assert lowered.describe()["ambiguous_mentions"] == 3
     assert lowered.occurrences([["bo", "met"], ["bo"], ["met"]]).tolist() == [1, 5, 2]
+    assert lowered.label_counts.dtype == np.int64 and TrainStats.from_bytes(lowered.to_bytes()) == lowered
 
 
 def test_shareable_statistics_by_hand():
