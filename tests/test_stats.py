@@ -451,3 +451,11 @@ def test_declared_sizes_are_refused_just_above_the_limit():
         TrainStats.from_bytes(declaring(limit + 1))
     with pytest.raises(ValueError, match=f"token_ids declares {limit - others} bytes but its header describes"):
         TrainStats.from_bytes(declaring(limit))  # at the limit: read, then refused for what it holds
+
+
+@pytest.mark.parametrize("bad, shown", [(["B-PER"], "['B-PER']: a list"), (3, "3: a int"), (None, "None: a NoneType"),
+                                        ("B-", "'B-'")])
+def test_a_tag_that_is_no_tag_is_named_by_sentence_and_position(bad, shown):
+    tokens = [["a"], ["a", "b", "c"]]
+    with pytest.raises(ValueError, match="^" + re.escape(f"sentence 6, position 2: unknown tag {shown}")):
+        TrainStats.from_lists(tokens, [["O"], ["O", "B-PER", bad]], first=5)
