@@ -321,10 +321,13 @@ def test_messages_name_the_file_and_what_needs_the_text(tmp_path):
 def test_shareable_file_keeps_a_mention_whose_split_text_never_occurs():
     """A mention of one token holding a space ("New York"): its text split at spaces (New, York)
     may never occur in training: an occurrence count of 0 is valid in the file."""
-    stats = TrainStats.from_lists([["New York", "is"]], [["B-LOC", "O"]])
+    stats = TrainStats.from_lists([["New York", "is"], ["York", "New"]], [["B-LOC", "O"], ["O", "O"]])
     shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
     assert shared._mention_occurrences == {"New York": 0} and shared._lower_occurrences == {"new york": 0}
-    assert shared.occurrences([["New York"], ["New", "York"]]).tolist() == [1, 0]
+    # New, York: both tokens seen, never in that order; the table's 0 answers it without the text
+    counts = shared.occurrences([["New York"], ["New", "York"]])
+    assert counts.tolist() == [1, 0] and counts.dtype == np.int64
+    assert stats.occurrences([["New York"], ["New", "York"], ["York", "New"]]).tolist() == [1, 0, 1]
 
 
 # ---- the file's checks, one condition at a time --------------------------------------------
