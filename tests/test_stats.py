@@ -464,3 +464,18 @@ def test_a_tag_that_is_no_tag_is_named_by_sentence_and_position(bad, shown):
     tokens = [["a"], ["a", "b", "c"]]
     with pytest.raises(ValueError, match="^" + re.escape(f"sentence 6, position 2: unknown tag {shown}")):
         TrainStats.from_lists(tokens, [["O"], ["O", "B-PER", bad]], first=5)
+
+
+def test_a_stream_of_unknown_columns_without_the_column_is_a_clear_error():
+    """A stream without features has no column names until read: the first batch is checked
+    (this was a KeyError 'ner_tags' from ``select_columns`` before the check could run)."""
+    def rows():
+        yield from ({"tokens": tokens, "labels": tags} for tokens, tags in zip(HAND_TOKENS, HAND_TAGS))
+    stream = datasets.IterableDataset.from_generator(rows)
+    assert stream.column_names is None
+    with pytest.raises(ValueError, match=r"^the dataset has no column 'ner_tags' \(columns: \['labels', 'tokens'\]\)$"):
+        TrainStats.from_dataset(stream)
+    with pytest.raises(ValueError, match=r"^the dataset has no column 'words' \(columns: \['labels', 'tokens'\]\)$"):
+        TrainStats.from_dataset(stream, tokens_column="words", tags_column="labels")
+    assert TrainStats.from_dataset(stream, tags_column="labels", batch_size=3) == TrainStats.from_lists(HAND_TOKENS,
+                                                                                                        HAND_TAGS)

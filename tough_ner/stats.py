@@ -141,7 +141,8 @@ class TrainStats:
             raise ValueError("num_proc needs a datasets.Dataset: a stream (IterableDataset) is read in one process, "
                              "batch by batch")
         names = tag_names(dataset, tags_column) if getattr(dataset, "features", None) else None
-        dataset = dataset.select_columns([tokens_column, tags_column])
+        if dataset.column_names is not None:  # a stream of unknown columns: _batches checks each batch
+            dataset = dataset.select_columns([tokens_column, tags_column])
         if not num_proc or num_proc < 2 or not hasattr(dataset, "__len__") or len(dataset) < 2:
             folder = _Folder()
             first = 0
