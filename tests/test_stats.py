@@ -479,3 +479,29 @@ def test_a_stream_of_unknown_columns_without_the_column_is_a_clear_error():
         TrainStats.from_dataset(stream, tokens_column="words", tags_column="labels")
     assert TrainStats.from_dataset(stream, tags_column="labels", batch_size=3) == TrainStats.from_lists(HAND_TOKENS,
                                                                                                         HAND_TAGS)
+
+
+def test_hash_collisions_never_count(monkeypatch):
+    """The window hash only speeds matching up: with weights chosen to collide, counts stay exact."""
+    tokens = [["x", "y", "z"], ["y", "x"]]  # ids x 0, y 1, z 2; windows (x y) (y z) (y x)
+    stats = TrainStats.from_lists(tokens, [["O"] * len(s) for s in tokens])
+    queries = [["x", "z"], ["y", "y"], ["z", "x"]]
+    expected = [0, 0, 0]
+    assert stats.occurrences(queries).tolist() == expected
+    # hash 2a + b: windows (y x) and (y z) collide with the queries (x z) and (y y), no two queries collide
+    monkeypatch.setattr("tough_ner.stats._window_weights", lambda length: np.array([2, 1], dtype=np.uint64))
+    assert TrainStats.from_lists(tokens, [["O"] * len(s) for s in tokens]).occurrences(queries).tolist() == expected
+    # equal weights: exactly two queries share a hash, and an absent query sorts last
+    monkeypatch.setattr("tough_ner.stats._window_weights", lambda length: np.ones(length, dtype=np.uint64))
+    fresh = TrainStats.from_lists(tokens, [["O"] * len(s) for s in tokens])
+    assert fresh.occurrences([["x", "y"], ["y", "x"]]).tolist() == [1, 1]
+    assert fresh.occurrences([["x", "y"], ["z", "z"], ["y", "x"]]).tolist() == [1, 0, 1]
+
+
+def test_an_empty_sequence_occurs_nowhere():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    assert stats.occurrences([[], ["Bo"]]).tolist() == [0, 4]
+    assert TrainStats.from_bytes(stats.to_bytes(shareable=True)).occurrences([[], ["Bo"]]).tolist() == [0, 4]
+    with pytest.raises(ValueError, match=r"^counting the training occurrences of 'met Bo' \(not a training mention\) "
+                                         "needs the training text"):
+        TrainStats.from_bytes(stats.to_bytes(shareable=True)).occurrences([["met", "Bo"]])
