@@ -505,3 +505,48 @@ def test_an_empty_sequence_occurs_nowhere():
     with pytest.raises(ValueError, match=r"^counting the training occurrences of 'met Bo' \(not a training mention\) "
                                          "needs the training text"):
         TrainStats.from_bytes(stats.to_bytes(shareable=True)).occurrences([["met", "Bo"]])
+
+
+def test_plain_columns_are_built_column_wise():
+    """Plain Arrow or Python list columns take the column-wise path (no Python loop over tokens),
+    and give the parts of the list path (the reference: ``schemes.decode``)."""
+    import pyarrow as pa
+    from tough_ner.stats import _arrow_part, _list_part
+    names = ["O", "B-PER", "I-PER", "B-LOC", "S-PER"]
+    ids = [[names.index(t) for t in s] for s in HAND_TAGS]
+    strings = pa.list_(pa.string())
+    chunked = (pa.chunked_array([HAND_TOKENS[:2], HAND_TOKENS[2:]], type=strings),
+               pa.chunked_array([HAND_TAGS[:2], HAND_TAGS[2:]], type=strings))
+    large = pa.large_list(pa.large_string())
+    for tokens, tags, tag_names in ((HAND_TOKENS, HAND_TAGS, None), (HAND_TOKENS, ids, names),
+                                    (pa.array(HAND_TOKENS, strings), pa.array(ids, pa.list_(pa.int8())), names),
+                                    (*chunked, None), (pa.array(HAND_TOKENS, large), pa.array(HAND_TAGS, large), None)):
+        part = _arrow_part(tokens, tags, tag_names)
+        assert part is not None, type(tokens)
+        reference = _list_part(HAND_TOKENS, HAND_TAGS, None, 0)
+        assert part[0] == reference[0] and part[1] == reference[1]  # vocabulary, labels
+        assert part[2].tolist() == reference[2].tolist()  # label counts
+        assert list(part[3].items()) == list(reference[3].items())  # mentions, first-occurrence order
+        assert part[4].tolist() == reference[4].tolist() and part[5].tolist() == [4, 3, 1, 2]
+    # what the column-wise path leaves to the list path (which names the problem, or copes)
+    assert _arrow_part([["a"], None], [["O"], ["O"]], None) is None  # a missing sentence
+    assert _arrow_part([["a"], ["b"]], [["O"], None], None) is None
+    assert _arrow_part([["a", None]], [["O", "O"]], None) is None  # a missing token
+    assert _arrow_part([["a", "b"]], [["O", None]], None) is None
+    assert _arrow_part([["a", "b"]], [["O"]], None) is None  # lengths differ
+    assert _arrow_part([[1, 2]], [["O", "O"]], None) is None  # tokens that are no strings
+    assert _arrow_part([["a"]], [[0]], None) is None  # tag ids without names
+    assert _arrow_part([["a"]], [["O"]], ["O"]) is None  # tag strings where ids are expected
+    assert _arrow_part([["a", "b"]], [[0, 2]], ["O", "B-PER"]) is None  # an id beyond the names
+    assert _arrow_part([["a", "b"]], [[0, -1]], ["O", "B-PER"]) is None
+    assert _arrow_part([["a"]], [["Q-X"]], None) is None  # a tag that is no tag
+    assert _arrow_part([["a"], ["b", "c"]], [["O"], "OO"], None) is None  # a string for a sentence
+
+
+def test_large_string_columns():
+    """``datasets.LargeList(Value("large_string"))`` columns (this was an ArrowNotImplementedError
+    from the join of a mention's tokens)."""
+    features = datasets.Features({"tokens": datasets.LargeList(datasets.Value("large_string")),
+                                  "ner_tags": datasets.LargeList(datasets.Value("large_string"))})
+    large = datasets.Dataset.from_dict({"tokens": HAND_TOKENS, "ner_tags": HAND_TAGS}, features=features)
+    assert TrainStats.from_dataset(large, batch_size=3) == TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)

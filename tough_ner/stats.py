@@ -755,7 +755,8 @@ def _arrow_part(tokens, tags, names):
         ends = np.cumsum(span_lengths)
         positions = np.arange(ends[-1]) - np.repeat(ends - span_lengths - span_starts, span_lengths)
         offsets = pa.array(np.concatenate([[0], ends]).astype(np.int64), type=pa.int64())
-        texts = pc.binary_join(pa.LargeListArray.from_arrays(offsets, flat.take(pa.array(positions))), " ")
+        texts = pc.binary_join(pa.LargeListArray.from_arrays(offsets, flat.take(pa.array(positions))),
+                               pa.scalar(" ", flat.type))  # large_string tokens need a large_string separator
         texts = pc.dictionary_encode(texts)
         keys = texts.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(labels) + label[span_starts]
         unique, first_seen, mention_counts = np.unique(keys, return_index=True, return_counts=True)
