@@ -232,11 +232,16 @@ def test_build_distributed_merges_shards_in_order(tmp_path):
         paths[-1].write_text("".join(" ".join(pair) + "\n" for s in zip(tokens, tags)
                                      for pair in list(zip(*s)) + [()]), encoding="utf-8")
     expected = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
-    assert build_distributed(paths, "synchronous") == expected
     import dask
+    graphs = []
+
+    def client(graph, keys, **options):  # a scheduler that says it was used
+        graphs.append(keys)
+        return dask.get(graph, keys, **options)
+    assert build_distributed(paths, client) == expected and graphs
     with dask.config.set(scheduler="synchronous"):  # no client: Dask's current scheduler
         assert build_distributed(paths) == expected
-    with pytest.raises(ValueError, match="build_distributed needs at least one CoNLL shard"):
+    with pytest.raises(ValueError, match="^build_distributed needs at least one CoNLL shard$"):
         build_distributed([])
 
 
@@ -477,8 +482,12 @@ def test_a_stream_of_unknown_columns_without_the_column_is_a_clear_error():
         TrainStats.from_dataset(stream)
     with pytest.raises(ValueError, match=r"^the dataset has no column 'words' \(columns: \['labels', 'tokens'\]\)$"):
         TrainStats.from_dataset(stream, tokens_column="words", tags_column="labels")
-    assert TrainStats.from_dataset(stream, tags_column="labels", batch_size=3) == TrainStats.from_lists(HAND_TOKENS,
-                                                                                                        HAND_TAGS)
+    expected = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    assert TrainStats.from_dataset(stream, tags_column="labels", batch_size=3) == expected
+    assert TrainStats.from_dataset(stream, tags_column="labels", num_proc=1) == expected  # one process: a stream is fine
+    with pytest.raises(ValueError, match=r"^num_proc needs a datasets.Dataset: a stream \(IterableDataset\) is read in "
+                                         "one process, batch by batch$"):
+        TrainStats.from_dataset(stream, tags_column="labels", num_proc=2)
 
 
 def test_hash_collisions_never_count(monkeypatch):
