@@ -2,13 +2,14 @@
 Holm's procedure run step by step, the exact permutation test by enumeration, hand-made counts."""
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from tough_ner import uncertainty
-from tough_ner.uncertainty import (Counts, adjust, aggregate_runs, analyse, check_options, evaluate, holm,
+from tough_ner.uncertainty import (UNITS, Counts, adjust, aggregate_runs, analyse, check_options, evaluate, holm,
                                    per_sentence, pooled, resample_weights, resampled_totals, sentence_keys, units)
 
 
@@ -67,6 +68,29 @@ def test_columns_keys_sizes_and_formulas_by_hand():
             table.derive("new", kind, a, b)
 
 
+def test_column_names_are_the_key_and_the_count():
+    # the methods' tests read columns by these names (e.g. "f1_original/gold", "/found")
+    table = Counts(np.arange(2, dtype=np.uint64))
+    table.ratio("rate", [1, 0], [1, 1])
+    table.prf([1, 0], [1, 1], [1, 1], keys=("p", "r", "f"), found=[1, 0])
+    table.derive("gap", "diff", "p", "r", size=[1, 2])
+    assert list(table.names) == ["rate/num", "rate/den", "f/correct", "f/gold", "f/pred", "f/found", "gap/n"]
+    assert table.sizes()["gap"] == 3 and table.sizes()["f"] == 2
+
+
+def test_counts_hold_hashes_strata_and_counts_in_fixed_dtypes():
+    table = Counts([3, 1, 2])
+    assert table.order.dtype == np.uint64 and table.strata.dtype == np.int64 and table.strata.tolist() == [0, 0, 0]
+    assert Counts([3, 1, 2], strata=[0.0, 1.0, 1.0]).strata.dtype == np.int64
+    # per-sentence flags given as booleans are counts like any other (numpy cannot subtract booleans)
+    flags = {name: Counts(np.arange(6, dtype=np.uint64)) for name in "ab"}
+    flags["a"].ratio("rate", [True] * 6, [True] * 6)
+    flags["b"].ratio("rate", [True, False] * 3, [True] * 6)
+    assert flags["a"].matrix().dtype == float
+    test = analyse(flags, n_resamples=50)["rate"]["tests"][0]
+    assert test["difference"] == 0.5 and 0 < test["p_value"] <= 1
+
+
 def test_partial_credit_f1_by_hand():
     # predictions' credits 1.5 of 3, gold credits 1 of 2: P = 0.5, R = 0.5, F1 = 0.5
     table = Counts(np.arange(2, dtype=np.uint64))
@@ -96,6 +120,26 @@ def test_empty_denominators_are_nan_and_nothing_right_is_zero():
     assert list(evaluate(keys, names, sums, ["f1"])) == ["f1"]
     with pytest.raises(ValueError, match="unknown formula 'median' for 'm'"):
         evaluate({"m": ("median", "c", "g")}, names, sums)
+
+
+def harmonic(precision, recall):
+    if math.isnan(precision) and math.isnan(recall):
+        return math.nan
+    precision, recall = (0.0 if math.isnan(x) else x for x in (precision, recall))
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def test_formulas_hold_for_fractional_totals():
+    # counts pooled over runs are means, partial matches give part credits: totals can lie in (0, 1]
+    names = {"c": 0, "g": 1, "p": 2, "r": 3}
+    keys = {"precision": ("ratio", "c", "p"), "f1": ("f1", "c", "g", "p"), "partial": ("f1", "c", "g", "p", "r")}
+    sums = np.array([[0.25, 0.25, 0.25, 0.25], [0.25, 1, 1, 0.25], [0.5, 1, 1, 0.5], [0, 1, 0, 0], [0.5, 2, 0.5, 1]])
+    values = evaluate(keys, names, sums)
+    for (c, g, p, r), *got in zip(sums.tolist(), values["precision"], values["f1"], values["partial"]):
+        precision = c / p if p else math.nan
+        expected = [precision, harmonic(precision, c / g if g else math.nan),
+                    harmonic(precision, r / g if g else math.nan)]
+        assert got == pytest.approx(expected, nan_ok=True), (c, g, p, r)
 
 
 # ---- options --------------------------------------------------------------------------------
@@ -137,7 +181,7 @@ def test_units_pair_systems_by_content_and_sum_documents():
     assert sorted(matrix.tolist()) == [[5, 50, 5, 50], [5, 50, 5, 50]] and strata.tolist() == [0, 0]
     other = Counts(np.array([30, 10, 20, 41], dtype=np.uint64))
     other.ratio("rate", [1, 2, 3, 4], [10, 20, 30, 40])
-    with pytest.raises(ValueError, match="same test sentences"):
+    with pytest.raises(ValueError, match="^paired comparisons need the same test sentences for every system$"):
         units([a, other])
     short = Counts(order[:3])
     with pytest.raises(ValueError, match="same test sentences"):
@@ -154,12 +198,16 @@ def test_document_units_within_strata():
     assert sorted(map(tuple, matrix[strata == 1].tolist())) == [(1, 4), (2, 11)]
     across = Counts(order, strata=[0, 0, 0, 1, 1, 1], documents=["a", "a", "b", "b", "c", "c"])
     across.ratio("rate", [1] * 6, [1] * 6)
-    with pytest.raises(ValueError, match="a document spans two sets"):
+    with pytest.raises(ValueError, match=r"^a document spans two sets \(e\.g\. NRB and WTS\): resample by sentence$"):
         units([across], "document")
     lonely = Counts(order, strata=[0, 0, 0, 1, 1, 1], documents=["a", "a", "b", "c", "c", "c"])
     lonely.ratio("rate", [1] * 6, [1] * 6)
-    with pytest.raises(ValueError, match=r"at least 2 documents per set, got \[2, 1\]"):
+    with pytest.raises(ValueError, match=r"^unit='document' needs at least 2 documents per set, got \[2, 1\]:"
+                                         r" resample by sentence$"):
         units([lonely], "document")
+    with pytest.raises(ValueError, match=r"^unit='document' needs document ids \(-DOCSTART- groups, or a document"
+                                         r" input\)$"):
+        units([Counts(order)], "document")
 
 
 def test_identical_sentences_are_ordered_by_their_counts():
@@ -170,6 +218,31 @@ def test_identical_sentences_are_ordered_by_their_counts():
     two.ratio("rate", [0, 1, 5], [1, 1, 5])
     assert units([one])[0].tolist() == units([two])[0].tolist()
     assert units([one])[0][0].tolist() == [5, 5]
+    # rows that no order of magnitude separates, (1, 0) and (0, 1): a fixed projection decides, every time
+    three, four = Counts(np.array([7, 7], dtype=np.uint64)), Counts(np.array([7, 7], dtype=np.uint64))
+    three.ratio("rate", [1, 0], [0, 1])
+    four.ratio("rate", [0, 1], [1, 0])
+    assert all(units([three])[0].tolist() == units([four])[0].tolist() for _ in range(30))
+    # a table without columns still has its units
+    matrix, strata = units([Counts(np.arange(3, dtype=np.uint64))])
+    assert matrix.shape == (3, 0) and strata.tolist() == [0, 0, 0]
+
+
+def test_a_systems_units_do_not_depend_on_the_systems_beside_it():
+    # documents with distinct sentences are ordered by their content, not by the counts of the
+    # systems analysed with them, so a system's interval is the same alone or in a table
+    order = np.arange(8, dtype=np.uint64)
+    documents = ["d1", "d1", "d2", "d2", "d3", "d3", "d4", "d4"]
+    a, b = Counts(order, documents=documents), Counts(order, documents=documents)
+    a.ratio("rate", [1, 0, 2, 0, 3, 0, 4, 0], [1, 1, 2, 2, 3, 3, 4, 4])
+    b.ratio("rate", [400, 0, 300, 0, 200, 0, 100, 0], [400, 400, 300, 300, 200, 200, 100, 100])
+    for unit in UNITS:
+        alone, _ = units([a], unit)
+        together, _ = units([a, b], unit)
+        assert together[:, :2].tolist() == alone.tolist()
+    ci = {name: analyse(systems, n_resamples=200, unit="document")["rate"]["ci"]["a"]
+          for name, systems in (("alone", {"a": a}), ("together", {"a": a, "b": b}))}
+    assert ci["alone"] == ci["together"]
 
 
 def test_resample_weights_draw_within_strata_with_replacement():
@@ -201,6 +274,9 @@ def test_chunked_totals_equal_the_weights_times_the_matrix(monkeypatch):
     assert chunked.shape == whole.shape == (50, 2)
     # totals of a resample keep each stratum's size: column 1 - column 0 is 1 per unit
     assert (chunked[:, 1] - chunked[:, 0] == 12).all()
+    monkeypatch.setattr(uncertainty, "_CHUNK", 50 * 12)  # exactly one chunk: kept for the next call
+    uncertainty._WEIGHTS.clear()
+    assert np.array_equal(resampled_totals(strata, matrix, 50, 3), whole) and len(uncertainty._WEIGHTS) == 1
     monkeypatch.setattr(uncertainty, "_CHUNK", 20_000_000)
     uncertainty._WEIGHTS.clear()
     first = resampled_totals(strata, matrix, 50, 3)
@@ -208,6 +284,19 @@ def test_chunked_totals_equal_the_weights_times_the_matrix(monkeypatch):
     assert np.array_equal(resampled_totals(strata, matrix, 50, 3), first)
     resampled_totals(strata, matrix, 50, 4)  # another draw replaces the kept one
     assert len(uncertainty._WEIGHTS) == 1 and np.array_equal(first, whole)
+
+
+def test_weight_chunks_hold_at_most_chunk_weights(monkeypatch):
+    strata = np.array([0] * 7 + [1] * 5)
+    sizes = []
+    draw = uncertainty._draw
+    monkeypatch.setattr(uncertainty, "_draw", lambda s, n, rng: sizes.append(n * len(s)) or draw(s, n, rng))
+    for chunk in (5, 12, 30, 36, 1000):
+        monkeypatch.setattr(uncertainty, "_CHUNK", chunk)
+        sizes.clear()
+        weights = resample_weights(strata, 7, 0)
+        assert weights.shape == (7, 12) and (weights[:, :7].sum(axis=1) == 7).all()
+        assert sum(sizes) == 7 * 12 and max(sizes) <= max(chunk, 12)  # one resample at least per chunk
 
 
 @settings(max_examples=100, deadline=None)
@@ -301,6 +390,54 @@ def test_p_value_counts_the_observed_split_and_is_nan_without_a_difference():
     assert analyse({"a": a, "b": b}, n_resamples=99)["rate"]["tests"][0]["p_value"] == pytest.approx(1 / 100)
 
 
+def test_each_key_has_its_own_p_value():
+    a, b = Counts(np.arange(40, dtype=np.uint64)), Counts(np.arange(40, dtype=np.uint64))
+    for table, hits in ((a, 1), (b, 0)):
+        table.ratio("same", [1] * 40, [2] * 40)
+        table.ratio("apart", [hits] * 40, [1] * 40)
+    rows = analyse({"a": a, "b": b}, n_resamples=99)
+    assert rows["same"]["tests"][0]["p_value"] == 1.0  # no difference: every swap is as extreme
+    assert rows["apart"]["tests"][0]["p_value"] == pytest.approx(1 / 100)
+
+
+def exact_p_value(a, b, value):
+    """The exact permutation test over every swap of units, with analyse's stated tie tolerance
+    (1e-12 times the difference, at least 1e-12)."""
+    observed = value(a) - value(b)
+    threshold = abs(observed) - 1e-12 * max(1.0, abs(observed))
+    extreme = 0
+    for swap in itertools.product([False, True], repeat=len(a)):
+        s = np.array(swap)[:, None]
+        extreme += abs(value(np.where(s, b, a)) - value(np.where(s, a, b))) >= threshold
+    return extreme / 2 ** len(a)
+
+
+def test_float_noise_tolerance_is_1e_12_times_the_difference():
+    order = np.arange(2, dtype=np.uint64)
+    # below 1, the tolerance is 1e-12: with 2e12 gold per sentence, A = 7 / 4e12 against B = 0, and a
+    # swapped sentence gives 1 / 4e12: a real gap of 1.5e-12, not a tie (exact p = 2 / 4)
+    small = {}
+    for name, hits in (("a", [3, 4]), ("b", [0, 0])):
+        small[name] = Counts(order)
+        small[name].ratio("rate", hits, [2e12, 2e12])
+    test = analyse(small, n_resamples=400)["rate"]["tests"][0]
+    a, b = (small[s].matrix() for s in "ab")
+    exact = exact_p_value(a, b, lambda m: m[:, 0].sum() / m[:, 1].sum())
+    assert exact == 0.5 and test["p_value"] == pytest.approx(exact, abs=0.15)
+    # above 1 it is relative: a share of 2 + 7.5e-13 against 0, swaps giving 2 - 7.5e-13: the gap of
+    # 1.5e-12 is below 2e-12, a tie, so every swap is as extreme (exact p = 1)
+    big = {}
+    for name, hits in (("a", [4e12, 1.5]), ("b", [0, 0])):
+        table = big[name] = Counts(order)
+        table.ratio("hit", hits, [1e14, 1e14])
+        table.ratio("base", [1, 1], [100, 100])
+        table.derive("share", "relative", "hit", "base")
+    test = analyse(big, ["share"], n_resamples=400)["share"]["tests"][0]
+    a, b = (big[s].matrix() for s in "ab")
+    exact = exact_p_value(a, b, lambda m: (m[:, 0].sum() / m[:, 1].sum()) / (m[:, 2].sum() / m[:, 3].sum()))
+    assert test["difference"] == pytest.approx(2) and exact == 1.0 and test["p_value"] == exact
+
+
 def test_analyse_checks_its_inputs():
     systems = two_systems()
     with pytest.raises(ValueError, match="^no system to analyse$"):
@@ -334,6 +471,10 @@ def test_defaults():
     assert uncertainty.intervals(one) == uncertainty.intervals(one, None, 1000, 0.95, 0, "sentence")
     for other in (dict(seed=1), dict(n_resamples=1001), dict(confidence=0.9)):
         assert uncertainty.intervals(one, **other) != uncertainty.intervals(one)
+    one.ratio("other", [1] * 60, [2] * 60)
+    assert list(uncertainty.intervals(one, ["recall"], n_resamples=20)) == ["recall"]
+    assert uncertainty.intervals(one, [], n_resamples=20) == {}
+    assert uncertainty.with_intervals({"n": 3}, one, n_resamples=20) == {"n": 3}  # nothing to give an interval
     result = {"recall": one.point()["recall"]}
     assert uncertainty.with_intervals(result, one) == uncertainty.with_intervals(result, one, 1000, 0.95, 0, "sentence")
     for other in (dict(seed=1), dict(n_resamples=1001), dict(confidence=0.9)):
@@ -399,7 +540,9 @@ def test_aggregate_runs_by_hand():
     assert set(table) == {"f1", "n", "nan"}
     assert table["f1"] == pytest.approx({"mean": 0.6, "std": math.sqrt(0.02), "min": 0.5, "max": 0.7, "runs": 2})
     assert table["n"]["std"] == 0 and math.isnan(table["nan"]["mean"])
-    one = aggregate_runs(runs[:1])["f1"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no numpy warning for the standard deviation of one run
+        one = aggregate_runs(runs[:1])["f1"]
     assert one["mean"] == 0.5 and math.isnan(one["std"]) and one["runs"] == 1
     with pytest.raises(ValueError, match="^aggregate needs at least one run$"):
         aggregate_runs([])
@@ -464,3 +607,21 @@ def test_compare_runs_without_pairs_has_no_wilcoxon():
     compared = uncertainty.compare_runs([{"recall": 0.9}] * 2, [{"recall": 0.5}] * 2, [a, a], [b, b], n_resamples=50)
     assert list(compared) == ["recall"] and "wilcoxon" in compared["recall"]
     assert set(compared["recall"]["pooled"]) == {"difference", "ci", "p_value", "test"}
+
+
+def test_compare_runs_defaults_keys_and_unit():
+    systems = two_systems(60)  # enough units for intervals that move with the seed and the resample count
+    a, b = systems["a"], systems["b"]
+    runs_a, runs_b = [{"recall": a.point()["recall"]}], [{"recall": b.point()["recall"]}]
+    compared = uncertainty.compare_runs(runs_a, runs_b, [a], [b])
+    assert compared == uncertainty.compare_runs(runs_a, runs_b, [a], [b], None, 1000, 0.95, 0, "sentence")
+    for other in (dict(seed=1), dict(n_resamples=1001)):
+        changed = uncertainty.compare_runs(runs_a, runs_b, [a], [b], **other)
+        assert changed["recall"]["pooled"]["ci"] != compared["recall"]["pooled"]["ci"]
+    # a key only one side's runs report is left out
+    for table in (a, b):
+        table.ratio("extra", [1] * 60, [2] * 60)
+    only_a = uncertainty.compare_runs([{"recall": 0.9, "extra": 0.5}], runs_b, [a], [b], n_resamples=50)
+    assert list(only_a) == ["recall"]
+    with pytest.raises(ValueError, match="needs document ids"):  # the unit is passed on
+        uncertainty.compare_runs(runs_a, runs_b, [a], [b], n_resamples=50, unit="document")

@@ -300,6 +300,8 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     width = len(counts[0].columns)
     if any(len(c.columns) != width or c.names != counts[0].names for c in counts):
         raise ValueError("the systems' results have different columns: score them with the same options")
+    if not keys:  # nothing to give an interval or a test (a result without rate keys)
+        return {}
     blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(names))]
     formulas, columns = counts[0].keys, counts[0].names
 
