@@ -1,6 +1,7 @@
 """Every input format to one Batch: detection, conversion rules, hand-made edge cases, round
 trips on CoNLL-2003 test for every method, spaCy docs."""
 import math
+import re
 
 import pytest
 from hypothesis import given, strategies as st
@@ -730,3 +731,51 @@ def test_jsonl_is_read_as_utf_8_whatever_the_locale(tmp_path):
             "sys.stdout.buffer.write(read_jsonl(sys.argv[1])[0][0]['text'].encode('utf-8'))")
     out = subprocess.run([sys.executable, "-c", code, str(path)], env=env, capture_output=True, check=True)
     assert out.stdout.decode("utf-8") == "Zürich"
+
+
+def whole(message):
+    """A pattern matching exactly this error message (pytest.raises searches)."""
+    return "^" + re.escape(message) + "$"
+
+
+def test_to_tags_defaults_and_tag_errors_in_full():
+    # the side is the predictions unless named: error messages say so (a typo in the
+    # default would fail on the name, not give the message)
+    with pytest.raises(ValueError, match=whole("1 token sentences but 2 prediction sentences")):
+        to_tags([["a"]], [["O"], ["O"]])
+    with pytest.raises(ValueError, match=whole("sentence 0: 2 tokens but 1 prediction tags")):
+        to_tags([["a", "b"]], [["O"]])
+    # mentions are placed case-sensitively unless told: "paris" is not "Paris", so nothing is placed
+    assert to_tags([["Paris", "is"]], [[{"text": "paris", "type": "LOC"}]], "mentions") == [["O", "O"]]
+    # tags are decoded, then rewritten: IOB1 I-PER I-PER is one PER over tokens 0-1 -> BILOU B-PER L-PER
+    assert to_tags([["a", "b", "c"]], [["I-PER", "I-PER", "O"]], scheme="bilou") == [["B-PER", "L-PER", "O"]]
+    # a bad tag's message names its sentence (1, the second) and its position (1) in it
+    with pytest.raises(ValueError, match=whole(
+            "sentence 1, position 1: unknown tag 'X-PER' (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")):
+        to_tags([["a"], ["b", "c"]], [["O"], ["O", "X-PER"]])
+    with pytest.raises(ValueError, match=whole("tokens= is required (only spaCy docs carry their own tokens)")):
+        to_tags(None, [["O"]])
+
+
+def test_as_batch_uses_the_named_reference_format():
+    # mention dicts carrying an extra "start" key would be detected as token spans (and refused
+    # for lack of "end"); named as mentions, "Paris Hilton" is placed on tokens 0-1
+    tokens = [["Paris", "Hilton", "is"]]
+    gold = [[{"text": "Paris Hilton", "type": "PER", "start": 0}]]
+    batch = tough_ner.as_batch(tokens, gold, [[]], reference_format="mentions")
+    assert batch.gold_spans == [[(0, 2, "PER")]] and batch.formats["references"] == "mentions"
+
+
+def test_character_spans_on_the_usual_text_are_checked_like_any_other():
+    # over the tokens joined by spaces (the inline path of aligned spans), a float end, a
+    # non-string label and an empty span are refused with the general path's messages
+    tokens = [["a", "bc"]]
+    for entity, message in [
+            ({"start": 2, "end": 4.0, "label": "X"}, "needs integer 'start' < 'end' within the text (4 characters)"),
+            ({"start": 2, "end": 4, "label": 5}, "has no 'type' or 'label' string")]:
+        with pytest.raises(ValueError, match=whole(f"sentence 0: character span {entity!r} {message}")):
+            to_tags(tokens, [{"text": "a bc", "entities": [entity]}])
+    entity = {"start": 0, "end": 0, "label": "X"}  # over a single empty token: the text is empty too
+    with pytest.raises(ValueError, match=whole(
+            f"sentence 0: character span {entity!r} needs integer 'start' < 'end' within the text (0 characters)")):
+        to_tags([[""]], [{"text": "", "entities": [entity]}])
