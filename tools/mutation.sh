@@ -167,7 +167,7 @@ for module in "${MODULES[@]}"; do
   # A mutant needs one failing example, not the smallest: Hypothesis does not shrink here
   # (shrinking took minutes per killed mutant of the reader on a loaded machine).
   printf '%s\n' "" "from hypothesis import Phase, settings as _settings" \
-    "_settings.register_profile('mutation', phases=[Phase.explicit, Phase.reuse, Phase.generate])" \
+    "_settings.register_profile('mutation', phases=[Phase.explicit, Phase.reuse, Phase.generate], deadline=None)" \
     "_settings.load_profile('mutation')" >> "$work/tests/conftest.py"
   echo "$tests_sum" > "$work/tests.md5"
   grep -v '^\[tool.mutmut\]' "$ROOT/pyproject.toml" > "$work/pyproject.toml"
