@@ -755,6 +755,8 @@ def test_to_tags_defaults_and_tag_errors_in_full():
         to_tags([["a"], ["b", "c"]], [["O"], ["O", "X-PER"]])
     with pytest.raises(ValueError, match=whole("tokens= is required (only spaCy docs carry their own tokens)")):
         to_tags(None, [["O"]])
+    # type_map renames the types of sides not given as tags: tags are written back unchanged
+    assert to_tags([["a"]], [["B-GPE"]], type_map={"GPE": "LOC"}) == [["B-GPE"]]
 
 
 def test_as_batch_uses_the_named_reference_format():
