@@ -77,7 +77,12 @@ tests_for() {  # the fast test files that exercise a module
                     tests/test_formats.py::test_match_option_credits_by_hand
                     tests/test_formats.py::test_match_option_overall_equals_match_scores" ;;
     checks)  echo "tests/test_bad_inputs.py tests/test_uncertainty.py" ;;
-    hardeval) echo "tests/test_hardeval.py" ;;
+    hardeval) # and the tests elsewhere that call hardeval.py's counts (the per-sentence table the
+              # intervals resample) and hardeval(ci=True); all fast
+              echo "tests/test_hardeval.py
+                    tests/test_uncertainty.py::test_counts_give_every_number_the_methods_report
+                    tests/test_uncertainty.py::test_order_and_process_split_do_not_change_intervals
+                    tests/test_uncertainty.py::test_compare_checks_its_inputs" ;;
     tmr)     echo "tests/test_tmr.py" ;;
     buckets) # test_buckets.py without its real-data, CLI, evaluate.load and slow scipy-wilcoxon tests
              # (with them a run on a shared machine stopped at 561 of 1,498 mutants); what they
