@@ -1,12 +1,16 @@
+import json
 import math
 import random
 
+import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+import tough_ner
 from tough_ner import Batch, TrainStats, hardeval, kfold_hard_tokens
 from tough_ner.baselines import memorization
-from tough_ner.hardeval import SUBSETS, classify, token_errors
+from tough_ner.hardeval import (ORDER, SUBSETS, classify, classify_ids, counts as hardeval_counts,
+                                gold_types as hardeval_gold_types, scores, token_errors)
 
 # Training: Paris LOC 2 / O 2 (tie), Jordan PER 1 / LOC 1 / O 1, May O 3 / PER 1,
 # bank O only, Reading LOC only, Apple ORG 2 / O 1.
@@ -225,3 +229,111 @@ def test_training_without_entities():
     stats = TrainStats.from_lists([["a", "b"]], [["O", "O"]])
     masks = classify(stats, ["a", "b", "c"], ["PER", "O", "PER"])
     assert [next((n for n in SUBSETS if masks[n][i]), None) for i in range(3)] == ["diff_I", None, "unseen_I"]
+
+
+# ---- error breakdown, scores of a selection, caching, intervals --------------------------
+# Errors by hand on the one-token sentences of CASES: Zed (unseen-I) and zebra (unseen-O),
+# Paris as PER (diff-E) and Reading (diff-O), Paris as LOC (in no subset).
+WRONG = {9: "O", 10: "B-PER", 2: "B-LOC", 7: "B-LOC", 0: "O"}
+
+
+def tags_with(changes):
+    return [changes.get(i, c[1]) for i, c in enumerate(CASES)]
+
+
+def test_error_breakdown_by_hand():
+    # 5 errors over 11 tokens: unseen 2 of 2 tokens wrong, diff 2 of 6, other 1 of 3.
+    result = hardeval(STATS, one_token_sentences(tags_with(WRONG)), detailed=True)
+    assert result["error_breakdown"] == {
+        "unseen": {"errors": 2, "tokens": 2, "share_of_errors": 2 / 5, "share_of_tokens": 2 / 11},
+        "diff": {"errors": 2, "tokens": 6, "share_of_errors": 2 / 5, "share_of_tokens": 6 / 11},
+        "other": {"errors": 1, "tokens": 3, "share_of_errors": 1 / 5, "share_of_tokens": 3 / 11}}
+    # No error at all: every share of errors is NaN (0 of 0), the token shares stay.
+    perfect = hardeval(STATS, one_token_sentences(tags_with({})), detailed=True)["error_breakdown"]
+    assert all(part["errors"] == 0 and math.isnan(part["share_of_errors"]) for part in perfect.values())
+    assert [part["share_of_tokens"] for part in perfect.values()] == [2 / 11, 6 / 11, 3 / 11]
+
+
+def test_scores_of_selected_tokens_equal_the_scores_of_those_sentences_alone():
+    batch = one_token_sentences(tags_with(WRONG))
+    masks = classify(STATS, batch.flat_tokens, hardeval_gold_types(batch))
+    errors = token_errors(batch)
+    for chosen in ([0, 2, 5, 9], [1, 3, 4, 6, 7, 8, 10], list(range(len(CASES))), []):
+        where = np.isin(np.arange(len(CASES)), chosen)
+        alone = hardeval(STATS, Batch([[CASES[i][0]] for i in chosen], [[CASES[i][1]] for i in chosen],
+                                      [[tags_with(WRONG)[i]] for i in chosen]))
+        assert scores(masks, errors, where) == pytest.approx(alone, nan_ok=True)
+    assert scores(masks, errors) == pytest.approx(hardeval(STATS, batch), nan_ok=True)
+
+
+def test_one_batch_scored_against_two_training_sets():
+    # The classification is cached on the batch per statistics object: other statistics classify again.
+    batch = Batch([["Zed", "May"]], [["B-PER", "B-PER"]], [["B-PER", "O"]])
+    assert hardeval(STATS, batch)["n_unseen_I"] == 1
+    other = TrainStats.from_lists([["Zed", "May"]], [["B-PER", "B-PER"]])
+    assert (hardeval(other, batch)["n_unseen_I"], hardeval(other, batch)["n_diff_I"]) == (0, 0)
+    assert hardeval(STATS, batch)["n_diff_I"] == 1
+
+
+def test_classify_ids_is_not_strict_by_default():
+    # May: O 3, PER 1 in training: diff-I, but not strict diff-I (PER was seen).
+    ids, types = STATS.ids(["May"]), np.array([0])
+    assert classify_ids(STATS, ids, types, ["PER"])["diff_I"].tolist() == [True]
+    assert classify_ids(STATS, ids, types, ["PER"], strict=True)["diff_I"].tolist() == [False]
+
+
+def test_size_of_the_hardeval_key_is_unseen_plus_diff_tokens():
+    # 2 unseen and 6 diff tokens in CASES (the subsets are disjoint); strict: 4 diff tokens.
+    batch = one_token_sentences(tags_with(WRONG))
+    assert hardeval_counts(STATS, batch).sizes()["hardeval"] == 8
+    assert hardeval_counts(STATS, batch, strict=True).sizes()["hardeval"] == 6
+
+
+def test_intervals_of_identical_sentences_are_the_point_value():
+    # Five copies of one sentence: every resample holds copies only, so every rate of every
+    # resample equals the point value, and each interval is that value, for each option.
+    changes = {**WRONG, 8: "B-ORG", 4: "B-PER"}  # Apple: diff-O, not strict; Jordan ORG as PER: a type error
+    sentence = ([c[0] for c in CASES], [c[1] for c in CASES], tags_with(changes))
+    batch = Batch(*([part] * 5 for part in sentence))
+    seen = set()
+    for strict in (False, True):
+        for error in ("bilou", "io"):
+            plain = hardeval(STATS, batch, strict=strict, error=error)
+            result = hardeval(STATS, batch, strict=strict, error=error, ci=True, n_resamples=20)
+            assert {k: v for k, v in result.items() if "_ci_" not in k} == plain
+            for key in ["hardeval"] + [f"ter_{name}" for name in ORDER]:
+                assert result[f"{key}_ci_low"] == result[key] == result[f"{key}_ci_high"], (strict, error, key)
+            seen.add((plain["ter_all"], plain["ter_diff"]))
+    assert len(seen) == 4  # the options give four different pairs of rates
+
+
+def test_interval_options_and_their_defaults():
+    rng = random.Random(0)
+    tokens = [[c[0] for c in CASES]] * 30
+    pred = [[rng.choice([c[1], "O", "B-LOC"]) for c in CASES] for _ in tokens]
+    batch = Batch(tokens, [[c[1] for c in CASES]] * 30, pred)
+    assert not any("_ci_" in key for key in hardeval(STATS, batch))  # no intervals by default
+
+    def dumped(**options):
+        return json.dumps(hardeval(STATS, batch, ci=True, **options))
+    assert dumped() == dumped(n_resamples=1000, confidence=0.95, seed=0, unit="sentence")
+    assert dumped(seed=7) == dumped(seed=7) != dumped(seed=8)
+    assert dumped(n_resamples=200, seed=7) != dumped(n_resamples=300, seed=7)
+    wide, narrow = (hardeval(STATS, batch, ci=True, confidence=c, seed=7) for c in (0.95, 0.5))
+    for key in ["hardeval"] + [f"ter_{name}" for name in ORDER]:
+        assert wide[f"{key}_ci_low"] <= narrow[f"{key}_ci_low"] <= wide[key] <= narrow[f"{key}_ci_high"] \
+            <= wide[f"{key}_ci_high"]
+    assert wide["ter_all_ci_low"] < narrow["ter_all_ci_low"]
+    # documents of 3 sentences each: another unit, other intervals
+    grouped = Batch(tokens, [[c[1] for c in CASES]] * 30, pred, [s // 3 for s in range(30)])
+    assert json.dumps(hardeval(STATS, grouped, ci=True, unit="document")) != dumped()
+
+
+def test_hallucinated_mentions_are_counted_and_listed_when_detailed():
+    # A predicted mention not in the text has no token: it changes no TER, it is counted.
+    batch = tough_ner.as_batch([["Zed", "saw", "Paris"]], [["B-PER", "O", "B-LOC"]],
+                               [[{"text": "Zed", "type": "PER"}, {"text": "Atlantis", "type": "LOC"}]])
+    plain, detailed = hardeval(STATS, batch), hardeval(STATS, batch, detailed=True)
+    assert plain["n_hallucinated"] == detailed["n_hallucinated"] == 1 and "hallucinated" not in plain
+    assert detailed["hallucinated"] == [{"sentence": 0, "text": "Atlantis", "type": "LOC"}]
+    assert plain["ter_all"] == 1 / 3  # Paris, predicted O
