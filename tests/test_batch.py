@@ -158,3 +158,44 @@ def test_input_errors_name_the_sentence_and_what_is_wrong():
     for args, message in cases:
         with pytest.raises(ValueError, match=message):
             Batch(*args)
+
+
+
+CORRUPTIONS = ["none", "token type", "token subclass", "gold string", "pred string", "tokens string",
+               "gold length", "pred length", "tokens length", "one more gold sentence", "one more prediction"]
+
+
+class Word(str):
+    """A str subclass: tokens must be exactly str, sentences only instances of it."""
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=4), st.sampled_from(CORRUPTIONS), st.data(), st.booleans())
+def test_the_fast_check_passes_exactly_what_the_sentence_by_sentence_search_passes(lengths, corruption, data,
+                                                                                   with_predictions):
+    """``_looks_right`` (a few passes over all sentences) is the common case's shortcut of
+    ``_find_problem`` (which names the first problem): they must agree on each kind of bad
+    input, or a bad input would score silently."""
+    from tough_ner.batch import _find_problem, _looks_right
+
+    tokens = [["w"] * n for n in lengths]
+    references = [["O"] * n for n in lengths]
+    predictions = [["O"] * n for n in lengths]
+    s = data.draw(st.integers(0, len(lengths) - 1))
+    if corruption in ("token type", "token subclass") and lengths[s]:
+        tokens[s][data.draw(st.integers(0, lengths[s] - 1))] = 1 if corruption == "token type" else Word("w")
+    elif corruption.endswith(" string"):
+        side = {"gold": references, "pred": predictions, "tokens": tokens}[corruption.split()[0]]
+        side[s] = Word("O" * lengths[s]) if data.draw(st.booleans()) else "O" * lengths[s]
+    elif corruption.endswith(" length"):
+        {"gold": references, "pred": predictions, "tokens": tokens}[corruption.split()[0]][s].append("O")
+    elif corruption == "one more gold sentence":
+        references.append(["O"])
+    elif corruption == "one more prediction":
+        predictions.append(["O"])
+    predictions = predictions if with_predictions else None
+    try:
+        _find_problem(tokens, references, predictions)
+        found = False
+    except ValueError:
+        found = True
+    assert _looks_right(tokens, references, predictions) is not found

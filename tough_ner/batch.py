@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from itertools import chain
+from itertools import chain, repeat
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -133,6 +133,25 @@ _STR = {str}
 
 
 def _check(tokens, references, predictions) -> None:
+    if not _looks_right(tokens, references, predictions):
+        _find_problem(tokens, references, predictions)
+
+
+def _looks_right(tokens, references, predictions) -> bool:
+    """The checks of ``_find_problem`` as a few passes in C over all sentences (the common
+    case: nothing wrong); False sends the input to ``_find_problem`` for its message."""
+    try:
+        sides = [tokens, references] + ([predictions] if predictions is not None else [])
+        lengths = list(map(len, references))  # equal lists of lengths: equal sentence counts too
+        return (not any(any(map(isinstance, side, repeat(str))) for side in sides)
+                and all(list(map(len, side)) == lengths for side in sides)
+                and set(map(type, chain.from_iterable(tokens))) <= _STR)
+    except TypeError:  # a sentence without a length: _find_problem names it
+        return False
+
+
+def _find_problem(tokens, references, predictions) -> None:
+    """Raise the error of the first problem, naming its sentence and position."""
     if len(tokens) != len(references):
         raise ValueError(f"{len(tokens)} token sentences but {len(references)} reference sentences")
     if predictions is not None and len(predictions) != len(references):

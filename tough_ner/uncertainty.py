@@ -19,7 +19,6 @@ one matrix product: resample weights (resamples x units) times the count matrix.
 """
 from __future__ import annotations
 
-import hashlib
 import math
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
@@ -34,6 +33,8 @@ SMALL = 30  # subsets below this size are flagged as small
 # ---- counts -------------------------------------------------------------------------------
 def sentence_keys(tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> np.ndarray:
     """A 64-bit content hash of each sentence's tokens and gold tags (the canonical order)."""
+    import hashlib  # here, not at start-up: it loads OpenSSL (10 ms) for commands that never resample
+
     keys = np.empty(len(tokens), dtype=np.uint64)
     for s, (sentence, gold) in enumerate(zip(tokens, tags)):
         digest = hashlib.blake2b("\x1f".join(sentence).encode("utf-8", "surrogatepass") + b"\x1e"
@@ -201,6 +202,7 @@ def units(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[np.ndarray,
             raise ValueError(f"unit='document' needs at least 2 documents per set, got {np.bincount(unit_strata).tolist()}:"
                              " resample by sentence")
         # A document's key: the hash of its sentences' keys in order.
+        import hashlib
         digests = [hashlib.blake2b(np.sort(keys[inverse == d]).tobytes(), digest_size=8).digest()
                    for d in range(len(names))]
         unit_keys = np.array([int.from_bytes(d, "little") for d in digests], dtype=np.uint64)
