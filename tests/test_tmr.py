@@ -7,11 +7,11 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 from seqeval.metrics import classification_report, f1_score, precision_score, recall_score
 
-from tough_ner import Batch, TrainStats
+from tough_ner import Batch, TrainStats, as_batch
 from tough_ner.cli import main
 from tough_ner.demo import TRAIN, load_demo
 from tough_ner.schemes import decode, spans_to_tags
-from tough_ner.tmr import SUBSETS, aggregate, paired_difference, tmr
+from tough_ner.tmr import SUBSETS, aggregate, counts, paired_difference, tmr
 from tough_ner.uncertainty import aggregate_runs
 
 from conftest import write
@@ -61,6 +61,77 @@ def test_no_predictions_and_no_mentions():
     assert math.isnan(result["precision"]) and result["recall"] == 0.0 and result["f1"] == 0.0
     empty = tmr(STATS, Batch([["a"]], [["O"]], [["O"]]))
     assert empty["n_mentions"] == 0 and all(math.isnan(empty[k]) for k in empty if not k.startswith("n_"))
+
+
+# Gold: Ann Lee/PER (seen), Bonn/LOC (unseen tokens: unannotated in training), New York/LOC (seen),
+# Jordan/PER (unseen type: LOC in training).  Predictions as mention lists: "Ann"/PER lies inside
+# Ann Lee, Bonn/LOC is right, New York/PER has the span but not the type, Jordan is missed, and
+# the last sentence (no gold, nothing placed) holds two hallucinated mentions.
+MATCH_TOKENS = [["Ann", "Lee", "met", "Bonn"], ["New", "York", "x", "Jordan"], ["x"]]
+MATCH_GOLD = [["B-PER", "I-PER", "O", "B-LOC"], ["B-LOC", "I-LOC", "O", "B-PER"], ["O"]]
+MATCH_PRED = [[{"text": "Ann", "type": "PER"}, {"text": "Bonn", "type": "LOC"}], [{"text": "New York", "type": "PER"}],
+              [{"text": "Paris", "type": "LOC"}, {"text": "Rome", "type": "LOC"}]]
+
+
+@pytest.mark.parametrize("match, credit", [
+    # credits of (Ann Lee, Bonn, New York, Jordan) by the schemes' table in metrics/tmr/README.md
+    ("strict", (0, 1, 0, 0)), ("exact", (0, 1, 1, 0)), ("partial", (0.5, 1, 1, 0)), ("type", (1, 1, 0, 0))])
+def test_counts_and_scores_under_each_match_by_hand(match, credit):
+    batch = as_batch(MATCH_TOKENS, MATCH_GOLD, MATCH_PRED)
+    found = sum(credit)  # each prediction takes at most one gold entity: the predictions' credits sum alike
+    seen, unseen_tokens = (credit[0] + credit[2]) / 2, credit[1] / 1
+    expected = {"precision": found / 5, "recall": found / 4, "f1": 2 * found / (5 + 4),  # 5 predictions, 4 gold
+                "recall_seen": seen, "recall_unseen_tokens": unseen_tokens, "recall_unseen_type": credit[3] / 1,
+                "recall_unseen_any": (credit[1] + credit[3]) / 2, "recall_seen_minus_unseen": seen - unseen_tokens}
+    sizes = {"precision": 4, "recall": 4, "f1": 4, "recall_seen": 2, "recall_unseen_tokens": 1,
+             "recall_unseen_type": 1, "recall_unseen_any": 2, "recall_seen_minus_unseen": 2 + 1}
+    table = counts(STATS, batch, match)
+    point = table.point()
+    assert {k: point[k] for k in expected} == pytest.approx(expected)
+    assert {k: table.sizes()[k] for k in sizes} == sizes
+    assert all(math.isnan(point[f"recall_{name}"]) and table.sizes()[f"recall_{name}"] == 0
+               for name in ("tcm_all", "tcm_seen", "tcm_unseen"))
+    result = tmr(STATS, batch, match=match, detailed=True)
+    own = [k for k in expected if k != "recall_seen_minus_unseen"]  # that one is in comparisons only
+    assert {k: result[k] for k in own} == pytest.approx({k: expected[k] for k in own})
+    assert all(result[f"n_{k[7:]}"] == sizes[k] for k in own if k.startswith("recall_"))
+    assert result["n_hallucinated"] == 2 and result["hallucinated"] == [
+        {"sentence": 2, "text": "Paris", "type": "LOC"}, {"sentence": 2, "text": "Rome", "type": "LOC"}]
+    assert "hallucinated" not in tmr(STATS, batch, match=match)  # the list only with detailed
+    if match == "strict":
+        assert json.dumps(table.point()) == json.dumps(counts(STATS, batch).point())  # the default
+
+
+def test_intervals_are_those_of_the_match_asked():
+    # Twelve copies of one sentence: every resample is the whole set, so each interval is its point.
+    batch = as_batch(MATCH_TOKENS[:1] * 12, MATCH_GOLD[:1] * 12, MATCH_PRED[:1] * 12)
+    for match, recall in (("strict", 0.5), ("partial", 0.75), ("type", 1.0)):  # Ann Lee 0 / 0.5 / 1, Bonn 1
+        result = tmr(STATS, batch, ci=True, n_resamples=20, match=match)
+        assert result["recall"] == result["recall_ci_low"] == result["recall_ci_high"] == recall
+        assert result["precision_ci_low"] == result["precision_ci_high"] == recall  # two predictions, as many credits
+
+
+def test_interval_options_default_to_the_documented_values():
+    rng = random.Random(1)
+    tokens = [[rng.choice(["Jordan", "Bonn", "Ann", "x", "New"]) for _ in range(rng.randint(1, 6))] for _ in range(30)]
+    gold = [random_bio(rng, len(s)) for s in tokens]
+    pred = [g if rng.random() < 0.5 else ["O"] * len(g) for g in gold]
+    batch = Batch(tokens, gold, pred)
+    default = json.dumps(tmr(STATS, batch, ci=True))
+    assert default == json.dumps(tmr(STATS, batch, ci=True, n_resamples=1000, confidence=0.95, seed=0, unit="sentence"))
+    for option in ({"n_resamples": 999}, {"confidence": 0.9}, {"seed": 1}):  # each of them moves an interval
+        assert json.dumps(tmr(STATS, batch, ci=True, **option)) != default
+
+
+def test_predictions_are_needed_and_subsets_follow_the_statistics_given():
+    for method in (tmr, counts):
+        with pytest.raises(ValueError, match="^TMR needs predictions$"):
+            method(STATS, Batch([["Bonn"]], [["B-LOC"]]))
+    batch = Batch([["Bonn"]], [["B-LOC"]], [["B-LOC"]])
+    assert tmr(STATS, batch)["n_unseen_tokens"] == 1  # Bonn is only unannotated in STATS
+    # The same batch with other statistics: classified again, not the first statistics' subsets.
+    assert tmr(TrainStats.from_lists([["Bonn"]], [["B-LOC"]]), batch)["n_seen"] == 1
+    assert tmr(STATS, batch)["n_unseen_tokens"] == 1
 
 
 def random_bio(rng, length):

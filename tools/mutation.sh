@@ -83,7 +83,14 @@ tests_for() {  # the fast test files that exercise a module
                     tests/test_uncertainty.py::test_counts_give_every_number_the_methods_report
                     tests/test_uncertainty.py::test_order_and_process_split_do_not_change_intervals
                     tests/test_uncertainty.py::test_compare_checks_its_inputs" ;;
-    tmr)     echo "tests/test_tmr.py" ;;
+    tmr)     # test_tmr.py and the fast tests elsewhere that reach tmr.py's counts, intervals and match=
+             echo "tests/test_tmr.py
+                   tests/test_uncertainty.py::test_counts_give_every_number_the_methods_report
+                   tests/test_uncertainty.py::test_order_and_process_split_do_not_change_intervals
+                   tests/test_uncertainty.py::test_document_units_need_documents_and_widen_nothing_when_sentences_are_documents
+                   tests/test_uncertainty.py::test_compare_checks_its_inputs
+                   tests/test_formats.py::test_match_option_credits_by_hand
+                   tests/test_formats.py::test_match_option_overall_equals_match_scores" ;;
     buckets) # test_buckets.py without its real-data, CLI, evaluate.load and slow scipy-wilcoxon tests
              # (with them a run on a shared machine stopped at 561 of 1,498 mutants); what they
              # touch in buckets.py has hand-made and property tests here
