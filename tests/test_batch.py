@@ -154,6 +154,8 @@ def test_input_errors_name_the_sentence_and_what_is_wrong():
          "^sentence 1: predicted tags must be a list of strings, not one string 'OOO'$"),
         (([["a"], "abc"], [["O"], ["O", "O", "O"]]), "^sentence 1: tokens must be a list of strings, not one string$"),
         (([["a"], ["b"]], [["O"], ["O"]], [["O"], ["Q-X"]]), "^sentence 1, position 0: unknown tag 'Q-X'"),
+        (([["a"]], [["O"]], [3]), "^sentence 0: predicted tags must be a list of strings, not int$"),
+        (([None], [["O"]]), "^sentence 0: tokens must be a list of strings, not NoneType$"),
     ]
     for args, message in cases:
         with pytest.raises(ValueError, match=message):
@@ -162,7 +164,8 @@ def test_input_errors_name_the_sentence_and_what_is_wrong():
 
 
 CORRUPTIONS = ["none", "token type", "token subclass", "gold string", "pred string", "tokens string",
-               "gold length", "pred length", "tokens length", "one more gold sentence", "one more prediction"]
+               "gold length", "pred length", "tokens length", "one more gold sentence", "one more prediction",
+               "gold unsized", "pred unsized", "tokens unsized"]
 
 
 class Word(str):
@@ -186,6 +189,8 @@ def test_the_fast_check_passes_exactly_what_the_sentence_by_sentence_search_pass
     elif corruption.endswith(" string"):
         side = {"gold": references, "pred": predictions, "tokens": tokens}[corruption.split()[0]]
         side[s] = Word("O" * lengths[s]) if data.draw(st.booleans()) else "O" * lengths[s]
+    elif corruption.endswith(" unsized"):  # a sentence without a length
+        {"gold": references, "pred": predictions, "tokens": tokens}[corruption.split()[0]][s] = None
     elif corruption.endswith(" length"):
         {"gold": references, "pred": predictions, "tokens": tokens}[corruption.split()[0]][s].append("O")
     elif corruption == "one more gold sentence":

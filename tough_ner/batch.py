@@ -157,6 +157,11 @@ def _find_problem(tokens, references, predictions) -> None:
     if predictions is not None and len(predictions) != len(references):
         raise ValueError(f"{len(predictions)} prediction sentences but {len(references)} reference sentences")
     for s, (sentence, gold) in enumerate(zip(tokens, references)):
+        sides = (("tokens", sentence), ("reference tags", gold)) + (
+            (("predicted tags", predictions[s]),) if predictions is not None else ())
+        for what, value in sides:
+            if not hasattr(value, "__len__"):
+                raise ValueError(f"sentence {s}: {what} must be a list of strings, not {type(value).__name__}")
         if isinstance(gold, str) or (predictions is not None and isinstance(predictions[s], str)):
             check_sentence(gold, s, "reference tags")
             check_sentence(predictions[s], s, "predicted tags")
