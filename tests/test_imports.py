@@ -54,6 +54,36 @@ def test_import_tough_ner_and_the_cli_import_no_heavy_library(tmp_path):
     assert imported(["import", "tough_ner.cli"], tmp_path) == (0, [])
 
 
+LAZY = """
+import json, sys, types
+import tough_ner
+before = sorted(m for m in sys.modules if m.startswith("tough_ner.") or m == "hashlib")
+import tough_ner.buckets, tough_ner.formats, tough_ner.hardeval, tough_ner.tmr  # submodules named like functions
+names = {n: getattr(tough_ner, n) for n in tough_ner.__all__ if n != "__version__"}
+print(json.dumps([before, {n: [type(v).__name__, getattr(v, "__module__", "")] for n, v in names.items()}]))
+"""
+
+
+def test_package_names_are_imported_on_first_use_and_are_the_functions(tmp_path):
+    """``import tough_ner`` loads only what ``hardeval`` and ``tmr`` need (the other names come
+    on first use) and not hashlib (OpenSSL, only for resampling); every exported name is the
+    function or class, never a submodule of the same name."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-c", LAZY], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    before, names = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not {"hashlib", "tough_ner.buckets", "tough_ner.formats", "tough_ner.comparison",
+                "tough_ner.report", "tough_ner.nrb", "tough_ner.rockner"} & set(before)
+    assert set(names) == {"Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode",
+                          "from_dataset", "hardeval", "match_scores", "kfold_hard_tokens", "read_conll",
+                          "read_predictions", "tmr", "to_bilou", "to_bio", "to_io"}
+    for name, (kind, module) in names.items():
+        assert kind in ("function", "type"), (name, kind)
+        assert module.startswith("tough_ner."), (name, module)
+    assert names["hardeval"] == ["function", "tough_ner.hardeval"] and names["tmr"] == ["function", "tough_ner.tmr"]
+
+
 @pytest.mark.parametrize("argv", [
     ["hardeval", "--train", DATA / "demo_train.conll", "--test", "a.conll", "--ci"],
     ["hardeval", "--train", DATA / "demo_train.conll", "--test", "a.conll", "--versus", "b.conll"],
