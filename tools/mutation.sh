@@ -135,7 +135,12 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_buckets.py::test_consistency_one_from_a_single_training_occurrence
                    tests/test_buckets.py::test_spearman_of_a_constant_is_nan_without_numpy_warnings
                    tests/test_buckets.py::test_partial_match_intervals_resample_the_credits" ;;
-    nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
+    nrb)     # test_nrb.py but its spaCy and transformers tagger tests (about the taggers, seconds each),
+             # and the two tests of test_uncertainty.py that build NRB's counts
+             grep -o '^def test_[a-z0-9_]*' "$ROOT/tests/test_nrb.py" | sed 's/^def /tests\/test_nrb.py::/' |
+               grep -v -e test_spacy_model_ -e test_transformers_tagger_
+             echo "tests/test_uncertainty.py::test_counts_give_every_number_the_methods_report
+                   tests/test_uncertainty.py::test_nrb_and_rockner_counts_give_their_numbers" ;;
     rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
              echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
                    tests/test_rockner.py::test_error_analysis_partitions_gold_entities
