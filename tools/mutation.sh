@@ -65,7 +65,10 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_bad_inputs.py::test_zip_bomb_is_refused_unread
                    tests/test_bad_inputs.py::test_stats_header_lying_about_its_size_is_refused
                    tests/test_bad_inputs.py::test_read_standard_input_in_python" ;;
-    scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
+    scoring) # test_buckets.py's fast tests (as for buckets) and the tuple-set check of test_batch.py
+             echo "tests/test_scoring.py tests/test_tmr.py
+                   tests/test_batch.py::test_matched_by_one_key_per_span_agrees_with_the_tuple_set"
+             tests_for buckets ;;
     uncertainty) echo "tests/test_uncertainty_engine.py tests/test_uncertainty.py" ;;
     formats) # test_formats.py but its evaluate, CLI and card tests (slow, and about the glue around formats)
              grep -o '^def test_[a-z0-9_]*' "$ROOT/tests/test_formats.py" | sed 's/^def /tests\/test_formats.py::/' |
@@ -147,6 +150,7 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_rockner.py::test_rockner_keys_by_hand
                    tests/test_rockner.py::test_confusion_difference_over_the_union_of_rows_and_columns
                    tests/test_rockner.py::test_counts_resample_unpaired_sets_apart_and_paired_sets_together
+                   tests/test_rockner.py::test_resampling_defaults
                    tests/test_rockner.py::test_split_versions_keeps_order_and_documents
                    tests/test_rockner.py::test_rockner_scores_match_seqeval_and_the_drop_is_their_difference
                    tests/test_rockner.py::test_rockner_metric_through_evaluate_and_its_errors
