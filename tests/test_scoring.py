@@ -133,3 +133,26 @@ def test_span_scores_equal_seqeval(pairs):
             assert math.isclose(ours["precision"], micro["precision"])
             assert math.isclose(ours["f1"], micro["f1-score"])
     assert np.isnan(ours["recall"]) == (micro["support"] == 0)
+
+
+class _HugeCorpus:
+    """What ``matched`` reads of a batch, for one sentence of 2**32 - 1 tokens (too large to
+    build): gold PER over the whole sentence but its first token, predicted PER from the middle."""
+    offsets = np.array([0, 2 ** 32 - 1], dtype=np.int64)
+    types = ["PER"]
+
+    def span_arrays(self, which):
+        start = 1 if which == "gold" else 2 ** 31 + 1
+        return tuple(np.array([v], dtype=np.int64) for v in (0, start, 2 ** 32 - 1, 0))
+
+
+def test_matched_on_a_corpus_too_large_for_one_int64_key_per_span():
+    # One int64 key (start * n_positions + end) * n_types + type per span would wrap here:
+    # with 2**32 positions and 2 type codes the two spans' keys are equal modulo 2**64,
+    # but their starts differ, so neither matches the other.
+    huge = _HugeCorpus()
+    n_positions, n_types = 2 ** 32, 2
+    gold_key = (1 * n_positions + 2 ** 32 - 1) * n_types
+    pred_key = ((2 ** 31 + 1) * n_positions + 2 ** 32 - 1) * n_types
+    assert gold_key != pred_key and gold_key % 2 ** 64 == pred_key % 2 ** 64  # the trap is real
+    assert matched(huge).tolist() == [False] and matched(huge, "pred").tolist() == [False]
