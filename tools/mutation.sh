@@ -151,6 +151,7 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_rockner.py::test_confusion_difference_over_the_union_of_rows_and_columns
                    tests/test_rockner.py::test_counts_resample_unpaired_sets_apart_and_paired_sets_together
                    tests/test_rockner.py::test_resampling_defaults
+                   tests/test_rockner.py::test_intervals_resample_the_unit_given
                    tests/test_rockner.py::test_split_versions_keeps_order_and_documents
                    tests/test_rockner.py::test_rockner_scores_match_seqeval_and_the_drop_is_their_difference
                    tests/test_rockner.py::test_rockner_metric_through_evaluate_and_its_errors
