@@ -723,8 +723,13 @@ def test_jsonl_is_read_as_utf_8_whatever_the_locale(tmp_path):
     import subprocess
     import sys
 
+    from tough_ner.formats import read_jsonl
+
     path = tmp_path / "pred.jsonl"
     path.write_text('[{"text": "Zürich", "type": "LOC"}]\n', encoding="utf-8")
+    # read in this process too: mutation testing then maps this test to read_jsonl and runs the
+    # mutant in the child below (it inherits the environment naming the mutant)
+    assert read_jsonl(path) == [[{"text": "Zürich", "type": "LOC"}]]
     # an ASCII locale without Python's UTF-8 mode: open() would default to ASCII
     env = dict(os.environ, LC_ALL="C", LANG="C", PYTHONUTF8="0", PYTHONCOERCECLOCALE="0")
     code = ("import sys; from tough_ner.formats import read_jsonl; "

@@ -373,3 +373,38 @@ def test_transformers_tagger_labels_each_word_by_its_first_sub_token():
     assert tokenizer.tokenize("Jordan Coutts") == ["jo", "##rdan", "cou", "##tts"] and len(tags[1]) == 5
     pipe = transformers.pipeline("token-classification", model=model, tokenizer=tokenizer)
     assert transformers_tagger(pipe)(sentences) == tags
+
+
+def test_two_sets_give_exactly_the_documented_keys():
+    # the docstring's keys: nrb_accuracy, wts_accuracy, gap, and each per-set key prefixed nrb_ / wts_
+    batch = Batch(TOKENS + TOKENS[:2], GOLD + GOLD[:2], PRED + [GOLD[0], ["O", "O", "O", "B-GPE"]])
+    result = nrb(batch, "ontonotes", ["nrb"] * 5 + ["wts"] * 2)
+    per_set = ["accuracy", "n", "n_boundary_errors", "n_type_errors", "n_missed"] + [f"accuracy_{t}" for t in NRB_TYPES]
+    assert set(result) == ({"nrb_accuracy", "wts_accuracy", "gap", "type_map"}
+                           | {f"{p}_{key}" for p in ("nrb", "wts") for key in per_set})
+
+
+def test_intervals_take_the_map_statistics_and_unit_given():
+    # Every target is right under the map given (LOC -> PERSON), wrong under the detected CoNLL
+    # map (LOC -> LOCATION): an interval of all-right sentences is [1, 1] whatever is resampled.
+    tokens, gold, pred = [["Jordan", "scored"]] * 4, [["B-PERSON", "O"]] * 4, [["B-LOC", "O"]] * 4
+    stats = TrainStats.from_lists([["Jordan"]], [["B-ORG"]])  # ORG maps to no NRB type: seen with another
+    result = nrb(Batch(tokens, gold, pred), {"LOC": "PERSON"}, stats=stats, ci=True, n_resamples=50)
+    assert result["accuracy"] == 1.0 and result["accuracy_seen_other_type"] == 1.0
+    for key in ("accuracy", "accuracy_PERSON", "accuracy_seen_other_type"):
+        assert (result[f"{key}_ci_low"], result[f"{key}_ci_high"]) == (1.0, 1.0), key
+    # Two documents of one right and one wrong sentence each: any resample of documents is half
+    # right, so the interval is the estimate itself; resampling sentences gives a wider one.
+    mixed = Batch(tokens, gold, [["B-PER", "O"], ["O", "O"]] * 2, documents=["a", "a", "b", "b"])
+    by_document = nrb(mixed, "conll", ci=True, n_resamples=200, unit="document")
+    assert by_document["accuracy"] == 0.5
+    assert (by_document["accuracy_ci_low"], by_document["accuracy_ci_high"]) == (0.5, 0.5)
+    by_sentence = nrb(mixed, "conll", ci=True, n_resamples=200, unit="sentence")
+    assert by_sentence["accuracy_ci_low"] < 0.5 < by_sentence["accuracy_ci_high"]
+
+
+def test_detailed_lists_the_hallucinated_mentions():
+    batch = Batch(TOKENS[:2], GOLD[:2], PRED[:2])
+    batch.hallucinated = [[], [{"text": "Ross", "type": "PER"}]]
+    assert nrb(batch, "ontonotes")["n_hallucinated"] == 1 and "hallucinated" not in nrb(batch, "ontonotes")
+    assert nrb(batch, "ontonotes", detailed=True)["hallucinated"] == [{"sentence": 1, "text": "Ross", "type": "PER"}]

@@ -513,6 +513,21 @@ def test_resampling_defaults():
     assert rockner(original, attacked, ci=True, n_resamples=1001) != explicit
 
 
+def test_intervals_resample_the_unit_given():
+    # Two documents of one found and one missed PER each (F1 2/3 on both versions): any
+    # resample of documents holds the same sentences, so the interval by document is the
+    # estimate itself; resampling sentences gives a wider one.
+    tokens, gold = [["Jordan", "scored"]] * 4, [["B-PER", "O"]] * 4
+    pred = [["B-PER", "O"], ["O", "O"]] * 2
+    original, attacked = (Batch(tokens, gold, pred, documents=["a", "a", "b", "b"]) for _ in range(2))
+    by_document = rockner(original, attacked, ci=True, n_resamples=200, unit="document")
+    assert by_document["f1_original"] == by_document["f1_attacked"] == pytest.approx(2 / 3)
+    for version in ("original", "attacked"):
+        assert by_document[f"f1_{version}_ci_low"] == by_document[f"f1_{version}_ci_high"] == by_document[f"f1_{version}"]
+    by_sentence = rockner(original, attacked, ci=True, n_resamples=200, unit="sentence")
+    assert by_sentence["f1_original_ci_low"] < 2 / 3 < by_sentence["f1_original_ci_high"]
+
+
 def test_split_versions_keeps_order_and_documents():
     tokens = [["a"], ["b"], ["c"]]
     tags = [["B-PER"], ["O"], ["B-LOC"]]

@@ -133,3 +133,45 @@ def test_span_scores_equal_seqeval(pairs):
             assert math.isclose(ours["precision"], micro["precision"])
             assert math.isclose(ours["f1"], micro["f1-score"])
     assert np.isnan(ours["recall"]) == (micro["support"] == 0)
+
+
+class _HugeCorpus:
+    """What ``matched`` reads of a batch, for one sentence of 2**31 - 1 tokens (too large to
+    build) and 7 types: gold PER from token 1 and from token 2**30 + 1 to the end, predicted
+    PER from token 2**30 + 1 to the end."""
+    offsets = np.array([0, 2 ** 31 - 1], dtype=np.int64)
+    types = ["LOC", "MISC", "ORG", "PER", "PRODUCT", "TIME", "WORK"]
+
+    def span_arrays(self, which):
+        starts = [1, 2 ** 30 + 1] if which == "gold" else [2 ** 30 + 1]
+        n = len(starts)
+        return (np.zeros(n, dtype=np.int64), np.array(starts, dtype=np.int64),
+                np.full(n, 2 ** 31 - 1, dtype=np.int64), np.full(n, 3, dtype=np.int64))
+
+
+def test_matched_on_a_corpus_too_large_for_one_int64_key_per_span():
+    # One int64 key (start * n_positions + end) * n_types + type per span would wrap here:
+    # with 2**31 positions and 8 type codes, the two gold spans' keys differ by 2**64, so the
+    # first would match the prediction of the second.
+    huge = _HugeCorpus()
+    n_positions, n_types = 2 ** 31, 8
+    first, second = ((start * n_positions + 2 ** 31 - 1) * n_types + 3 for start in (1, 2 ** 30 + 1))
+    assert first != second and first % 2 ** 64 == second % 2 ** 64  # the trap is real
+    hit = matched(huge)
+    assert hit.tolist() == [False, True] and hit.dtype == bool  # a mask: gold_types[hit]
+    assert matched(huge, "pred").tolist() == [True] and matched(huge, "pred").dtype == bool
+
+
+def test_a_span_differing_in_start_and_type_is_not_matched():
+    # 7 tokens, types LOC MISC PER: gold PER (0, 1), LOC (2, 7); predicted MISC (0, 7). The
+    # predicted span shares only the end with LOC: no gold span is found, nor the prediction.
+    batch = Batch([list("abcdefg")], [["B-PER", "O"] + ["B-LOC"] + ["I-LOC"] * 4], [["B-MISC"] + ["I-MISC"] * 6])
+    assert matched(batch).tolist() == [False, False] and matched(batch, "pred").tolist() == [False]
+
+
+def test_per_type_scores_list_a_type_never_predicted():
+    # types LOC, PER; PER is gold only (the last type: its predicted count is 0, not missing)
+    scores = span_scores(Batch([["Paris", "Ann"]], [["B-LOC", "B-PER"]], [["B-LOC", "O"]]))
+    per = scores["per_type"]["PER"]
+    assert math.isnan(per["precision"]) and per["recall"] == 0.0 and per["f1"] == 0.0 and per["n"] == 1
+    assert scores["per_type"]["LOC"] == {"precision": 1.0, "recall": 1.0, "f1": 1.0, "n": 1}

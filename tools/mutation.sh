@@ -65,7 +65,10 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_bad_inputs.py::test_zip_bomb_is_refused_unread
                    tests/test_bad_inputs.py::test_stats_header_lying_about_its_size_is_refused
                    tests/test_bad_inputs.py::test_read_standard_input_in_python" ;;
-    scoring) echo "tests/test_scoring.py tests/test_tmr.py tests/test_buckets.py" ;;
+    scoring) # test_buckets.py's fast tests (as for buckets) and the tuple-set check of test_batch.py
+             echo "tests/test_scoring.py tests/test_tmr.py
+                   tests/test_batch.py::test_matched_by_one_key_per_span_agrees_with_the_tuple_set"
+             tests_for buckets ;;
     uncertainty) echo "tests/test_uncertainty_engine.py tests/test_uncertainty.py" ;;
     formats) # test_formats.py but its evaluate, CLI and card tests (slow, and about the glue around formats)
              grep -o '^def test_[a-z0-9_]*' "$ROOT/tests/test_formats.py" | sed 's/^def /tests\/test_formats.py::/' |
@@ -135,13 +138,20 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_buckets.py::test_consistency_one_from_a_single_training_occurrence
                    tests/test_buckets.py::test_spearman_of_a_constant_is_nan_without_numpy_warnings
                    tests/test_buckets.py::test_partial_match_intervals_resample_the_credits" ;;
-    nrb)     echo "tests/test_nrb.py tests/test_uncertainty.py" ;;
+    nrb)     # test_nrb.py but its spaCy and transformers tagger tests (about the taggers, seconds each),
+             # and the two tests of test_uncertainty.py that build NRB's counts
+             grep -o '^def test_[a-z0-9_]*' "$ROOT/tests/test_nrb.py" | sed 's/^def /tests\/test_nrb.py::/' |
+               grep -v -e test_spacy_model_ -e test_transformers_tagger_
+             echo "tests/test_uncertainty.py::test_counts_give_every_number_the_methods_report
+                   tests/test_uncertainty.py::test_nrb_and_rockner_counts_give_their_numbers" ;;
     rockner) # the scoring tests only: the rest of test_rockner.py exercises attacks.py
              echo "tests/test_rockner.py::test_error_analysis_categories_by_hand
                    tests/test_rockner.py::test_error_analysis_partitions_gold_entities
                    tests/test_rockner.py::test_rockner_keys_by_hand
                    tests/test_rockner.py::test_confusion_difference_over_the_union_of_rows_and_columns
                    tests/test_rockner.py::test_counts_resample_unpaired_sets_apart_and_paired_sets_together
+                   tests/test_rockner.py::test_resampling_defaults
+                   tests/test_rockner.py::test_intervals_resample_the_unit_given
                    tests/test_rockner.py::test_split_versions_keeps_order_and_documents
                    tests/test_rockner.py::test_rockner_scores_match_seqeval_and_the_drop_is_their_difference
                    tests/test_rockner.py::test_rockner_metric_through_evaluate_and_its_errors
