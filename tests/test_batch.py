@@ -204,3 +204,17 @@ def test_the_fast_check_passes_exactly_what_the_sentence_by_sentence_search_pass
     except ValueError:
         found = True
     assert _looks_right(tokens, references, predictions) is not found
+
+
+def test_a_side_other_than_gold_or_pred_is_an_error():
+    """``which`` names a side; anything else (a typo such as "Gold" or "predicted") must not
+    silently select the predictions."""
+    batch = Batch([["a", "b"]], [["B-PER", "O"]], [["O", "B-LOC"]])
+    assert batch.span_arrays("pred")[3].tolist() == [batch.types.index("LOC")]
+    for which in ("Gold", "predicted", "PRED", ""):
+        with pytest.raises(ValueError, match=f"^which must be 'gold' or 'pred', not {which!r}$"):
+            batch.span_arrays(which)
+        with pytest.raises(ValueError, match="^which must be 'gold' or 'pred'"):
+            batch.token_types(which)
+        with pytest.raises(ValueError, match="^which must be 'gold' or 'pred'"):
+            matched(batch, which)

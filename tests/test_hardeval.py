@@ -320,8 +320,8 @@ def test_interval_options_and_their_defaults():
     assert dumped(seed=7) == dumped(seed=7) != dumped(seed=8)
     assert dumped(n_resamples=200, seed=7) != dumped(n_resamples=300, seed=7)
     wide, narrow = (hardeval(STATS, batch, ci=True, confidence=c, seed=7) for c in (0.95, 0.5))
-    for key in ["hardeval"] + [f"ter_{name}" for name in ORDER]:
-        assert wide[f"{key}_ci_low"] <= narrow[f"{key}_ci_low"] <= wide[key] <= narrow[f"{key}_ci_high"] \
+    for key in ["hardeval"] + [f"ter_{name}" for name in ORDER]:  # the same draws: the 50% interval nests
+        assert wide[f"{key}_ci_low"] <= narrow[f"{key}_ci_low"] <= narrow[f"{key}_ci_high"] \
             <= wide[f"{key}_ci_high"]
     assert wide["ter_all_ci_low"] < narrow["ter_all_ci_low"]
     # documents of 3 sentences each: another unit, other intervals

@@ -13,9 +13,10 @@ from tough_ner.buckets import ATTRIBUTES, bucket_f1
 from tough_ner.cli import main
 from tough_ner.corpus import Corpus, write_conll
 from tough_ner.demo import NRB, SYSTEMS, TEST, TRAIN, WTS, load_demo, load_demo_nrb
+from tough_ner.formatting import format_value
 from tough_ner.html import render
 from tough_ner.nrb import score_sets
-from tough_ner.report import SUMMARY_ROWS, format_text, format_value, run
+from tough_ner.report import SUMMARY_ROWS, format_text, run
 
 from conftest import FLAGS, chromium, need
 

@@ -6,29 +6,25 @@ RockNER attacks (``tough_ner.attacks``, ``tough_ner.rockner``).  ``evaluate`` mo
 ``tough_ner.metrics``; ``tough_ner.combine`` joins them; ``tough_ner.trainer`` plugs them
 into ``transformers.Trainer``.
 """
-# These two names are also their modules' names: imported here, the functions win over the
-# submodules that ``import tough_ner.hardeval`` would otherwise leave as the package's attributes.
+from .batch import Batch
+from .formats import as_batch
+from .buckets import bucket_f1
+from .comparison import compare
+from .corpus import Corpus, from_dataset, read_conll, read_predictions
 from .hardeval import hardeval, kfold_hard_tokens
+from .matching import match_scores
+from .schemes import decode, to_bilou, to_bio, to_io
+from .stats import TrainStats
 from .tmr import tmr
 
 __version__ = "0.1.0"
 
-# The other names, imported on first use (PEP 562): a command that runs one method does not
-# pay for importing the others.
-_HOME = {"Batch": "batch", "as_batch": "formats", "bucket_f1": "buckets", "compare": "comparison",
-         "Corpus": "corpus", "from_dataset": "corpus", "read_conll": "corpus", "read_predictions": "corpus",
-         "match_scores": "matching", "decode": "schemes",
-         "to_bilou": "schemes", "to_bio": "schemes", "to_io": "schemes", "TrainStats": "stats",
-         "combine": "metrics.combine"}
-
 
 def __getattr__(name):
-    if name not in _HOME:
-        raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
-    from importlib import import_module
-    value = getattr(import_module(f".{_HOME[name]}", __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+    if name == "combine":  # imports evaluate: only when asked for
+        from .metrics.combine import combine
+        return combine
+    raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
 
 
 __all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset",

@@ -92,6 +92,8 @@ class Batch:
     def span_arrays(self, which: str = "gold") -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Flat ``(sentence, start, end, type id)`` arrays of the gold or predicted spans
         (start and end are positions in the flat token list)."""
+        if which not in ("gold", "pred"):  # a misspelt side must not silently mean the predictions
+            raise ValueError(f"which must be 'gold' or 'pred', not {which!r}")
         key = "_arrays_" + which
         if key not in self.__dict__:
             all_spans = self.gold_spans if which == "gold" else self.pred_spans
@@ -139,7 +141,8 @@ def _check(tokens, references, predictions) -> None:
 
 def _looks_right(tokens, references, predictions) -> bool:
     """The checks of ``_find_problem`` as a few passes in C over all sentences (the common
-    case: nothing wrong); False sends the input to ``_find_problem`` for its message."""
+    case: nothing wrong); False sends the input to ``_find_problem`` for its message.  A new
+    rule goes in both (the property test in test_batch.py lists the kinds of bad input)."""
     try:
         sides = [tokens, references] + ([predictions] if predictions is not None else [])
         lengths = list(map(len, references))  # equal lists of lengths: equal sentence counts too

@@ -13,6 +13,7 @@ from typing import List, Optional
 from ._util import write_atomic
 from .batch import Batch
 from .corpus import Corpus, read_conll
+from .formatting import format_interval, format_value
 from .stats import TrainStats
 
 
@@ -31,8 +32,6 @@ def _json(value) -> str:
 
 
 def _print_flat(result: dict) -> None:
-    from .report import format_value  # here: the report module imports every method
-
     flat = {key: value for key, value in result.items() if not isinstance(value, (dict, list))}
     width = max(map(len, flat), default=0)
     for key, value in flat.items():
@@ -134,7 +133,6 @@ def _read_runs(paths, columns=None):
 
 
 def cmd_tmr(args) -> None:
-    from .report import format_interval
     from .tmr import counts, tmr
     from .uncertainty import aggregate_runs, compare_runs
 
@@ -173,7 +171,7 @@ def cmd_tmr(args) -> None:
 
 def cmd_buckets(args) -> None:
     from .buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts, interval_text
-    from .report import bucket_comparison, format_interval, format_value
+    from .report import bucket_comparison
     from .uncertainty import analyse
 
     stats = TrainStats.coerce(args.train)
@@ -308,7 +306,6 @@ def cmd_attack(args) -> None:
     from .attacks import attack, audit, summary, write_attacked
     from .corpus import read_columns
     from .fine_classes import ROUTES
-    from .report import format_value
 
     test = _read(args.test)
     if args.level in ("context", "both") and (args.mlm is None or args.pos is None):
@@ -352,7 +349,6 @@ def cmd_attack(args) -> None:
 
 
 def cmd_rockner(args) -> None:
-    from .report import format_value
     from .rockner import rockner
 
     base = _batch(read_predictions(args.original, args.columns))

@@ -175,7 +175,7 @@ def hardeval(stats: TrainStats, batch: Batch, strict: bool = False, error: str =
     if detailed:
         types, tokens = gold_types(batch), batch.flat_tokens
         names, group = np.unique(np.array(types, dtype=object), return_inverse=True)
-        per_type = grouped_scores(masks, errors, group.reshape(-1).astype(np.int64), len(names))
+        per_type = grouped_scores(masks, errors, group.astype(np.int64), len(names))
         result["per_type"] = dict(zip(names.tolist(), per_type))
         result["hard_tokens"] = hard_tokens(stats, tokens, types, masks, errors)
         result["error_breakdown"] = error_breakdown(masks, errors)

@@ -9,8 +9,9 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from . import glossary
 from .buckets import ATTRIBUTES, interval_text
+from .formatting import format_interval, format_value
 from .labels import UNITS, bucket_label, totals
-from .report import format_sizes, format_cell, format_interval, format_test, format_value, significant_buckets
+from .report import format_sizes, format_cell, format_test, significant_buckets
 from .uncertainty import SMALL
 
 STYLE = """

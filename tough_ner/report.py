@@ -19,6 +19,7 @@ from .comparison import row as table_row
 from .corpus import Corpus
 from .errors import hardest
 from .findings import findings
+from .formatting import format_interval, format_value
 from .hardeval import hardeval
 from .labels import bucket_label, totals
 from .matching import report_scores
@@ -297,20 +298,6 @@ def _row(label: str, method: str, key: str, systems: Mapping[str, dict], analyse
 
 def _number(value) -> float:
     return -math.inf if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
-def format_value(value) -> str:
-    """A number as shown in tables: 4 decimals for floats, ``nan`` for NaN."""
-    if isinstance(value, float):
-        return "nan" if math.isnan(value) else f"{value:.4f}"
-    return str(value)
-
-
-def format_interval(ci) -> str:
-    """``[0.8012, 0.8234]``, or an empty string when there is no interval."""
-    if not ci or any(isinstance(v, float) and math.isnan(v) for v in ci):
-        return ""
-    return f"[{ci[0]:.4f}, {ci[1]:.4f}]"
 
 
 def format_cell(row: dict, system: str) -> str:

@@ -23,7 +23,7 @@ from .batch import Batch
 from .checks import InputWarning
 from .corpus import Corpus, conll_text, parse_conll, read_text, split_rows
 from .html import label_counts
-from .report import format_value
+from .formatting import format_value
 from .stats import TrainStats
 
 NAMES = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")

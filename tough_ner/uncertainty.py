@@ -33,7 +33,7 @@ SMALL = 30  # subsets below this size are flagged as small
 # ---- counts -------------------------------------------------------------------------------
 def sentence_keys(tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> np.ndarray:
     """A 64-bit content hash of each sentence's tokens and gold tags (the canonical order)."""
-    import hashlib  # here, not at start-up: it loads OpenSSL (10 ms) for commands that never resample
+    import hashlib  # here, not at start-up: it loads OpenSSL, a few ms for commands that never resample
 
     keys = np.empty(len(tokens), dtype=np.uint64)
     for s, (sentence, gold) in enumerate(zip(tokens, tags)):
@@ -202,7 +202,7 @@ def units(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[np.ndarray,
             raise ValueError(f"unit='document' needs at least 2 documents per set, got {np.bincount(unit_strata).tolist()}:"
                              " resample by sentence")
         # A document's key: the hash of its sentences' keys in order.
-        import hashlib
+        import hashlib  # as in sentence_keys
         digests = [hashlib.blake2b(np.sort(keys[inverse == d]).tobytes(), digest_size=8).digest()
                    for d in range(len(names))]
         unit_keys = np.array([int.from_bytes(d, "little") for d in digests], dtype=np.uint64)

@@ -1,0 +1,20 @@
+"""How a number and an interval are written in every text view (the CLI, the report's tables,
+the HTML page, the Spaces).  Its own module, without imports of the methods, so that a command
+printing one method's result does not load them all."""
+from __future__ import annotations
+
+import math
+
+
+def format_value(value) -> str:
+    """A number as shown in tables: 4 decimals for floats, ``nan`` for NaN."""
+    if isinstance(value, float):
+        return "nan" if math.isnan(value) else f"{value:.4f}"
+    return str(value)
+
+
+def format_interval(ci) -> str:
+    """``[0.8012, 0.8234]``, or an empty string when there is no interval."""
+    if not ci or any(isinstance(v, float) and math.isnan(v) for v in ci):
+        return ""
+    return f"[{ci[0]:.4f}, {ci[1]:.4f}]"
