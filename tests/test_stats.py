@@ -562,3 +562,147 @@ def test_large_string_columns():
                                   "ner_tags": datasets.LargeList(datasets.Value("large_string"))})
     large = datasets.Dataset.from_dict({"tokens": HAND_TOKENS, "ner_tags": HAND_TAGS}, features=features)
     assert TrainStats.from_dataset(large, batch_size=3) == TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+
+
+# ---- what mutation testing found untested (tools/MUTATION.md, "stats") ------------------------
+def test_messages_are_whole_and_number_sentences_from_first():
+    with pytest.raises(ValueError, match="^training data holds no sentence \\(no token\\): check the training file "
+                                         "or dataset$"):
+        TrainStats.from_lists([[]], [[]])
+    shared = TrainStats.from_bytes(TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).to_bytes(shareable=True))
+    with pytest.raises(ValueError, match="^" + re.escape(
+            "counting x needs the training text, which shareable statistics leave out: use the full statistics "
+            "(a stats file saved without shareable=True, or the training data itself)") + "$"):
+        shared.require_text("counting x")
+    with pytest.raises(ValueError, match="^tokens and tags must be lists of sentences, not one string$"):
+        TrainStats.from_lists([["a"]], "O")
+    with pytest.raises(ValueError, match="^sentence 6: 1 tokens but 2 tags$"):  # a shard's sentences from first
+        TrainStats.from_lists([["a"], ["b"]], [["O"], ["O", "O"]], first=5)
+    with pytest.raises(ValueError, match="^training data holds no sentence"):  # no part: nothing to fold
+        TrainStats.merge_all([])
+
+
+def test_pieces_of_blank_lines_are_skipped_not_the_end(tmp_path):
+    """A piece holding only blank lines (a small ``piece_bytes``) has no sentence: the pieces after it
+    still count."""
+    path = tmp_path / "gaps.conll"
+    path.write_text("Bo B-PER\n" + "\n" * 40 + "Lee B-LOC\nran O\n\n\n\nBo S-PER\n", encoding="utf-8")
+    expected = TrainStats.from_lists([["Bo"], ["Lee", "ran"], ["Bo"]], [["B-PER"], ["B-LOC", "O"], ["S-PER"]])
+    for piece_bytes in (4, 10, 2 ** 20):
+        assert TrainStats.from_conll(path, piece_bytes=piece_bytes) == expected
+
+
+def test_occurrences_on_each_path_by_hand():
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    # one length of unseen tokens only, another to count from the text (neither a training mention)
+    assert stats.occurrences([["zzz"], ["Lee", "ran"]]).tolist() == [0, 1]
+    assert stats.occurrences([["Lee", "ran"], ["zzz", "Bo"], ["q"]]).tolist() == [1, 0, 0]
+    counts = stats.occurrences([["Bo"], ["Bo", "Lee"]])  # every text read from the mention table
+    assert counts.tolist() == [4, 2] and counts.dtype == np.int64
+    # tokens holding a space take the careful path: a sequence outside the table is counted, not guessed
+    spaced = TrainStats.from_lists([["New York", "is"], ["York", "New"]], [["B-LOC", "O"], ["O", "O"]])
+    assert spaced.occurrences([["New York"], ["is", "York"], ["is"], ["York", "New"]]).tolist() == [1, 0, 1, 1]
+    # the empty string as a token, and a mention: the empty sequence still occurs nowhere
+    empty_token = TrainStats.from_lists([["", "a"]], [["B-PER", "O"]])
+    assert empty_token.mentions == {("", "PER"): 1}
+    assert empty_token.occurrences([[], [""], ["a"]]).tolist() == [0, 1, 1]
+
+
+def test_map_step_keeps_a_shard_whose_last_sentences_are_empty():
+    import pyarrow as pa
+    from tough_ner.stats import _stats_bytes_of_batch
+    tokens, tags = [["Bo", "Lee"], ["ran"], [], []], [["B-PER", "I-PER"], ["O"], [], []]
+    table = pa.table({"tokens": tokens, "ner_tags": tags})
+    for batch_size in (1, 2, 3):
+        out = _stats_bytes_of_batch(table, [0, 1, 2, 3], "tokens", "ner_tags", None, batch_size)
+        assert out["sentences"] == [4] and TrainStats.from_bytes(out["stats"][0]) == TrainStats.from_lists(tokens, tags)
+
+
+def test_num_proc_shards_a_dataset_over_map(monkeypatch):
+    """``num_proc`` > 1 on a Dataset of 2+ sentences: contiguous shards of ceil(n / num_proc) sentences,
+    one per process, built by ``Dataset.map`` without its cache (datasets fingerprints a library
+    function by its name, so a cached result could outlive a tough-ner upgrade); otherwise no map.
+    The spy records what was asked and runs the map in this process (the result is the same)."""
+    calls = []
+    original = datasets.Dataset.map
+
+    def spy(self, function, **options):
+        calls.append(options)
+        return original(self, function, **{**options, "num_proc": None})
+    monkeypatch.setattr(datasets.Dataset, "map", spy)
+    tokens = [["Bo"], ["Lee", "ran"], ["met"], ["Bo", "Lee"], ["x"]]
+    tags = [["S-PER"], ["B-LOC", "O"], ["O"], ["B-PER", "I-PER"], ["O"]]
+    whole = datasets.Dataset.from_dict({"tokens": tokens, "ner_tags": tags})
+    for num_proc, n, shard in ((2, 5, 3), (3, 5, 2), (5, 5, 1), (2, 2, 1)):
+        calls.clear()
+        built = TrainStats.from_dataset(whole.select(range(n)), num_proc=num_proc)
+        assert built == TrainStats.from_lists(tokens[:n], tags[:n])
+        assert [(call["num_proc"], call["batch_size"], call["load_from_cache_file"]) for call in calls] == [
+            (num_proc, shard, False)]
+    for num_proc, n in ((None, 5), (1, 5), (2, 1)):
+        calls.clear()
+        assert TrainStats.from_dataset(whole.select(range(n)), num_proc=num_proc) == \
+            TrainStats.from_lists(tokens[:n], tags[:n])
+        assert calls == []
+
+
+def _header_only(descr: str, shape: tuple) -> bytes:
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(buffer, {"descr": descr, "fortran_order": False, "shape": shape})
+    return buffer.getvalue()
+
+
+HUGE = _header_only("<i8", (2 ** 61, 8))  # a header without its data
+
+
+def _crc_broken() -> bytes:
+    """The hand corpus' file with one byte of token_ids' data changed (the member's CRC no longer matches)."""
+    blob = bytearray(TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).to_bytes())
+    with zipfile.ZipFile(io.BytesIO(bytes(blob))) as archive:
+        info = archive.getinfo("token_ids.npy")
+    local_name = blob.index(b"token_ids.npy", info.header_offset)
+    data = local_name + len("token_ids.npy") + int.from_bytes(blob[info.header_offset + 28:info.header_offset + 30],
+                                                               "little")
+    blob[data + info.file_size - 1] ^= 1  # the last id's high byte: 0 -> 1
+    return bytes(blob)
+
+
+@pytest.mark.parametrize("blob, message", [
+    (lambda: b"not a zip", "is not a readable tough-ner stats file (File is not a zip file)"),
+    (lambda: _changed(token_ids=_npy(IDS, version=(3, 0))),
+     "is not a readable tough-ner stats file (token_ids has .npy format version (3, 0))"),
+    (lambda: _changed(token_ids=b"\x93NUMPX" + _npy(IDS)[6:]),
+     "is not a readable tough-ner stats file (the magic string is not correct..."),  # numpy's words from here
+    (_crc_broken, "is not a readable tough-ner stats file (Bad CRC-32 for file 'token_ids.npy')"),
+    # 2**61 x 8 int64 counts: 2**67 bytes, which int64 arithmetic would wrap to 0 (the header alone)
+    (lambda: _changed(label_counts=HUGE), f"is not a readable tough-ner stats file (label_counts declares {len(HUGE)} "
+                                          f"bytes but its header describes {len(HUGE) + 2 ** 67})"),
+    (lambda: _changed(meta={"mentions": {"Bo": 1}}), "is inconsistent: the mentions are not a list"),
+    (lambda: _changed(meta={"labels": ["O", 3, "PER"]}), "is inconsistent: the labels are not 'O' followed by distinct "
+                                                         "entity types"),
+    (lambda: _changed(label_counts=COUNTS - np.eye(6, 3, dtype=np.int64)), "is inconsistent: negative label counts"),
+    (lambda: _changed(label_counts=COUNTS + np.eye(6, 3, dtype=np.int64)),
+     "is inconsistent: label counts disagree with the training token ids"),
+    (lambda: _changed(token_ids=None, sentence_starts=None),
+     "is inconsistent: its metadata and its members disagree on whether it holds the training text"),
+    (lambda: _changed(sentence_starts=np.array([0, 4, 7, 8, 9])),
+     "is inconsistent: sentence starts do not run from 0 to the number of tokens"),
+])
+def test_file_errors_read_whole(blob, message):
+    with pytest.raises(ValueError) as error:
+        TrainStats.from_bytes(blob())
+    if message.endswith("..."):  # the rest is another library's text
+        assert str(error.value).startswith("stats bytes " + message[:-3]), str(error.value)
+    else:
+        assert str(error.value) == "stats bytes " + message
+
+
+def test_files_of_empty_sentences_and_of_no_token():
+    stats = TrainStats.from_lists([[], ["Bo", "Lee"], [], ["ran"], []], [[], ["B-PER", "I-PER"], [], ["O"], []])
+    assert stats.sentence_starts.tolist() == [0, 0, 2, 2, 3, 3] and TrainStats.from_bytes(stats.to_bytes()) == stats
+    nothing = _archive({"meta.json.npy": _npy(np.frombuffer(json.dumps(
+        {"format": "tough-ner-train-stats", "version": 1, "vocab": [], "labels": ["O"], "mentions": []}).encode(),
+        dtype=np.uint8)), "label_counts.npy": _npy(np.zeros((0, 1), dtype=np.int64)),
+        "token_ids.npy": _npy(np.zeros(0, dtype=np.int32)), "sentence_starts.npy": _npy(np.zeros(1, dtype=np.int64))})
+    with pytest.raises(ValueError, match="^training data holds no sentence"):  # a valid file of nothing
+        TrainStats.from_bytes(nothing)
