@@ -85,3 +85,41 @@ def test_any_tag_sequence_decodes_to_ordered_disjoint_spans_and_conversions_agre
     assert all(spans[k][1] <= spans[k + 1][0] for k in range(len(spans) - 1))
     assert decode(to_bilou(tags)) == spans == decode(to_bio(tags))
     assert to_bilou(to_bilou(tags)) == to_bilou(tags)
+
+
+def test_messages_of_non_string_and_padded_tags_name_the_tag_and_its_kind():
+    from tough_ner.schemes import parse_label
+    # a non-string tag, even an unhashable one, is a ValueError naming its value and type
+    with pytest.raises(ValueError, match=r"^sentence 3, position 1: unknown tag \['B-PER'\]: a list, not a string$"):
+        decode(["O", ["B-PER"]], sentence=3)
+    with pytest.raises(ValueError, match=r"^unknown tag 5: a int, not a string$"):
+        parse_label(5)
+    # the value is cut to its first 200 characters: 200 of repr's
+    long = ["B-PER"] * 50
+    with pytest.raises(ValueError) as error:
+        parse_label(long)
+    assert str(error.value) == f"unknown tag {repr(long)[:200]}: a list, not a string"
+    with pytest.raises(ValueError) as error:
+        decode(["B-PER "], sentence=0)
+    assert str(error.value) == ("sentence 0, position 0: tag 'B-PER ' has surrounding whitespace (strip the tags; "
+                                "it is not a new type)")
+
+
+def test_a_sentence_given_as_one_string_is_refused_by_name():
+    from tough_ner.schemes import check_sentence
+    check_sentence(["O", "B-PER"], 2)  # a list passes
+    with pytest.raises(ValueError) as error:
+        check_sentence("OOO", 2)
+    assert str(error.value) == "sentence 2: tags must be a list of strings, not one string 'OOO'"
+    with pytest.raises(ValueError, match=r"^sentence 7: tokens must be a list of strings, not one string 'a b'$"):
+        check_sentence("a b", 7, "tokens")
+
+
+def test_the_tag_cache_stays_within_its_limit_and_still_knows_o(monkeypatch):
+    from tough_ner.schemes import parse_label
+    monkeypatch.setattr(schemes, "_PARSED_LIMIT", 3)
+    for k in range(10):
+        assert parse_label(f"B-T{k}") == ("B", f"T{k}")
+        assert len(schemes._PARSED) <= 3
+        assert parse_label("O") == ("O", "")  # O is kept when the cache starts afresh
+    assert decode(["B-T1", "I-T1", "O", "U-T9"]) == [(0, 2, "T1"), (3, 4, "T9")]
