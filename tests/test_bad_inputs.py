@@ -400,3 +400,47 @@ def test_training_data_warnings_thresholds_by_hand():
                         dict(fair, recall_seen=0.1, recall_unseen_tokens=0.9))
     assert [w.split(" ")[0] for w in both] == ["only", "s0", "s2"]
     assert _warnings_of({"n_mentions": 100, "n_seen": 0}, train_is_reference=True) == [REFERENCE_NOTE]
+
+
+def _type_warnings(batch, train=None):
+    from tough_ner.checks import check_types
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_types(batch, train)
+    return [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+
+
+def test_check_types_messages_by_hand_and_once_per_training_set():
+    from tough_ner.checks import check_types
+    batch = Batch(TOKENS, GOLD, GOLD)
+    check_types(batch)  # no training types: nothing to compare the gold with
+    with pytest.raises(ValueError) as error:  # the same batch against training types is checked anew
+        check_types(batch, ["O", "X"])
+    assert str(error.value) == ("the gold entity types {LOC, PER} share nothing with the training types {X}: is the "
+                                "gold column the right one? (choose columns with columns= / --columns token,gold,pred)")
+    check_types(batch, ["PER"])  # and against other training types, once more
+    # predictions of types known nowhere, with and without training types
+    unmapped = [["B-Q", "O", "O", "O", "B-R"]]
+    message = ("the predicted entity types {Q, R} share nothing with the gold types {LOC, PER}{}: map the system's "
+               "types to the gold ones (a type map), or check the prediction column (columns= / --columns "
+               "token,gold,pred)")
+    with pytest.raises(ValueError) as error:
+        check_types(Batch(TOKENS, GOLD, unmapped))
+    assert str(error.value) == message.replace("{}", "")
+    with pytest.raises(ValueError) as error:
+        check_types(Batch(TOKENS, GOLD, unmapped), ["ORG", "PER"])
+    assert str(error.value) == message.replace("{}", " nor the training types {ORG, PER}")
+    # some predicted types known nowhere: a warning counting their spans
+    some = Batch(TOKENS, GOLD, [["B-BAR", "B-FOO", "B-PER", "O", "B-BAR"]])
+    assert _type_warnings(some) == ["predicted entity types absent from the gold data: BAR (2 spans), FOO (1 span); "
+                                    "3 of 4 predicted spans can never be correct"]
+    some = Batch(TOKENS, GOLD, [["B-BAR", "B-FOO", "B-PER", "O", "B-BAR"]])
+    assert _type_warnings(some, ["ORG", "PER"])[0].startswith("predicted entity types absent from the gold or training data: "
+                                                       "BAR (2 spans), FOO (1 span); 3 of 4")
+    # at most 20 types are named; more end with an ellipsis
+    for n in (20, 21):
+        names = [f"T{k:02d}" for k in range(n)]
+        batch = Batch([["w"] * 22], [["B-PER"] + ["O"] * 21], [["B-PER"] + ["B-" + t for t in names] + ["O"] * (21 - n)])
+        listed = ", ".join(f"{t} (1 span)" for t in names[:20]) + (" …" if n > 20 else "")
+        assert _type_warnings(batch) == [f"predicted entity types absent from the gold data: {listed}; {n} of {n + 1} "
+                                         f"predicted spans can never be correct"]
