@@ -123,3 +123,35 @@ def test_the_tag_cache_stays_within_its_limit_and_still_knows_o(monkeypatch):
         assert len(schemes._PARSED) <= 3
         assert parse_label("O") == ("O", "")  # O is kept when the cache starts afresh
     assert decode(["B-T1", "I-T1", "O", "U-T9"]) == [(0, 2, "T1"), (3, 4, "T9")]
+
+
+def _decode_token_by_token(tags):
+    """The module docstring's rules applied to every token, O included (no skipping of O runs)."""
+    spans, open_span = [], None  # open_span: (start, type)
+    for i, tag in enumerate(list(tags) + ["O"]):
+        if tag == "O":
+            prefix = entity_type = None
+        else:
+            prefix, entity_type = tag.split("-", 1)
+            prefix = {"L": "E", "U": "S"}.get(prefix, prefix)
+        same = open_span is not None and open_span[1] == entity_type
+        if prefix == "I" and same:
+            continue
+        if prefix == "E" and same:
+            spans.append((open_span[0], i + 1, entity_type))
+            open_span = None
+            continue
+        if open_span is not None:
+            spans.append((open_span[0], i, open_span[1]))
+            open_span = None
+        if prefix in ("E", "S"):
+            spans.append((i, i + 1, entity_type))
+        elif prefix in ("B", "I"):
+            open_span = (i, entity_type)
+    return spans
+
+
+@given(st.lists(st.one_of(st.just("O"), st.builds("{}-{}".format, st.sampled_from("BIELSU"),
+                                                  st.sampled_from(TYPES))), max_size=12))
+def test_decode_equals_the_rules_applied_token_by_token(tags):
+    assert decode(tags) == _decode_token_by_token(tags)
