@@ -156,6 +156,7 @@ def test_input_errors_name_the_sentence_and_what_is_wrong():
         (([["a"], ["b"]], [["O"], ["O"]], [["O"], ["Q-X"]]), "^sentence 1, position 0: unknown tag 'Q-X'"),
         (([["a"]], [["O"]], [3]), "^sentence 0: predicted tags must be a list of strings, not int$"),
         (([None], [["O"]]), "^sentence 0: tokens must be a list of strings, not NoneType$"),
+        (([["a"]], [None]), "^sentence 0: reference tags must be a list of strings, not NoneType$"),
     ]
     for args, message in cases:
         with pytest.raises(ValueError, match=message):
