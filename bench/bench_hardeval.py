@@ -8,12 +8,14 @@ Three comparisons, each like for like:
   ``python -m tough_ner.cli``, i.e. without any shell shim in front of the console script)
   against the authors' script ``python PATH train.txt PRED`` (``--reference PATH``, a copy of
   gbcolborne/ner_eval ``eval/hardeval.py``; a repository script, not a package, so it is run
-  only when given).  Paired runs: one untimed run of each first (both find the files cached
-  and their bytecode written), then N rounds alternating which side goes first; each run's
-  CPU time (user + sys), wall time and peak RSS come from ``os.wait4`` of that child.  PRED
-  is token, gold, prediction per line (``--pred``; by default the memorisation baseline's
-  predictions on test.txt, written to a temporary file).  Both outputs are compared: the
-  subset sizes and token error rates must be the reference's.
+  only when given; the repository's history holds two versions, named by the git blob printed:
+  a single file that imports numpy and six, and a pure-Python one split into ``hardeval.py`` and
+  ``utils_hardeval.py`` that also checks BIO-2 validity).  Paired runs: one untimed run of each
+  first (both find the files cached and their bytecode written), then N rounds alternating which
+  side goes first; each run's CPU time (user + sys), wall time and peak RSS come from
+  ``os.wait4`` of that child.  PRED is token, gold, prediction per line (``--pred``; by default
+  the memorisation baseline's predictions on test.txt, written to a temporary file).  Both
+  outputs are compared: the subset sizes and token error rates must be the reference's.
 * core vs core: ``hardeval`` on prebuilt statistics and a prebuilt ``Batch``, against seqeval
   ``f1_score`` (the fastest peer) and ``classification_report`` on the same in-memory tag lists:
   scoring only, no file reading on either side.
@@ -25,6 +27,7 @@ Times are best of N wall seconds unless stated; every goal is judged MET / MISSE
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -65,7 +68,9 @@ sys.argv = [target] + sys.argv[3:]
 try:
     if kind == "module":
         runpy.run_module(target, run_name="__main__", alter_sys=True)
-    else:
+    else:  # as "python script" does: the script's folder first on the path (its own imports)
+        import os
+        sys.path[0] = os.path.dirname(os.path.abspath(target))
         runpy.run_path(target, run_name="__main__")
 finally:
     try:
@@ -115,6 +120,13 @@ def same_numbers(ours: dict, reference: dict) -> bool:
     return f"{ours['hardeval']:.4f}" == reference["hardeval"]
 
 
+def git_blob(path) -> str:
+    """The file's git object id, as ``git hash-object`` prints it."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
 def whole_process(train_path, pred_path, rounds):
     """Paired whole-process runs of ours and (when given) the reference; rows for the table."""
     env = dict(os.environ)
@@ -124,6 +136,8 @@ def whole_process(train_path, pred_path, rounds):
     commands = {"ours": ours_command}
     if OPTIONS.reference:
         commands["reference"] = ["script", OPTIONS.reference, str(train_path), str(pred_path)]
+        print(f"reference script: {OPTIONS.reference} (git blob {git_blob(OPTIONS.reference)[:12]}: the repository's "
+              f"history holds more than one version of it; the blob names the one measured)")
     outputs = {side: run(command, env)[3] for side, command in commands.items()}  # untimed, both sides
     figures = {side: [] for side in commands}
     for r in range(rounds):

@@ -152,11 +152,24 @@ def run_process(command: Sequence[str], repeat=3, cwd=None, env=None) -> Run:
     return Run(min(r.wall for r in runs), min(r.cpu for r in runs), max(r.peak_mb for r in runs))
 
 
-def grown(tokens, copies: int):
-    """``copies`` copies of the sentences, every token of copy k > 0 renamed (``word~k``): a
-    corpus k times larger also has a k times larger vocabulary, as real data would, instead
-    of repeating the same string objects (which flatters every dictionary and cache)."""
-    return list(tokens) + [[f"{word}~{k}" for word in sentence] for k in range(1, copies) for sentence in tokens]
+def grown(tokens, copies: int, seen=None):
+    """``copies`` copies of the sentences as new lists of new string objects: a corpus k times
+    larger also has a larger vocabulary, as real data would, instead of repeating the same
+    objects (which flatters every dictionary and cache).  Every token of copy k > 0 is renamed
+    (``word~k``), or with ``seen`` (the training vocabulary) only those not in it: new test
+    data brings new unseen words but keeps the seen/unseen share of the original (renaming
+    a seen token would turn it unseen and change the work, not just its amount)."""
+    def copy(word, k):
+        if seen is not None and word in seen:
+            return (word + "~")[:-1]  # the same text as a new object
+        return f"{word}~{k}"
+    return list(tokens) + [[copy(word, k) for word in sentence] for k in range(1, copies) for sentence in tokens]
+
+
+def copied(sentences, copies: int):
+    """``copies`` copies of the tag lists as new lists (``tags * copies`` would repeat the same
+    list objects, which stay in cache)."""
+    return [list(tags) for _ in range(copies) for tags in sentences]
 
 
 def option(name: str) -> Optional[str]:

@@ -409,6 +409,8 @@ IDS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).token_ids  # 10 ids of a voc
     (lambda: _changed(meta={"mentions": [["Bo", "PER", True]]}), "is not a distinct"),
     (lambda: _changed(meta={"mentions": [["Bo", "PER", 0]]}), "is not a distinct"),
     (lambda: _changed(meta={"mentions": [["Bo", "PER", 1], ["Bo", "PER", 2]]}), "is not a distinct"),
+    (lambda: _changed(meta={"mentions": [["Bo", ["PER"], 1]]}), "mention '[\"Bo\", [\"PER\"], 1]' is not a distinct"),
+    (lambda: _changed(meta={"mentions": [["Bo", "PER", 1], ["Lee", "GPE", 1]]}), "mention '[\"Lee\", \"GPE\", 1]' is"),
     # the arrays against the metadata and each other
     (lambda: _changed(label_counts=COUNTS[:5]), "label counts of shape (5, 3) for 6 tokens and 3 labels"),
     (lambda: _changed(token_ids=np.where(IDS == 5, 6, IDS).astype(np.int32)), "token ids outside the vocabulary of 6"),

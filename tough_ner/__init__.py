@@ -6,25 +6,46 @@ RockNER attacks (``tough_ner.attacks``, ``tough_ner.rockner``).  ``evaluate`` mo
 ``tough_ner.metrics``; ``tough_ner.combine`` joins them; ``tough_ner.trainer`` plugs them
 into ``transformers.Trainer``.
 """
-from .batch import Batch
-from .formats import as_batch
-from .buckets import bucket_f1
-from .comparison import compare
-from .corpus import Corpus, from_dataset, read_conll, read_predictions
-from .hardeval import hardeval, kfold_hard_tokens
-from .matching import match_scores
-from .schemes import decode, to_bilou, to_bio, to_io
-from .stats import TrainStats
-from .tmr import tmr
+import sys
+from types import ModuleType
+
+# Each name is imported from its module when first used: "import tough_ner" loads no numpy,
+# so the command line can configure numpy before anything loads it (tough_ner.cli).
+_EXPORTS = {
+    "Batch": "batch", "as_batch": "formats", "bucket_f1": "buckets", "compare": "comparison", "Corpus": "corpus",
+    "from_dataset": "corpus", "read_conll": "corpus", "read_predictions": "corpus", "hardeval": "hardeval",
+    "kfold_hard_tokens": "hardeval", "match_scores": "matching", "decode": "schemes", "to_bilou": "schemes",
+    "to_bio": "schemes", "to_io": "schemes", "TrainStats": "stats", "tmr": "tmr", "combine": "metrics.combine",
+}
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    if name == "combine":  # imports evaluate: only when asked for
-        from .metrics.combine import combine
-        return combine
-    raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
+    from importlib import import_module
+    value = getattr(import_module(f".{module}", __name__), name)  # combine imports evaluate: only when asked for
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(__all__) | {name for name in globals() if name.startswith("__")})
+
+
+class _Package(ModuleType):
+    """Keeps ``tough_ner.hardeval`` and ``tough_ner.tmr`` the functions: the first import of
+    the submodule of the same name sets the package's attribute to that module."""
+
+    def __setattr__(self, name, value):
+        if isinstance(value, ModuleType) and _EXPORTS.get(name) == name:
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 __all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset",

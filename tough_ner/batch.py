@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import cached_property
 from itertools import chain, repeat
+from operator import itemgetter
 from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -41,7 +42,7 @@ class Batch:
         with no_gc():  # millions of small span tuples: the collector's scans made this grow superlinearly
             self.gold_spans = [decode(tags, s) for s, tags in enumerate(references)]
             self.pred_spans = None if predictions is None else [decode(tags, s) for s, tags in enumerate(predictions)]
-        found = {t for spans in (self.gold_spans + (self.pred_spans or [])) for _, _, t in spans}
+        found = set(map(itemgetter(2), chain.from_iterable(chain(self.gold_spans, self.pred_spans or ()))))
         self.types: List[str] = sorted(found)
         self.type_index = {t: i for i, t in enumerate(self.types)}
 
@@ -99,11 +100,15 @@ class Batch:
             all_spans = self.gold_spans if which == "gold" else self.pred_spans
             if all_spans is None:
                 raise ValueError("this batch has no predictions")
-            with no_gc():  # a tuple per span: the collector's scans grew with the test size
-                rows = [(s, a, b, self.type_index[t]) for s, spans in enumerate(all_spans) for a, b, t in spans]
-            table = np.array(rows, dtype=np.int64).reshape(-1, 4)
-            offsets = self.offsets[table[:, 0]]
-            self.__dict__[key] = (table[:, 0], table[:, 1] + offsets, table[:, 2] + offsets, table[:, 3])
+            counts = np.fromiter(map(len, all_spans), dtype=np.int64, count=len(all_spans))
+            sentence = np.repeat(np.arange(len(all_spans)), counts)
+            # Columns by zip in C over the spans' own tuples: no new object per span.
+            starts, ends, types = list(zip(*chain.from_iterable(all_spans))) or ((), (), ())
+            offsets = self.offsets[sentence]
+            self.__dict__[key] = (sentence, np.array(starts, dtype=np.int64) + offsets,
+                                  np.array(ends, dtype=np.int64) + offsets,
+                                  np.fromiter(map(self.type_index.__getitem__, types), dtype=np.int64,
+                                              count=len(types)))
         return self.__dict__[key]
 
     def token_labels(self, which: str = "gold", scheme: str = "bilou") -> np.ndarray:
@@ -112,8 +117,8 @@ class Batch:
         _, starts, ends, types = self.span_arrays(which)
         labels = np.zeros(int(self.offsets[-1]), dtype=np.int64)
         lengths = ends - starts
+        position = _offsets_within(lengths)
         inside = np.repeat(starts, lengths)
-        position = np.arange(len(inside)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
         length = np.repeat(lengths, lengths)
         if scheme == "bilou":  # roles B=0 I=1 L=2 U=3
             role = np.where(length == 1, 3, np.where(position == 0, 0, np.where(position == length - 1, 2, 1)))
@@ -128,7 +133,21 @@ class Batch:
 
     def token_types(self, which: str = "gold") -> np.ndarray:
         """Each flat token's type id, -1 outside entities."""
-        return (self.token_labels(which, "io") - 1) // 4
+        _, starts, ends, types = self.span_arrays(which)
+        result = np.full(int(self.offsets[-1]), -1, dtype=np.int64)
+        result[span_positions(starts, ends)] = np.repeat(types, ends - starts)
+        return result
+
+
+def span_positions(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The positions inside the spans ``[start, end)``, span after span."""
+    lengths = ends - starts
+    return np.repeat(starts, lengths) + _offsets_within(lengths)
+
+
+def _offsets_within(lengths: np.ndarray) -> np.ndarray:
+    """0, 1, ..., n - 1 for each length n, concatenated: a token's place in its span."""
+    return np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
 
 
 _STR = {str}

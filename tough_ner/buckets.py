@@ -35,7 +35,7 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 import numpy as np
 
 from ._util import no_gc
-from .batch import Batch
+from .batch import Batch, span_positions
 from .checks import check_inputs
 from .matching import check_match, credits, outcomes, _table
 from .scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
@@ -88,20 +88,21 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
     gold_token_types, pred_token_types = batch.token_types("gold"), batch.token_types("pred")
     credit = None if match == "strict" else dict(zip(("gold", "pred"), credits(batch, match)))
     sides = {}
+    mentions = stats.mention_table
     for which in ("gold", "pred"):
         sentence, start, end, types = batch.span_arrays(which)
         bounds = list(map(slice, start.tolist(), end.tolist()))
         texts = list(map(" ".join, map(flat.__getitem__, bounds)))
-        text_counts = np.fromiter(map(stats.mention_text_counts.get, texts, repeat(0)), dtype=np.int64,
-                                  count=len(texts))
+        row = np.fromiter(map(mentions.rows.get, texts, repeat(-1)), dtype=np.int64, count=len(texts))
+        text_counts = np.zeros(len(texts), dtype=np.int64)
+        text_counts[row >= 0] = mentions.totals[row[row >= 0]]
         # eCon is 0 unless (text, type) is a training mention, whatever the occurrences: only
         # those spans are counted (from a table built once; shareable statistics hold just it).
+        column = type_columns[types]
+        typed = (row >= 0) & (column >= 0)
         annotated = np.zeros(len(texts), dtype=np.int64)
+        annotated[typed] = mentions.counts[row[typed], column[typed]]
         occurrences = np.zeros(len(texts), dtype=np.int64)
-        seen_text = np.flatnonzero(text_counts > 0).tolist()
-        names = batch.types
-        annotated[seen_text] = [stats.mentions.get((texts[i], names[t]), 0)
-                                for i, t in zip(seen_text, types[seen_text].tolist())]
         known = np.flatnonzero(annotated > 0).tolist()
         occurrences[known] = stats.occurrences([flat[bounds[i]] for i in known], [texts[i] for i in known])
         span = {
@@ -114,7 +115,7 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
             "correct": credit[which] if credit is not None else matched(batch, which),
         }
         width = end - start
-        positions = np.repeat(start, width) + np.arange(int(width.sum())) - np.repeat(np.cumsum(width) - width, width)
+        positions = span_positions(start, end)
         token_types = np.repeat(types, width)
         column = type_columns[token_types]
         labelled = np.where(seen[positions] & (column >= 0),

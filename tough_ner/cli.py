@@ -10,11 +10,16 @@ import warnings
 from collections import Counter
 from typing import List, Optional
 
-from ._util import write_atomic
-from .batch import Batch
-from .corpus import Corpus, read_conll
-from .formatting import format_interval, format_value
-from .stats import TrainStats
+# Before anything loads numpy (hence the lazy package): OpenBLAS's worker threads spin at
+# start-up, about 0.1 s of CPU (a third of a small command), and the commands' matrix products
+# (resampling) take no longer on one thread.  A value the user set wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+from ._util import write_atomic  # noqa: E402
+from .batch import Batch  # noqa: E402
+from .corpus import Corpus, read_conll  # noqa: E402
+from .formatting import format_interval, format_value  # noqa: E402
+from .stats import TrainStats  # noqa: E402
 
 
 def _json(value) -> str:
@@ -171,8 +176,6 @@ def cmd_tmr(args) -> None:
 
 def cmd_buckets(args) -> None:
     from .buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts, interval_text
-    from .report import bucket_comparison
-    from .uncertainty import analyse
 
     stats = TrainStats.coerce(args.train)
     runs, _ = _runs(args, args.pred or args.test)
@@ -185,6 +188,9 @@ def cmd_buckets(args) -> None:
     table = {"systems": results, "attribute_wise": attribute_wise(list(results.values()))}
     first, second = (list(results.values()) + [None])[:2]
     if second is not None:
+        from .report import bucket_comparison
+        from .uncertainty import analyse
+
         a, b = names[:2]
         analysis = analyse({name: counts(stats, batches[name], **options) for name in (a, b)}, None,
                            max(args.resamples, 1), args.confidence, args.seed, args.unit, args.alpha)

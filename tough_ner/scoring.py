@@ -63,15 +63,27 @@ def input_counts(batch: Batch, detailed: bool = False) -> Dict[str, object]:
 def matched(batch: Batch, which: str = "gold") -> np.ndarray:
     """For each gold span (or predicted, ``which="pred"``; in ``span_arrays`` order),
     whether a span of the other side has the same sentence, boundaries and type."""
+    return batch.memo(("matched", which), None, lambda: _read_only(_matched(batch, which)))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False  # shared by every caller: a change in place would reach the others
+    return array
+
+
+def _matched(batch: Batch, which: str) -> np.ndarray:
     other = "pred" if which == "gold" else "gold"
     # One integer per span (start and end are flat token positions, so they fix the sentence),
-    # looked up by sorting in numpy: no Python object per span, which made large test sets slow.
+    # looked up in the other side's sorted keys: no Python object per span, which made large
+    # test sets slow.
     n_positions, n_types = int(batch.offsets[-1]) + 1, len(batch.types) + 1
     if n_positions * n_positions * n_types < 2 ** 62:
         def keys(side):
             _, starts, ends, types = batch.span_arrays(side)
             return (starts * n_positions + ends) * n_types + types
-        return np.isin(keys(which), keys(other))
+        wanted, present = keys(which), np.sort(keys(other))
+        place = np.minimum(np.searchsorted(present, wanted), max(len(present) - 1, 0))
+        return present[place] == wanted if len(present) else np.zeros(len(wanted), dtype=bool)
     return matched_by_tuples(batch, which)
 
 
