@@ -82,6 +82,38 @@ def test_a_method_command_without_resampling_loads_neither_the_report_nor_hashli
     assert imported(argv, files, ("hashlib", "tough_ner.report")) == (0, [])
 
 
+def test_the_package_loads_numpy_only_when_a_name_is_used(tmp_path):
+    assert imported(["import", "tough_ner"], tmp_path, ("numpy",)) == (0, [])
+    assert imported(["import", "tough_ner.cli"], tmp_path, ("numpy",)) == (0, ["numpy"])
+
+
+def _run(code: str, **env) -> str:
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**environment, "PYTHONPATH": str(ROOT), **env})
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_the_command_keeps_numpys_blas_on_one_thread_unless_told_otherwise():
+    """OpenBLAS's idle worker threads spin for ~0.1 s of CPU when numpy loads: the command
+    sets OPENBLAS_NUM_THREADS=1 before numpy loads (a thread count shows it took effect);
+    a value the user set wins."""
+    code = "import os, tough_ner.cli; print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))"
+    assert _run(code) == "1 1"
+    assert _run(code, OPENBLAS_NUM_THREADS="2").split()[0] == "2"
+
+
+def test_submodules_named_like_functions_leave_the_functions_exported():
+    """``tough_ner.hardeval`` and ``tough_ner.tmr`` are functions, also after another module
+    imported the submodules of the same names (which sets the package's attribute)."""
+    code = ("import inspect, tough_ner.report, tough_ner; from tough_ner import Batch, hardeval, tmr; "
+            "print(inspect.isfunction(tough_ner.hardeval), inspect.isfunction(tough_ner.tmr), hardeval is "
+            "tough_ner.hardeval, sorted(set(tough_ner.__all__) - set(dir(tough_ner))))")
+    assert _run(code) == "True True True []"
+
+
 def test_commands_that_use_a_library_import_it(files):
     # Attacks and NRB sets are datasets.Dataset objects in the Python API; the HTML report plots.
     code, modules = imported(["attack", "--test", DATA / "demo_test.conll", "--out", "attacked.conll"], files)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from functools import cached_property
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -102,14 +102,21 @@ class Batch:
                 raise ValueError("this batch has no predictions")
             counts = np.fromiter(map(len, all_spans), dtype=np.int64, count=len(all_spans))
             sentence = np.repeat(np.arange(len(all_spans)), counts)
-            # Columns by zip in C over the spans' own tuples: no new object per span.
-            starts, ends, types = list(zip(*chain.from_iterable(all_spans))) or ((), (), ())
+            # Columns by zip in C over the spans' own tuples (its iterator per span would set
+            # off the collector's scans of everything the caller holds, growing with the test).
+            with no_gc():
+                starts, ends, types = list(zip(*chain.from_iterable(all_spans))) or ((), (), ())
             offsets = self.offsets[sentence]
             self.__dict__[key] = (sentence, np.array(starts, dtype=np.int64) + offsets,
                                   np.array(ends, dtype=np.int64) + offsets,
                                   np.fromiter(map(self.type_index.__getitem__, types), dtype=np.int64,
                                               count=len(types)))
         return self.__dict__[key]
+
+    def span_type_counts(self, which: str = "gold") -> Dict[str, int]:
+        """``{type: spans}`` of the gold or predicted side, for the types it has."""
+        counts = np.bincount(self.span_arrays(which)[3], minlength=len(self.types)).tolist()
+        return {name: n for name, n in zip(self.types, counts) if n}
 
     def token_labels(self, which: str = "gold", scheme: str = "bilou") -> np.ndarray:
         """Each flat token's label as an integer code in ``scheme`` (``bilou``, ``bio`` or

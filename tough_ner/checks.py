@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Dict, Iterable, List, Mapping, Optional
+from typing import Iterable, List, Mapping, Optional
 
 import numpy as np
 
@@ -51,12 +51,6 @@ def _once(batch: Batch, key) -> bool:
     return True
 
 
-def _span_type_counts(batch: Batch, which: str) -> Dict[str, int]:
-    """``{type: spans}`` of one side, for the types it has."""
-    counts = np.bincount(batch.span_arrays(which)[3], minlength=len(batch.types)).tolist()
-    return {name: n for name, n in zip(batch.types, counts) if n}
-
-
 def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_gold: Iterable[str] = ()) -> None:
     """Compare the entity types of training (optional), gold and predictions; ``also_gold``:
     types of a companion set's gold (RockNER's other version)."""
@@ -64,14 +58,14 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
     also_gold = frozenset(also_gold)
     if not _once(batch, ("types", None if train is None else frozenset(train), also_gold)):
         return
-    gold = set(_span_type_counts(batch, "gold")) | also_gold
+    gold = set(batch.span_type_counts("gold")) | also_gold
     if train and gold and not gold & train:
         raise ValueError(f"the gold entity types {type_names(gold)} share nothing with the training types "
                          f"{type_names(train)}: is the gold column the right one? (choose columns with columns= / "
                          f"--columns token,gold,pred)")
     if batch.pred_spans is None:
         return
-    predicted = _span_type_counts(batch, "pred")
+    predicted = batch.span_type_counts("pred")
     known = gold | (train or set())
     if predicted and gold and not known & set(predicted):
         also = f" nor the training types {type_names(train)}" if train else ""

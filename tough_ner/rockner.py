@@ -32,17 +32,21 @@ VERSIONS = ("original", "attacked")
 
 def error_analysis(batch: Batch) -> Tuple[Dict[str, int], Dict[str, Dict[str, int]]]:
     """(count per category over gold entities, confusion ``{gold type: {predicted type: n}}``)."""
-    categories, confusion = _analysis(batch)
+    _, categories, confusion = _analysis(batch)
     tally = Counter({category: 0 for category in CATEGORIES})
-    tally.update(category for _, category in categories)
+    tally.update(categories)
     return dict(tally), confusion
 
 
-@no_gc()  # tuples and counters per entity: the collector's scans grew with the test size
-def _analysis(batch: Batch) -> Tuple[List[Tuple[int, str]], Dict[str, Dict[str, int]]]:
-    """((sentence, category) of each gold entity, confusion table)."""
-    categories: List[Tuple[int, str]] = []
-    confusion: Dict[str, Counter] = {}
+@no_gc()
+def _analysis(batch: Batch) -> Tuple[List[int], List[str], Dict[str, Dict[str, int]]]:
+    """(sentence of each gold entity, its category, confusion table).  Parallel lists of ints
+    and strings, no tuple per entity: the collector scans every tuple kept, which grew with
+    the test size."""
+    sentences: List[int] = []
+    categories: List[str] = []
+    rows: List[str] = []  # the confusion cell of each entity and unmatched prediction: gold type or "O"
+    columns: List[str] = []  # and predicted type or "O"
     for sentence, (gold, predicted) in enumerate(zip(batch.gold_spans, batch.pred_spans)):
         touched = [False] * len(predicted)
         for start, end, gold_type in gold:
@@ -60,12 +64,17 @@ def _analysis(batch: Batch) -> Tuple[List[Tuple[int, str]], Dict[str, Dict[str, 
                 found = predicted[k][2]
                 kind = "wrong" if wrong else "right"
                 category = f"exact_{kind}_type" if d == 0 else f"overlap_{kind}_type_d{d if d < 3 else '3plus'}"
-            categories.append((sentence, category))
-            confusion.setdefault(gold_type, Counter())[found] += 1
-        for k, hit in enumerate(touched):
-            if not hit:
-                confusion.setdefault("O", Counter())[predicted[k][2]] += 1
-    return categories, {row: dict(sorted(cells.items())) for row, cells in sorted(confusion.items())}
+            sentences.append(sentence)
+            categories.append(category)
+            rows.append(gold_type)
+            columns.append(found)
+        unmatched = [span[2] for span, hit in zip(predicted, touched) if not hit]
+        rows.extend(["O"] * len(unmatched))
+        columns.extend(unmatched)
+    confusion: Dict[str, Dict[str, int]] = {}
+    for (row, column), n in sorted(Counter(zip(rows, columns)).items()):
+        confusion.setdefault(row, {})[column] = n
+    return sentences, categories, confusion
 
 
 def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str, Dict[str, int]]
@@ -79,7 +88,7 @@ def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str
 
 def _check(original: Batch, attacked: Batch) -> None:
     """The input checks, either version's gold types being known to both."""
-    known = {t for batch in (original, attacked) for spans in batch.gold_spans for _, _, t in spans}
+    known = set(original.span_type_counts("gold")) | set(attacked.span_type_counts("gold"))
     check_types(original, also_gold=known)
     check_types(attacked, also_gold=known)
 
@@ -105,9 +114,9 @@ def counts(original: Batch, attacked: Batch):
         table.prf(per_sentence(gold_sentences, n, matched(batch)), per_sentence(gold_sentences, n),
                   per_sentence(pred_sentences, n) + np.bincount(place, weights=unplaced_per_sentence(batch), minlength=n),
                   keys=[f"{key}_{name}" for key in ("precision", "recall", "f1")])
-        categories, _ = _analysis(batch)
-        sentences = np.array([place[s] for s, _ in categories], dtype=np.int64)
-        labels = np.array([category for _, category in categories], dtype=object)
+        entity_sentences, categories, _ = _analysis(batch)
+        sentences = place[np.array(entity_sentences, dtype=np.int64)]
+        labels = np.array(categories, dtype=object)
         for category in CATEGORIES:
             table.ratio(f"{name}_{category}", per_sentence(sentences, n, labels == category),
                         per_sentence(sentences, n))
