@@ -95,14 +95,36 @@ def _run(code: str, **env) -> str:
     return done.stdout.strip()
 
 
-@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
-def test_the_command_keeps_numpys_blas_on_one_thread_unless_told_otherwise():
-    """OpenBLAS's idle worker threads spin for ~0.1 s of CPU when numpy loads: the command
-    sets OPENBLAS_NUM_THREADS=1 before numpy loads (a thread count shows it took effect);
-    a value the user set wins."""
-    code = "import os, tough_ner.cli; print(os.environ['OPENBLAS_NUM_THREADS'], len(os.listdir('/proc/self/task')))"
-    assert _run(code) == "1 1"
-    assert _run(code, OPENBLAS_NUM_THREADS="2").split()[0] == "2"
+AS_COMMAND = """import os, runpy, sys
+sys.argv = [sys.argv[1], "explain", "ter_unseen"]
+try:
+    runpy.run_module("tough_ner.cli", run_name="__main__") if sys.argv[0] == "-m" else __import__("tough_ner.cli")
+except SystemExit:
+    pass
+import numpy
+threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else "?"
+print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, file=sys.stderr)
+"""
+
+
+def _as_command(argv0: str, **env) -> str:
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    done = subprocess.run([sys.executable, "-c", AS_COMMAND, argv0], capture_output=True, text=True, timeout=300,
+                          env={**environment, "PYTHONPATH": str(ROOT), **env})
+    assert done.returncode == 0, done.stderr
+    return done.stderr.strip().splitlines()[-1]
+
+
+def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_does_not():
+    """OpenBLAS's idle worker threads spin for ~0.1 s of CPU when numpy loads: run as the
+    command (python -m tough_ner.cli, or the tough-ner script), the module sets
+    OPENBLAS_NUM_THREADS=1 before numpy loads (on Linux a thread count shows it took
+    effect); a value the user set wins; a program that imports it keeps its environment."""
+    one = "1 1" if os.path.isdir("/proc/self/task") else "1 ?"
+    assert _as_command("-m") == one
+    assert _as_command("/venv/bin/tough-ner") == one
+    assert _as_command("-m", OPENBLAS_NUM_THREADS="2").split()[0] == "2"
+    assert _as_command("my_program.py").split()[0] == "None"
 
 
 def test_submodules_named_like_functions_leave_the_functions_exported():
@@ -112,6 +134,14 @@ def test_submodules_named_like_functions_leave_the_functions_exported():
             "print(inspect.isfunction(tough_ner.hardeval), inspect.isfunction(tough_ner.tmr), hardeval is "
             "tough_ner.hardeval, sorted(set(tough_ner.__all__) - set(dir(tough_ner))))")
     assert _run(code) == "True True True []"
+
+
+def test_submodules_are_attributes_of_the_package_as_before():
+    code = ("import tough_ner\nprint(tough_ner.stats.build_distributed.__name__, tough_ner.uncertainty.aggregate_runs"
+            ".__name__, tough_ner.formats.to_tags.__name__)\ntry:\n    tough_ner.no_such_thing\nexcept AttributeError "
+            "as error:\n    print(error)")
+    assert _run(code).splitlines() == ["build_distributed aggregate_runs to_tags",
+                                       "module 'tough_ner' has no attribute 'no_such_thing'"]
 
 
 def test_commands_that_use_a_library_import_it(files):

@@ -191,7 +191,7 @@ def test_equality_looks_at_every_part():
                                                     stats.token_ids, stats.sentence_starts)
     assert TrainStats(list(vocab), list(labels), counts.copy(), dict(mentions), ids.copy(), starts.copy()) == stats
     variants = [TrainStats(["X"] + vocab[1:], labels, counts, mentions, ids, starts),
-                TrainStats(vocab, ["O", "LOC", "ORG"], counts, mentions, ids, starts),
+                TrainStats(vocab, labels[:1] + labels[:0:-1], counts, mentions, ids, starts),  # types swapped
                 TrainStats(vocab, labels, counts + np.eye(6, 3, dtype=np.int64), mentions, ids, starts),
                 TrainStats(vocab, labels, counts, {**mentions, ("Lee", "PER"): 1}, ids, starts),
                 TrainStats(vocab, labels, counts, mentions, ids[::-1].copy(), starts),
@@ -708,3 +708,10 @@ def test_files_of_empty_sentences_and_of_no_token():
         "token_ids.npy": _npy(np.zeros(0, dtype=np.int32)), "sentence_starts.npy": _npy(np.zeros(1, dtype=np.int64))})
     with pytest.raises(ValueError, match="^training data holds no sentence"):  # a valid file of nothing
         TrainStats.from_bytes(nothing)
+
+
+def test_statistics_whose_mentions_have_a_type_outside_the_labels_are_refused():
+    built = TrainStats.from_lists([["Ann", "Lee", "went"], ["Bo"]], [["B-PER", "I-PER", "O"], ["B-LOC"]])
+    with pytest.raises(ValueError, match=r"mentions typed \['GPE'\] but the labels are \['O', 'LOC', 'PER'\]"):
+        TrainStats(built.vocab, built.labels, built.label_counts, {**built.mentions, ("Bo", "GPE"): 1},
+                   built.token_ids, built.sentence_starts)

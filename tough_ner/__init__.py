@@ -22,10 +22,12 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
+    from importlib import import_module, util
     module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
-    from importlib import import_module
+    if module is None:  # a submodule (tough_ner.stats, ...), as the eager package gave them
+        if name.startswith("_") or util.find_spec(f"{__name__}.{name}") is None:
+            raise AttributeError(f"module 'tough_ner' has no attribute {name!r}")
+        return import_module(f".{name}", __name__)
     value = getattr(import_module(f".{module}", __name__), name)  # combine imports evaluate: only when asked for
     globals()[name] = value
     return value

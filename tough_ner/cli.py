@@ -10,10 +10,12 @@ import warnings
 from collections import Counter
 from typing import List, Optional
 
-# Before anything loads numpy (hence the lazy package): OpenBLAS's worker threads spin at
-# start-up, about 0.1 s of CPU (a third of a small command), and the commands' matrix products
-# (resampling) take no longer on one thread.  A value the user set wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+# Run as the command (not imported by a program): before anything loads numpy (hence the lazy
+# package), keep OpenBLAS on one thread.  Its worker threads spin at start-up, about 0.1 s of
+# CPU (a third of a small command), and the commands' matrix products (resampling) take no
+# longer on one thread.  A value the user set wins.
+if __name__ == "__main__" or os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner":
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from ._util import write_atomic  # noqa: E402
 from .batch import Batch  # noqa: E402

@@ -23,6 +23,7 @@ import zipfile
 from collections import Counter
 from functools import cached_property
 from itertools import chain, count as count_from, repeat
+from operator import itemgetter
 from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
@@ -64,6 +65,10 @@ class TrainStats:
         """Full statistics take ``token_ids`` and ``sentence_starts``; shareable ones (no
         running text) take instead ``n_sentences`` and the occurrence tables of the training
         mention texts, as written and lowercased (``{text: occurrences}``)."""
+        unknown = set(map(itemgetter(1), mentions)).difference(labels[1:])
+        if unknown:  # every mention is typed with one of the labels, as any built or loaded statistics are
+            raise ValueError(f"mentions typed {sorted(unknown)[:5]} but the labels are {labels}: "
+                             "inconsistent statistics")
         self.vocab = vocab
         self.labels = labels
         self.label_counts = label_counts
