@@ -44,7 +44,7 @@ from tough_ner import Batch, TrainStats, bucket_f1, read_conll
 from tough_ner.baselines import memorization
 from tough_ner.metrics.bucket_f1 import BucketF1
 
-from common import DATA, Goal, NotRun, Quoted, best, cpu_best, option, peak_mb, print_table, print_verdicts, \
+from common import DATA, Goal, NotRun, Quoted, best, option, peak_mb, print_table, print_verdicts, \
     quick, run_process
 
 
