@@ -87,12 +87,17 @@ def test_the_package_loads_numpy_only_when_a_name_is_used(tmp_path):
     assert imported(["import", "tough_ner.cli"], tmp_path, ("numpy",)) == (0, ["numpy"])
 
 
-def _run(code: str, **env) -> str:
+def _python(code: str, *argv: str, **env) -> subprocess.CompletedProcess:
+    """``python -c code argv...`` from this checkout, without any OPENBLAS_NUM_THREADS of ours."""
     environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+    done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300,
                           env={**environment, "PYTHONPATH": str(ROOT), **env})
     assert done.returncode == 0, done.stderr
-    return done.stdout.strip()
+    return done
+
+
+def _run(code: str) -> str:
+    return _python(code).stdout.strip()
 
 
 AS_COMMAND = """import os, runpy, sys
@@ -108,11 +113,7 @@ print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, file=sys.stderr)
 
 
 def _as_command(argv0: str, **env) -> str:
-    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
-    done = subprocess.run([sys.executable, "-c", AS_COMMAND, argv0], capture_output=True, text=True, timeout=300,
-                          env={**environment, "PYTHONPATH": str(ROOT), **env})
-    assert done.returncode == 0, done.stderr
-    return done.stderr.strip().splitlines()[-1]
+    return _python(AS_COMMAND, argv0, **env).stderr.strip().splitlines()[-1]
 
 
 def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_does_not():
