@@ -18,7 +18,8 @@ keep them out of tough-ner's environment, e.g. ``python -m venv /work/peers-venv
   files, both without intervals; core vs core: its ``evaluate`` function against ``bucket_f1``
   from tag lists, each timed the same way in a fresh process of its own after its imports and
   input loading (CPU time of the call, best of N; measured in this process instead, after the
-  benchmarks above, tough-ner's call took about 10% longer).
+  benchmarks above, tough-ner's call took about 10% longer).  Each whole job starts the way a
+  regular install in a venv does (``common.clean_python``), as the peers run from theirs.
 - ExplainaBoard (``explainaboard`` 0.12.7 on PyPI; its dependency checklist does not build,
   so install it as EXPLAINABOARD_INSTALL below says): its ``explainaboard`` command on a gold
   and a system file, with ``--skip-failed-analyses``: without a DataLab training set, 4 of its
@@ -44,8 +45,8 @@ from tough_ner import Batch, TrainStats, bucket_f1, read_conll
 from tough_ner.baselines import memorization
 from tough_ner.metrics.bucket_f1 import BucketF1
 
-from common import DATA, Goal, NotRun, Quoted, best, option, peak_mb, print_table, print_verdicts, \
-    quick, run_process
+from common import DATA, Goal, NotRun, Quoted, best, clean_python, option, peak_mb, print_table, print_verdicts, \
+    quick, run_process, start_cpu
 
 
 def fresh_stats(train):
@@ -157,13 +158,16 @@ def peers(stats, test, predictions):
         tsv.write_text(conll.read_text(encoding="utf-8").replace(" ", "\t"), encoding="utf-8")
         saved = Path(folder) / "stats.npz"
         stats.save(saved)
-        ours = [sys.executable, "-m", "tough_ner.cli", "buckets", "--test", str(conll), "--resamples", "0"]
+        ours = [clean_python(), "-m", "tough_ner.cli", "buckets", "--test", str(conll), "--resamples", "0"]
         from_train = run_process(ours + ["--train", str(DATA / "train.txt")], repeat)
         from_saved = run_process(ours + ["--train", str(saved)], repeat)
         core = subprocess.run([sys.executable, "-c", OURS_CORE, str(saved), str(conll), str(core_repeat)],
                               capture_output=True, text=True, check=True)
         t_core = json.loads(core.stdout.strip().splitlines()[-1])
-        rows += [("whole job: tough-ner buckets from the train + prediction files", from_train.cpu, ""),
+        rows += [("interpreter start (python -c pass): tough-ner's venv", start_cpu(ours[0]), ""),
+                 ("interpreter start: this environment (its .pth start-up hooks; not used)", start_cpu(sys.executable),
+                  ""),
+                 ("whole job: tough-ner buckets from the train + prediction files", from_train.cpu, ""),
                  ("whole job: tough-ner buckets, saved training statistics", from_saved.cpu, ""),
                  ("  its peak RSS (MB)", from_saved.peak_mb, ""),
                  ("core: bucket_f1 from tag lists, no intervals", t_core, "")]
@@ -175,7 +179,8 @@ def peers(stats, test, predictions):
             core = subprocess.run([python, "-c", INTERPRET_CORE, site, str(tsv), str(Path(folder) / "ie2.json"),
                                    str(core_repeat)], capture_output=True, text=True, check=True)
             t_theirs = json.loads(core.stdout.strip().splitlines()[-1])
-            rows += [("whole job: InterpretEval command (6 test-only attributes)", theirs.cpu, ""),
+            rows += [("interpreter start: the peers' venv", start_cpu(python), ""),
+                     ("whole job: InterpretEval command (6 test-only attributes)", theirs.cpu, ""),
                      ("  its peak RSS (MB)", theirs.peak_mb, ""),
                      ("core: InterpretEval evaluate() after imports", t_theirs, ""),
                      ("ratio whole job, saved statistics / InterpretEval (x)", from_saved.cpu / theirs.cpu,

@@ -13,8 +13,10 @@ Three comparisons, each like for like:
   ``utils_hardeval.py`` that also checks BIO-2 validity).  Paired runs: one untimed run of each
   first (both find the files cached and their bytecode written), then N rounds alternating which
   side goes first; each run's CPU time (user + sys), wall time and peak RSS come from
-  ``os.wait4`` of that child.  PRED is token, gold, prediction per line (``--pred``; by default
-  the memorisation baseline's predictions on test.txt, written to a temporary file).  Both
+  ``os.wait4`` of that child.  Both run in the same interpreter, started as a regular install in
+  a venv starts (``common.clean_python``: none of this environment's start-up hooks).  PRED is
+  token, gold, prediction per line (``--pred``; by default the memorisation baseline's
+  predictions on test.txt, written to a temporary file).  Both
   outputs are compared: the subset sizes and token error rates must be the reference's.
 * core vs core: ``hardeval`` on prebuilt statistics and a prebuilt ``Batch``, against seqeval
   ``f1_score`` (the fastest peer) and ``classification_report`` on the same in-memory tag lists:
@@ -51,7 +53,8 @@ from tough_ner.baselines import memorization  # noqa: E402
 from tough_ner.corpus import write_conll  # noqa: E402
 from tough_ner.metrics.hardeval import Hardeval  # noqa: E402
 
-from common import DATA, DoNothing, Goal, best, cpu_best, peak_mb, print_table, print_verdicts, quick  # noqa: E402
+from common import DATA, DoNothing, Goal, best, clean_python, cpu_best, peak_mb, print_table, print_verdicts, \
+    quick  # noqa: E402
 
 # The reference's table rows and the matching keys of ours.
 ROWS = {"all": "all", "unseen-I": "unseen_I", "unseen-O": "unseen_O", "unseen-all": "unseen", "diff-I": "diff_I",
@@ -85,7 +88,7 @@ def run(command, env):
     """(CPU seconds user + sys, wall seconds, peak RSS in MB, stdout) of one child process."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         start = time.perf_counter()
-        child = subprocess.Popen([sys.executable, "-c", LAUNCHER] + command, stdout=out, stderr=err, env=env)
+        child = subprocess.Popen([clean_python(), "-c", LAUNCHER] + command, stdout=out, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - start
         child.returncode = os.waitstatus_to_exitcode(status)

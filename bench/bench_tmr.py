@@ -20,7 +20,8 @@ TCM-all / TCM-seen / TCM-unseen, each re-reading test and predictions.  Its time
 the 14; ours is one ``tough-ner tmr --json``.  Paired rounds (``--runs``, default 3): one untimed
 run of each side first (bytecode written, files cached; its outputs are compared: every recall
 with its n, and the overall precision, must be what EvalNER prints), then rounds alternating
-which side goes first; CPU time (user + system) of each process from ``common.run_process``.
+which side goes first; CPU time (user + system) of each process from ``common.run_process``;
+ours starts as a regular install in a venv does (``common.clean_python``), EvalNER from its own.
 Predictions (``--pred``): token, gold, prediction per line (default: the memorisation
 baseline's on test.txt); both sides get test.txt's documents (its ``-DOCSTART-`` lines), as
 EvalNER's scorer compares mentions document by document.
@@ -46,7 +47,8 @@ from tough_ner.corpus import write_conll
 from tough_ner.metrics.tmr import Tmr
 from tough_ner.tmr import tmr
 
-from common import DATA, Goal, NotRun, Run, best, option, peak_mb, print_table, print_verdicts, quick, run_process
+from common import DATA, Goal, NotRun, Run, best, clean_python, option, peak_mb, print_table, print_verdicts, \
+    quick, run_process
 
 REFERENCE = option("--reference")  # an EvalNER checkout
 REFERENCE_PYTHON = option("--reference-python") or sys.executable
@@ -155,7 +157,7 @@ def whole_jobs(pred_path) -> list:
     with tempfile.TemporaryDirectory() as name:
         folder = Path(name)
         gold, evalner_pred, ours_file = job_files(folder, pred_path)
-        ours_command = [sys.executable, "-m", "tough_ner.cli", "tmr", "--train", str(DATA / "train.txt"),
+        ours_command = [clean_python(), "-m", "tough_ner.cli", "tmr", "--train", str(DATA / "train.txt"),
                         "--test", str(ours_file), "--json"]
         sides = {"ours": lambda: run_process(ours_command, 1, env=env)}
         ours = json.loads(subprocess.run(ours_command, capture_output=True, text=True, check=True, env=env).stdout)

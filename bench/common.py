@@ -152,6 +152,46 @@ def run_process(command: Sequence[str], repeat=3, cwd=None, env=None) -> Run:
     return Run(min(r.wall for r in runs), min(r.cpu for r in runs), max(r.peak_mb for r in runs))
 
 
+def clean_python() -> str:
+    """The interpreter of whole jobs compared with a peer: a virtual environment of this
+    interpreter (made once per run, removed at exit) whose one ``.pth`` file only puts
+    tough-ner's folder and this environment's site-packages on ``sys.path``.  It starts as a
+    regular install in a venv does, as the peers' venvs do: no ``.pth`` file of this
+    environment runs code at start-up (an editable-install finder, a sandbox's certificate
+    hook: about 20 ms of CPU per process here, that neither a user's install nor a peer has)."""
+    if "clean" not in _PYTHONS:
+        import site
+        import venv
+
+        import tough_ner
+
+        folder = tempfile.mkdtemp(prefix="tough-ner-bench-venv-")
+        atexit.register(shutil.rmtree, folder, True)
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(folder)
+        python = os.path.join(folder, "bin", "python")
+        ask = "import sysconfig; print(sysconfig.get_path('purelib'))"
+        purelib = subprocess.run([python, "-c", ask], capture_output=True, text=True, check=True).stdout.strip()
+        paths = [os.path.dirname(os.path.dirname(os.path.abspath(tough_ner.__file__))), *site.getsitepackages()]
+        if site.ENABLE_USER_SITE and os.path.isdir(site.getusersitepackages()):  # pip install --user
+            paths.append(site.getusersitepackages())
+        Path(purelib, "tough_ner_bench.pth").write_text("\n".join(paths) + "\n", encoding="utf-8")
+        found = subprocess.run([python, "-c", "import numpy, tough_ner; print(numpy.__file__, tough_ner.__file__)"],
+                               capture_output=True, text=True, check=True).stdout.split()
+        import numpy
+        if found != [numpy.__file__, tough_ner.__file__]:  # the same packages, or the comparison is void
+            raise RuntimeError(f"the benchmark venv imports {found}, not {numpy.__file__}, {tough_ner.__file__}")
+        _PYTHONS["clean"] = python
+    return _PYTHONS["clean"]
+
+
+_PYTHONS: dict = {}
+
+
+def start_cpu(python: str) -> float:
+    """CPU seconds of ``python -c pass`` (best of 5): what starting that environment costs."""
+    return run_process([python, "-c", "pass"], 5).cpu
+
+
 def grown(tokens, copies: int, seen=None):
     """``copies`` copies of the sentences as new lists of new string objects: a corpus k times
     larger also has a larger vocabulary, as real data would, instead of repeating the same
