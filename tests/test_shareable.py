@@ -64,6 +64,27 @@ def test_table_and_scan_equal_brute_force_and_shareable_answers_every_mention(da
                                                                           for q in lower_mentions]
 
 
+@settings(max_examples=60, deadline=None)
+@given(sentences, st.randoms(use_true_random=False), st.lists(st.lists(st.sampled_from(WORDS + ["z"]), min_size=1,
+                                                                       max_size=3), max_size=4))
+def test_first_lookup_counts_only_its_mentions_and_later_ones_read_the_full_table(data, rng, queries):
+    tokens, tags = split(data)
+    assume(any(tokens))
+    stats = TrainStats.from_lists(tokens, tags)
+    mentions = [text.split(" ") for text in stats.mention_text_counts]
+    first = rng.sample(mentions, rng.randint(0, len(mentions))) + queries
+    assert stats.occurrences(first).tolist() == [brute_force(tokens, q) for q in first]
+    assert "_mention_occurrences" not in stats.__dict__  # a one-off lookup builds no full table
+    again = rng.sample(first, len(first))
+    assert stats.occurrences(again).tolist() == [brute_force(tokens, q) for q in again]
+    everything = mentions + queries
+    assert stats.occurrences(everything).tolist() == [brute_force(tokens, q) for q in everything]
+    known = {" ".join(q) for q in first} & set(stats.mention_text_counts)
+    # built once a lookup needed more than the first one that needed any
+    assert ("_mention_occurrences" in stats.__dict__) == (0 < len(known) < len(mentions))
+    assert stats.occurrences(first).tolist() == [brute_force(tokens, q) for q in first]
+
+
 @settings(max_examples=40, deadline=None)
 @given(sentences, sentences, st.randoms(use_true_random=False))
 def test_attribute_values_equal_from_full_and_shareable_statistics(train, test, rng):

@@ -302,15 +302,15 @@ class TrainStats:
         (``texts``: the sequences joined by single spaces, when the caller has them).
 
         One token: its vocabulary count.  A training mention's token sequence: a table built
-        once per statistics (so the time per call does not grow with the training data).  Any
-        other sequence: counted from the training text (``_scan``); shareable statistics hold
-        no text and answer only sequences with a token never seen in training (0).
+        once per statistics (``_occurrence_table``: the time per call does not grow with the
+        training data).  Any other sequence: counted from the training text (``_scan``);
+        shareable statistics hold no text and answer only sequences with a token never seen
+        in training (0).
         """
-        texts = map(" ".join, sequences) if texts is None else texts
-        table = self._mention_occurrences
+        texts = list(map(" ".join, sequences) if texts is None else texts)
+        table = self._occurrence_table(texts)
         # The table holds a text's count for the tokens it splits into at spaces: only a
         # sequence with as many tokens as its text has words (no token holding a space) reads it.
-        texts = list(texts)
         if not all(sequences) or " " in "\n".join(chain.from_iterable(sequences)):
             counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
                                   for sequence, text in zip(sequences, texts)),
@@ -321,6 +321,27 @@ class TrainStats:
         if rest:
             counts[rest] = self._scan([sequences[i] for i in rest])
         return counts
+
+    def _occurrence_table(self, texts: List[str]) -> Dict[str, int]:
+        """The occurrence table a lookup of ``texts`` reads: the full table once built (or
+        loaded); before that, the first lookup counts only the training mention texts among
+        its own (a one-off command needs no more) and keeps them, and a later lookup needing
+        any other builds the full table (repeated calls never rescan the training text)."""
+        full = self.__dict__.get("_mention_occurrences")
+        if full is not None:
+            return full
+        rows = self.mention_table.rows
+        wanted = set(filter(rows.__contains__, texts))
+        some = self.__dict__.get("_some_occurrences")
+        if some is None:
+            if not wanted:
+                return {}
+            wanted = list(wanted)
+            with no_gc():
+                some = self.__dict__["_some_occurrences"] = dict(zip(wanted, self._scan(
+                    [text.split(" ") for text in wanted]).tolist()))
+            return some
+        return some if wanted.issubset(some) else self._mention_occurrences
 
     @cached_property
     def _mention_occurrences(self) -> Dict[str, int]:
