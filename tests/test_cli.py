@@ -5,7 +5,7 @@ import pytest
 
 from tough_ner import Batch, TrainStats, bucket_f1, hardeval, read_conll
 from tough_ner.buckets import compare
-from tough_ner.cli import main
+from tough_ner.cli import COMMANDS, main
 from tough_ner.demo import SYSTEMS, TEST, TRAIN, load_demo, load_demo_nrb
 from tough_ner.hardeval import SUBSETS
 from tough_ner.nrb import nrb
@@ -63,6 +63,22 @@ def test_bad_input_is_a_message_not_a_traceback(tmp_path, capsys):
     unknown = write(tmp_path / "unknown.conll", "EU B-ORG X-ORG\n")
     assert main(["hardeval", "--train", str(TRAIN), "--test", str(unknown)]) == 2
     assert "unknown.conll, line 1, column 3: unknown tag 'X-ORG'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_each_command_built_alone_keeps_its_arguments(name, capsys):
+    with pytest.raises(SystemExit) as done:
+        main([name, "--help"])
+    assert done.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert text.startswith(f"usage: tough-ner {name} ")
+    resampled = name in ("hardeval", "tmr", "buckets", "nrb", "rockner")
+    assert all((flag in text) == resampled for flag in ("--ci", "--resamples", "--confidence", "--unit", "--alpha"))
+    assert ("--columns" in text) == (name in ("hardeval", "tmr", "buckets", "rockner", "report"))
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listing = " ".join(capsys.readouterr().out.split())
+    assert f"{name} {' '.join(COMMANDS[name][0].split())}" in listing  # every command listed with its help line
 
 
 def test_report_on_demo_runs_as_console_script(tmp_path):

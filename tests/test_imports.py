@@ -100,15 +100,21 @@ def _run(code: str) -> str:
     return _python(code).stdout.strip()
 
 
-AS_COMMAND = """import os, runpy, sys
+AS_COMMAND = """import gc, io, os, runpy, sys
+from contextlib import redirect_stdout
 sys.argv = [sys.argv[1], "explain", "ter_unseen"]
-try:
-    runpy.run_module("tough_ner.cli", run_name="__main__") if sys.argv[0] == "-m" else __import__("tough_ner.cli")
-except SystemExit:
-    pass
+with redirect_stdout(io.StringIO()):
+    if sys.argv[0] == "-m":
+        try:
+            runpy.run_module("tough_ner.cli", run_name="__main__")
+        except SystemExit:
+            pass
+    else:
+        import tough_ner.cli
+        tough_ner.cli.main(sys.argv[1:])
 import numpy
 threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else "?"
-print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, file=sys.stderr)
+print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, gc.get_freeze_count() > 0, file=sys.stderr)
 """
 
 
@@ -120,12 +126,14 @@ def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_
     """OpenBLAS's idle worker threads spin for ~0.1 s of CPU when numpy loads: run as the
     command (python -m tough_ner.cli, or the tough-ner script), the module sets
     OPENBLAS_NUM_THREADS=1 before numpy loads (on Linux a thread count shows it took
-    effect); a value the user set wins; a program that imports it keeps its environment."""
-    one = "1 1" if os.path.isdir("/proc/self/task") else "1 ?"
+    effect); a value the user set wins.  The command also freezes the collector as it ends
+    (no last full collection).  A program that imports it and calls ``main`` keeps its
+    environment and its collector."""
+    one = "1 1 True" if os.path.isdir("/proc/self/task") else "1 ? True"
     assert _as_command("-m") == one
     assert _as_command("/venv/bin/tough-ner") == one
     assert _as_command("-m", OPENBLAS_NUM_THREADS="2").split()[0] == "2"
-    assert _as_command("my_program.py").split()[0] == "None"
+    assert _as_command("my_program.py").split()[::2] == ["None", "False"]
 
 
 def test_submodules_named_like_functions_leave_the_functions_exported():

@@ -5,7 +5,6 @@ import errno
 import gc
 import os
 import stat
-import tempfile
 from contextlib import contextmanager, suppress
 
 
@@ -44,6 +43,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         return
     folder, name = os.path.split(target)
     mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask()
+    import tempfile  # here: it loads random and shutil, ~3 ms of every command's start
+
     handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(handle, "wb") as out:

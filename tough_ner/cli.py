@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -10,11 +11,12 @@ import warnings
 from collections import Counter
 from typing import List, Optional
 
-# Run as the command (not imported by a program): before anything loads numpy (hence the lazy
-# package), keep OpenBLAS on one thread.  Its worker threads spin at start-up, about 0.1 s of
-# CPU (a third of a small command), and the commands' matrix products (resampling) take no
-# longer on one thread.  A value the user set wins.
-if __name__ == "__main__" or os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner":
+# Run as the command (not imported by a program or a test).
+AS_COMMAND = __name__ == "__main__" or os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner"
+# Before anything loads numpy (hence the lazy package), keep OpenBLAS on one thread: its
+# worker threads spin at start-up, about 0.1 s of CPU (a third of a small command), and the
+# commands' matrix products (resampling) take no longer on one thread.  A value the user set wins.
+if AS_COMMAND:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from ._util import write_atomic  # noqa: E402
@@ -592,11 +594,13 @@ def _resampling_flags(p, command: str) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
-    commands = parser.add_subparsers(dest="command", required=True)
+def _columns_flag(p, command: str) -> None:
+    p.add_argument("--columns", help="the columns of the prediction files: indices token,gold,pred (e.g. 0,3,4) or one "
+                                     "name per column (e.g. token,pos,chunk,gold,pred; other names are skipped)"
+                                     + ("; for report, of the --pred files" if command == "report" else ""))
 
-    p = commands.add_parser("hardeval", help="HardEval token error rates on unseen and diff tokens")
+
+def _hardeval_arguments(p) -> None:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, help="prediction CoNLL file: token ... gold prediction")
     p.add_argument("--strict", action="store_true", help="strict diff subsets")
@@ -605,9 +609,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--detailed", action="store_true", help="per-type tables and hard tokens (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     _add_pred_format(p, "")
+    _resampling_flags(p, "hardeval")
+    _columns_flag(p, "hardeval")
     p.set_defaults(run=cmd_hardeval)
 
-    p = commands.add_parser("tmr", help="Tough Mentions Recall on unseen and type-confusable mentions")
+
+def _tmr_arguments(p) -> None:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, action="append",
                    help="prediction CoNLL file (token ... gold prediction); repeat for several runs: mean and std")
@@ -619,9 +626,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--match", default="strict", choices=["strict", "exact", "partial", "type"],
                    help="when a mention counts as found (nervaluate's schemes; default strict)")
     _add_pred_format(p, "; repeat for several runs")
+    _resampling_flags(p, "tmr")
+    _columns_flag(p, "tmr")
     p.set_defaults(run=cmd_tmr)
 
-    p = commands.add_parser("buckets", help="F1 per bucket of entity attributes (interpretable evaluation)")
+
+def _buckets_arguments(p) -> None:
     p.add_argument("--train", required=True, help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", required=True, action="append",
                    help="prediction CoNLL file (token ... gold prediction); repeat for systems side by side")
@@ -632,9 +642,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--match", default="strict", choices=["strict", "exact", "partial", "type"],
                    help="when an entity counts as right (nervaluate's schemes; default strict)")
     _add_pred_format(p, "; repeat for systems side by side")
+    _resampling_flags(p, "buckets")
+    _columns_flag(p, "buckets")
     p.set_defaults(run=cmd_buckets)
 
-    p = commands.add_parser("nrb", help="Name Regularity Bias: accuracy on NRB and its WTS control set")
+
+def _nrb_arguments(p) -> None:
     p.add_argument("--nrb", required=True, help="NRB file ({lang}.nrb.conll or .txt)")
     p.add_argument("--wts", help="WTS file ({lang}.wts.conll or .txt)")
     p.add_argument("--pred", action="append",
@@ -647,9 +660,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                      "paired comparison")
     p.add_argument("--detailed", action="store_true", help="confusion counts (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _resampling_flags(p, "nrb")
     p.set_defaults(run=cmd_nrb)
 
-    p = commands.add_parser("attack", help="RockNER: write an adversarial version of a test set")
+
+def _attack_arguments(p) -> None:
     p.add_argument("--test", required=True, help="CoNLL file to attack (token first, gold tag last)")
     p.add_argument("--train", help="training CoNLL file or stats: its mentions are never used as replacements")
     p.add_argument("--level", default="entity", choices=["entity", "context", "both", "typo", "case", "cross_type"],
@@ -676,7 +691,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--out", required=True, help="output CoNLL file: the input's columns, -DOCSTART- lines kept")
     p.set_defaults(run=cmd_attack)
 
-    p = commands.add_parser("rockner", help="RockNER: F1 drop and error analysis, original vs attacked")
+
+def _rockner_arguments(p) -> None:
     p.add_argument("--original", required=True, help="predictions on the original set: token ... gold prediction")
     p.add_argument("--attacked", required=True, action="append",
                    help="predictions on an attacked set; repeat for a coverage curve")
@@ -684,14 +700,18 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="another system's predictions on the original and the attacked set: paired comparison")
     p.add_argument("--detailed", action="store_true", help="error counts and confusion tables (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _resampling_flags(p, "rockner")
+    _columns_flag(p, "rockner")
     p.set_defaults(run=cmd_rockner)
 
-    p = commands.add_parser("describe", help="mention statistics of training and test sets")
+
+def _describe_arguments(p) -> None:
     p.add_argument("--train", required=True)
     p.add_argument("--test", action="append", help="evaluation CoNLL file (gold tag last); repeatable")
     p.set_defaults(run=cmd_describe)
 
-    p = commands.add_parser("stats", help="build training statistics once and save them")
+
+def _stats_arguments(p) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--train", help="training CoNLL file (or stats file) to build from")
     source.add_argument("--merge", nargs="+", metavar="STATS",
@@ -701,12 +721,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                    help="leave the training text out (README: Shareable statistics, what the file still reveals)")
     p.set_defaults(run=cmd_stats)
 
-    p = commands.add_parser("register", help="make evaluate.load('hardeval') work offline")
+
+def _register_arguments(p) -> None:
     p.add_argument("names", nargs="*", help="metrics to register (default: all)")
     p.add_argument("--modules-cache", help="evaluate modules cache (default: $HF_HOME/modules)")
     p.set_defaults(run=cmd_register)
 
-    p = commands.add_parser("report", help="every method, every system (text, JSON, HTML); no arguments: the demo")
+
+def _report_arguments(p) -> None:
     p.add_argument("--train", help="training CoNLL file or saved stats (.npz)")
     p.add_argument("--test", help="gold CoNLL file (gold tag last)")
     p.add_argument("--pred", action="append", metavar="[NAME=]PATH",
@@ -734,14 +756,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _columns_flag(p, "report")
     p.set_defaults(run=cmd_report)
 
-    p = commands.add_parser("explain", help="what a result key or glossary term means; no key: the glossary")
+
+def _explain_arguments(p) -> None:
     p.add_argument("key", nargs="?", help="a flat result key (ter_unseen_I, recall_tcm_unseen, eLen_2_f1) or term")
     p.set_defaults(run=cmd_explain)
 
-    p = commands.add_parser("space", help="serve a metric's Gradio app on 127.0.0.1, or write a folder a Hugging Face "
-                                          "Space runs as it is (the spaces extra)")
+
+def _space_arguments(p) -> None:
     p.add_argument("name", nargs="?", default="all", choices=["hardeval", "tmr", "bucket_f1", "nrb", "rockner", "all"])
     p.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
     p.add_argument("--export", metavar="DIR", help="write the Space to DIR (app.py, card, requirements.txt, a copy "
@@ -751,15 +775,46 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                    "shareable file)")
     p.set_defaults(run=cmd_space)
 
-    for name in ("hardeval", "tmr", "buckets", "nrb", "rockner"):
-        _resampling_flags(commands.choices[name], name)
-    for name in ("hardeval", "tmr", "buckets", "rockner", "report"):
-        commands.choices[name].add_argument(
-            "--columns", help="the columns of the prediction files: indices token,gold,pred (e.g. 0,3,4) or one "
-                              "name per column (e.g. token,pos,chunk,gold,pred; other names are skipped)"
-                              + ("; for report, of the --pred files" if name == "report" else ""))
+
+# Each command's help line and the function adding its arguments.
+COMMANDS = {
+    "hardeval": ("HardEval token error rates on unseen and diff tokens", _hardeval_arguments),
+    "tmr": ("Tough Mentions Recall on unseen and type-confusable mentions", _tmr_arguments),
+    "buckets": ("F1 per bucket of entity attributes (interpretable evaluation)", _buckets_arguments),
+    "nrb": ("Name Regularity Bias: accuracy on NRB and its WTS control set", _nrb_arguments),
+    "attack": ("RockNER: write an adversarial version of a test set", _attack_arguments),
+    "rockner": ("RockNER: F1 drop and error analysis, original vs attacked", _rockner_arguments),
+    "describe": ("mention statistics of training and test sets", _describe_arguments),
+    "stats": ("build training statistics once and save them", _stats_arguments),
+    "register": ("make evaluate.load('hardeval') work offline", _register_arguments),
+    "report": ("every method, every system (text, JSON, HTML); no arguments: the demo", _report_arguments),
+    "explain": ("what a result key or glossary term means; no key: the glossary", _explain_arguments),
+    "space": ("serve a metric's Gradio app on 127.0.0.1, or write a folder a Hugging Face "
+              "Space runs as it is (the spaces extra)", _space_arguments),
+}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    # Only the command being run is built (every other one is for --help and errors): each
+    # parser looks for argparse's translations on disk, and all of them took ~7 ms per start.
+    chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    for name, (help_text, add_arguments) in COMMANDS.items():
+        if chosen in (None, name):
+            add_arguments(commands.add_parser(name, help=help_text))
 
     args = parser.parse_args(argv)
+    try:
+        return _run(args)
+    finally:
+        if AS_COMMAND:  # the process ends next: its last full collection would walk every object
+            gc.freeze()  # built (~13 ms of a 0.17 s command) to free memory the system takes back anyway
+
+
+def _run(args) -> int:
+    """Run the parsed command: its exit status, errors as one line on stderr."""
     try:
         with warnings.catch_warnings():
             warnings.showwarning = lambda message, category, *rest, **kw: print(
