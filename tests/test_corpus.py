@@ -274,8 +274,8 @@ def test_table_keeps_each_tag_column_factorized():
 
     table = scan("a B-X\nb O\n\nc B-X\n")
     assert table.columns([0, 1]) == [["a", "b", "c"], ["B-X", "O", "B-X"]]
-    distinct, ids = table.codes[1]  # the tag column only (from the second column chosen on)
-    assert distinct == ["B-X", "O"] and ids.tolist() == [0, 1, 0] and list(table.codes) == [1]
+    tokens, (distinct, ids) = table.columns([0, 1], codes=True)  # the tag column only (the second chosen on)
+    assert tokens == ["a", "b", "c"] and distinct == ["B-X", "O"] and ids.tolist() == [0, 1, 0]
 
 
 def test_fields_split_only_at_space_and_tab_whatever_else_a_token_holds():

@@ -10,7 +10,8 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
 from tough_ner import TrainStats
-from tough_ner.corpus import column_indices, parse_conll, quote, read_conll, read_columns, read_pieces
+from tough_ner.corpus import column_indices, factorize, parse_conll, quote, read_conll, read_columns, read_pieces, \
+    scan
 from tough_ner.schemes import decode, parse_label
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003"
@@ -162,6 +163,40 @@ def test_numpy_span_decoding_equals_schemes_decode(sentences):
         return
     built, reference = TrainStats.from_lists(tokens, tags), reference_stats(tokens, tags)
     assert built == reference and list(built.mentions) == list(reference.mentions)  # same first-seen order
+
+
+VALUE_CHARS = st.sampled_from(list("BIO-XYé") + ["\x00", "\u3000"])  # "\r" before "\n" is a line end
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.text(VALUE_CHARS, min_size=1, max_size=20), st.text(VALUE_CHARS, min_size=1, max_size=9)),
+                max_size=30), st.booleans())
+def test_column_codes_from_bytes_equal_factorize_of_the_strings(rows, docstart):
+    text = ("-DOCSTART- x\n\n" if docstart else "") + "".join(f"{a} {b}\n" + "\n" * (i % 3 == 0)
+                                                              for i, (a, b) in enumerate(rows))
+    table = scan(text)
+    for c in (0, 1):
+        distinct, ids, first = table.codes(c)
+        expected = factorize(table.columns([c], tags_from=1)[0])
+        assert (distinct, ids.tolist(), first.tolist()) == (expected[0], expected[1].tolist(), expected[2].tolist())
+
+
+def test_column_codes_take_the_bytes_unless_a_value_is_long_or_two_values_share_a_hash(monkeypatch):
+    from tough_ner import corpus
+
+    def strings_path(values):
+        calls.append(len(values))
+        return factorize(values)
+
+    monkeypatch.setattr(corpus, "factorize", strings_path)
+    calls = []
+    short = scan("a B-PER\nb O\nc I-geo-loc\nd B-PER\n\ne O\n")
+    assert short.columns([0, 1], codes=True)[1][0] == ["B-PER", "O", "I-geo-loc"] and calls == []
+    long = scan("a B-WORK_OF_ART_LONG\nb O\n")  # 19 bytes: more than two words
+    assert long.codes(1)[0] == ["B-WORK_OF_ART_LONG", "O"] and calls == [2]
+    many = scan("".join(f"t v{i}\n" for i in range(3000)))  # 3000 values in 65536 hash slots: collisions
+    distinct, ids, first = many.codes(1)
+    assert calls == [2, 3000] and distinct == [f"v{i}" for i in range(3000)] and ids.tolist() == list(range(3000))
 
 
 # ---- the real file --------------------------------------------------------------------------

@@ -18,6 +18,9 @@ AS_COMMAND = __name__ == "__main__" or os.path.splitext(os.path.basename(sys.arg
 # commands' matrix products (resampling) take no longer on one thread.  A value the user set wins.
 if AS_COMMAND:
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+    # The start-up (numpy, the package, argparse) makes ~100k long-lived objects and no
+    # garbage: the collector is paused until the command runs, and they are frozen then.
+    gc.disable()
 
 from ._util import write_atomic  # noqa: E402
 from .batch import Batch  # noqa: E402
@@ -806,6 +809,9 @@ def main(argv: Optional[List[str]] = None) -> int:
             add_arguments(commands.add_parser(name, help=help_text))
 
     args = parser.parse_args(argv)
+    if AS_COMMAND:
+        gc.freeze()
+        gc.enable()
     try:
         return _run(args)
     finally:

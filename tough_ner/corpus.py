@@ -116,7 +116,8 @@ def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]
             data = rest + block if rest else block
             cut = len(data)
             if not last:  # after the last blank line ("\n\n" or "\n\r\n"); none yet: read on
-                lf, crlf = data.rfind(b"\n\n"), data.rfind(b"\n\r\n")
+                lf = data.rfind(b"\n\n")
+                crlf = data.rfind(b"\n\r\n", max(lf, 0))  # one before the last "\n\n" cuts earlier
                 cut = max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
                 if not cut:
                     rest = data
@@ -168,28 +169,41 @@ class Table:
     def __init__(self, name, text, raw, gap, fields_upto, first, lines, ends, documents, width, ragged):
         self.name, self.lines, self.ends, self.documents, self.width = name, lines, ends, documents, width
         self.ragged = ragged  # (line, error) of a ragged line after the token lines kept, or None
-        self.codes: Dict[int, Tuple[list, np.ndarray]] = {}  # tag column -> its distinct values and their ids
         self._text, self._raw, self._gap, self._fields_upto, self._first = text, raw, gap, fields_upto, first
 
     def __len__(self) -> int:
         return len(self._first)
 
-    def columns(self, indices: Sequence[int], tags_from: int = 1) -> List[List[str]]:
+    def columns(self, indices: Sequence[int], tags_from: int = 1, codes: bool = False) -> list:
         """Columns ``indices`` (0 <= c < width) of every token line, those from the
-        ``tags_from``-th on checked to hold tags.  The error is that of the first bad line in
-        file order: a value that is not a tag (the first such column on a tie) or a ragged line."""
-        wanted = sorted(set(indices))
-        fields = _split(self._fields_of(wanted))
-        if len(fields) != len(wanted) * len(self):
-            raise AssertionError(f"{self.name}: {len(fields)} fields for {len(self)} lines of {len(wanted)} columns")
-        flat = [fields[wanted.index(c)::len(wanted)] for c in indices]
-        problems = [problem for problem in (self._first_bad_tag(flat[k], c) for k, c in enumerate(indices)
-                                            if k >= tags_from) if problem]
+        ``tags_from``-th on checked to hold tags; with ``codes`` these come as ``(distinct
+        values, ids)`` (``Table.codes``) instead of a string per line.  The error is that of the
+        first bad line in file order: a value that is not a tag (the first such column on a
+        tie) or a ragged line."""
+        named = list(indices[:tags_from]) if codes else list(indices)
+        flat = self._strings(named)
+        problems, tag_codes = [], {}
+        for k, c in enumerate(indices):
+            if k >= tags_from:
+                distinct, ids, first = self.codes(c) if codes else factorize(flat[k])
+                tag_codes[k] = distinct, ids
+                problems.append(self._first_bad_tag(distinct, first, c))
+        problems = [problem for problem in problems if problem]
         if self.ragged is not None:
             problems.append(self.ragged)
         if problems:
             raise min(problems, key=lambda problem: problem[0])[1]
-        return flat
+        return flat + [tag_codes[k] for k in range(len(named), len(indices))]
+
+    def _strings(self, indices: List[int]) -> List[List[str]]:
+        """Columns ``indices`` as lists of strings (unchecked)."""
+        if not indices:
+            return []
+        wanted = sorted(set(indices))
+        fields = _split(self._fields_of(wanted))
+        if len(fields) != len(wanted) * len(self):
+            raise AssertionError(f"{self.name}: {len(fields)} fields for {len(self)} lines of {len(wanted)} columns")
+        return [fields[wanted.index(c)::len(wanted)] for c in indices]
 
     def _fields_of(self, wanted: List[int]) -> str:
         """The text with only the fields of columns ``wanted`` of the token lines (whitespace
@@ -202,12 +216,48 @@ class Table:
         chosen = np.take(keep, self._fields_upto) | self._gap  # a byte of a wanted field, or whitespace
         return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
 
-    def _first_bad_tag(self, column: List[str], c: int):
-        """(line, error) of the first value of column ``c`` that is not a tag, or None."""
+    def codes(self, c: int) -> Tuple[list, np.ndarray, np.ndarray]:
+        """Column ``c`` as ``factorize`` gives it (distinct values in first-occurrence order,
+        each line's index among them, where each first occurs), found on the bytes when every
+        value has at most 16 (tags do): a string is made per distinct value, not per line."""
+        if not len(self):
+            return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        gap = self._gap
+        start, end = ~gap, ~gap
+        start[1:] &= gap[:-1]  # a field's first byte
+        end[:-1] &= gap[1:]  # a field's last byte
+        field = self._first + c
+        begin = np.flatnonzero(start)[field]
+        length = np.flatnonzero(end)[field] + 1 - begin
+        if length.max() > 16:
+            return factorize(self._strings([c])[0])
+        # The value's bytes as two little-endian words, the bytes past its end zeroed.
+        padded = np.concatenate((self._raw, np.zeros(16, dtype=np.uint8)))
+        words = np.ndarray((len(self._raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
+        low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
+        high = words[begin + 8] & _LOW_BYTES[np.clip(length - 8, 0, 8)]
+        # Distinct values by a 16-bit hash (numpy sorts 16-bit keys in linear time); each
+        # value is checked against its hash's first value, so a collision falls back to strings.
+        mixed = low * _MIX[0] ^ high * _MIX[1] ^ length.astype(np.uint64) * _MIX[2]
+        _, first, inverse = np.unique((mixed >> np.uint64(48)).astype(np.uint16), return_index=True,
+                                      return_inverse=True)
+        if not ((low[first][inverse] == low) & (high[first][inverse] == high)
+                & (length[first][inverse] == length)).all():
+            return factorize(self._strings([c])[0])
+        order = np.argsort(first)  # first-occurrence order
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        first = first[order]
+        raw = self._raw
+        distinct = [raw[b:b + n].tobytes().decode("utf-8", "surrogatepass")
+                    for b, n in zip(begin[first].tolist(), length[first].tolist())]
+        return distinct, rank[inverse], first
+
+    def _first_bad_tag(self, distinct: list, first: np.ndarray, c: int):
+        """(line, error) of the first value of column ``c`` that is not a tag, or None
+        (``distinct`` values in first-occurrence order, ``first`` where each occurs)."""
         from .schemes import parse_label
 
-        distinct, ids, first = factorize(column)
-        self.codes[c] = distinct, ids
         for tag, where in zip(distinct, first.tolist()):
             try:
                 parse_label(tag)
@@ -240,6 +290,8 @@ def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarra
 
 
 _DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
+_LOW_BYTES = np.array([(1 << 8 * n) - 1 for n in range(9)], dtype=np.uint64)  # the n low bytes of a word
+_MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)  # odd multipliers
 
 
 def _split(text: str) -> List[str]:

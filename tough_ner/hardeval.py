@@ -12,7 +12,6 @@ sequences are re-written in one scheme (BILOU by default, with types).
 """
 from __future__ import annotations
 
-import random
 from collections import Counter
 from typing import Dict, List, Optional, Sequence
 
@@ -212,6 +211,8 @@ def kfold_hard_tokens(tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[s
     (one of ``SUBSETS``) or None."""
     if not 2 <= k <= len(tokens):
         raise ValueError(f"k={k}: need 2 <= k <= number of sentences ({len(tokens)})")
+    import random  # here: only this function shuffles
+
     order = list(range(len(tokens)))
     random.Random(seed).shuffle(order)
     folds = [sorted(order[f::k]) for f in range(k)]

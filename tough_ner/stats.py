@@ -19,7 +19,6 @@ import io
 import json
 import os
 import sys
-import zipfile
 from collections import Counter
 from functools import cached_property
 from itertools import chain, count as count_from, repeat
@@ -36,10 +35,11 @@ from .schemes import check_sentence, decode, parse_label
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
 _META = "meta.json"
-# from_conll reads a file in pieces of about this size: large enough that the per-piece work
-# is small (CoNLL-2003 train, 3.3 MB, is one piece), small enough that the reader's arrays
-# (about 12 bytes per byte of text) stay near 50 MB and are reused rather than mapped afresh.
-PIECE_BYTES = 4 * 2 ** 20
+# from_conll reads a file in pieces of about this size: the reader's arrays and strings
+# (about 12 bytes per byte of text) stay near 3 MB, so each piece reuses the memory the one
+# before freed; with 4 MB pieces a fresh process faulted in ~9k more pages for CoNLL-2003
+# train (~20 ms of system time), against ~0.5 ms of per-piece work for its 13 pieces.
+PIECE_BYTES = 2 ** 18
 _PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 
 
@@ -129,8 +129,8 @@ class TrainStats:
                 if not len(table) and table.ragged is None:
                     continue
                 width = table.width
-                tokens, tags = table.columns([0, width - 1])
-                builder.add(tokens, tags, table.starts, tag_codes=table.codes[width - 1])
+                tokens, tag_codes = table.columns([0, width - 1], codes=True)
+                builder.add(tokens, None, table.starts, tag_codes=tag_codes)
         return builder.stats()
 
     @classmethod
@@ -199,7 +199,7 @@ class TrainStats:
                 raise IsADirectoryError(f"train={path!r} is a directory, not a stats or CoNLL file")
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"train={path!r}: no such file")
-            if path.endswith(".npz") or zipfile.is_zipfile(path):
+            if path.endswith(".npz") or _is_zip(path):
                 return cls.load(path)
             return cls.from_conll(path)
         if hasattr(train, "column_names") and hasattr(train, "features"):
@@ -566,33 +566,39 @@ class _Builder:
     be dropped once added; ``stats()`` equals the stats of all pieces' sentences in order."""
 
     def __init__(self):
-        self.index: dict = {}  # token -> place of its first occurrence among all tokens so far
-        self.firsts = np.zeros(0, dtype=np.int64)  # those places, ascending (a token's id is its rank)
+        self.index: dict = {}  # token -> id (its rank in first-occurrence order)
+        self.new_ids = None  # (the last piece's tokens, where its new ones are, their first id): for the next piece
         self.n_tokens = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
-        self.counts = np.zeros((0, 1), dtype=np.int64)
         self.mentions: Counter = Counter()
         self.token_ids: List[np.ndarray] = []
+        self.label_ids: List[np.ndarray] = []  # each token's label column; counted once, in stats()
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
-    def add(self, tokens: List[str], tags: list, starts: np.ndarray, first: int = 0,
+    def add(self, tokens: List[str], tags: Optional[list], starts: np.ndarray, first: int = 0,
             tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> None:
         """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
         number the sentences from ``first``.  ``tag_codes``: the tags' distinct values and ids
-        when the reader already has them.  Vocabulary and tag ids by dict calls in C, spans by
+        when the reader already has them (checked tags: then ``tags`` may be None).  Vocabulary and tag ids by dict calls in C, spans by
         numpy (decoded as ``schemes.decode`` does; tests compare them)."""
-        place = np.fromiter(map(self.index.setdefault, tokens, count_from(self.n_tokens)), dtype=np.int64,
+        # A token of an earlier piece gets its id; a new one its place here, counted from
+        # n_tokens (above every id so far): where a token is its own first place, it is new,
+        # and the new tokens' ids follow in that order.
+        if self.new_ids is not None:
+            last_tokens, fresh, known = self.new_ids
+            self.index.update(zip(map(last_tokens.__getitem__, fresh.tolist()), count_from(known)))
+        value = np.fromiter(map(self.index.setdefault, tokens, count_from(self.n_tokens)), dtype=np.int64,
                             count=len(tokens))
-        # A token's id ranks its first place: where a token is its own first place, it is new.
-        local = place - self.n_tokens
+        local = value - self.n_tokens
         fresh = np.flatnonzero(local == np.arange(len(tokens)))
+        known = len(self.index) - len(fresh)
         rank = np.zeros(len(tokens), dtype=np.int32)
-        rank[fresh] = np.arange(len(self.firsts), len(self.firsts) + len(fresh), dtype=np.int32)
+        rank[fresh] = np.arange(known, len(self.index), dtype=np.int32)
         earlier = np.flatnonzero(local < 0)
         local[earlier] = 0
         token_ids = rank[local]
-        token_ids[earlier] = np.searchsorted(self.firsts, place[earlier])
-        self.firsts = np.concatenate((self.firsts, fresh + self.n_tokens))
+        token_ids[earlier] = value[earlier]
+        self.new_ids = tokens, fresh, known
         if tag_codes is not None:
             distinct, tag_ids = tag_codes
         else:
@@ -612,25 +618,26 @@ class _Builder:
             if prefix != "O":
                 self.types.setdefault(entity_type, len(self.types) + 1)
         prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
-        label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed], dtype=np.int64)[tag_ids]
-        width = len(self.types) + 1
-        counts = np.bincount(token_ids.astype(np.int64) * width + label, minlength=len(self.index) * width)
-        grown = np.zeros((len(self.index), width), dtype=np.int64)
-        grown[: len(self.counts), : self.counts.shape[1]] = self.counts
-        self.counts = grown + counts.reshape(len(self.index), width)
+        label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed], dtype=np.int32)[tag_ids]
         span_starts, span_ends = _spans(prefix, label, starts)
         texts = list(map(" ".join, map(tokens.__getitem__, map(slice, span_starts.tolist(), span_ends.tolist()))))
         names = np.array(["O"] + list(self.types), dtype=object)
         self.mentions.update(zip(texts, names[label[span_starts]].tolist()))
         self.token_ids.append(token_ids)
+        self.label_ids.append(label)
         self.starts.append(starts[1:] + self.n_tokens)
         self.n_tokens += len(tokens)
 
     def stats(self) -> "TrainStats":
         labels = ["O"] + sorted(self.types)
         order = [0] + [self.types[t] for t in labels[1:]]
-        return TrainStats(list(self.index), labels, np.ascontiguousarray(self.counts[:, order]), dict(self.mentions),
-                          np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)]), np.concatenate(self.starts))
+        token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
+        width = len(self.types) + 1
+        keys = token_ids.astype(np.int64) * width
+        keys += np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int32)])
+        counts = np.bincount(keys, minlength=len(self.index) * width).reshape(len(self.index), width)
+        return TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]), dict(self.mentions),
+                          token_ids, np.concatenate(self.starts))
 
 
 def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
@@ -824,7 +831,16 @@ _TEXT = ("token_ids", "sentence_starts")  # the running text, left out of a shar
 MAX_EXPANSION = 100
 
 
+def _is_zip(path: str) -> bool:
+    """Whether a file begins as a zip archive does (a stats file): the signature alone, so
+    reading CoNLL text never loads the zip module (~6 ms of a command's start)."""
+    with open(path, "rb") as handle:
+        return handle.read(4) in (b"PK\x03\x04", b"PK\x05\x06")  # a member first, or an empty archive
+
+
 def _read_archive(blob: bytes, source: str):
+    import zipfile
+
     def bad(reason: str) -> ValueError:
         return ValueError(f"{source} is not a readable tough-ner stats file ({reason})")
 
