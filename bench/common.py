@@ -140,7 +140,10 @@ print(os.waitstatus_to_exitcode(status), time.perf_counter() - start, usage.ru_u
 def run_process(command: Sequence[str], repeat=3, cwd=None, env=None) -> Run:
     """Run ``command`` ``repeat`` times (once with --quick) as a fresh process, its output
     discarded: the best wall and CPU time and the largest peak RSS of that process.  A failing
-    command raises with its error output."""
+    command raises with its error output.  Bytecode is cached after the first run, as for an
+    installed package (an environment's PYTHONDONTWRITEBYTECODE would recompile every changed
+    module in every run)."""
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONDONTWRITEBYTECODE"}
     runs = []
     for _ in range(1 if quick() else repeat):
         done = subprocess.run([sys.executable, "-c", _LAUNCHER, *map(str, command)], capture_output=True,

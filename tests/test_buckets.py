@@ -45,6 +45,15 @@ def test_attribute_values_by_hand():
     assert tokens_pred["tCon"].tolist() == [1 / 3, 0.0] and tokens_pred["correct"].tolist() == [False, True]
 
 
+def test_one_call_counts_both_sides_mention_texts_without_the_full_table():
+    """Gold "Paris Hilton" and predicted "Paris" are both training mentions: one lookup counts
+    both (a one-off command scans only those), and the full table is left unbuilt."""
+    stats = small_stats()
+    sides = attribute_values(stats, Batch(TOKENS, GOLD, PRED))
+    assert sides["gold"]["span"]["eCon"].tolist() == [0.5, 0.0] and sides["pred"]["span"]["eCon"].tolist() == [1 / 3, 0.0]
+    assert "_mention_occurrences" not in stats.__dict__ and sorted(stats._some_occurrences) == ["Paris", "Paris Hilton"]
+
+
 def test_lowercase_option_matches_case_insensitively():
     tokens = [["paris", "HILTON", "visits", "Rome"]]
     exact = attribute_values(STATS, Batch(tokens, GOLD, PRED))["gold"]["span"]

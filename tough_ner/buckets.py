@@ -87,10 +87,10 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
 
     gold_token_types, pred_token_types = batch.token_types("gold"), batch.token_types("pred")
     credit = None if match == "strict" else dict(zip(("gold", "pred"), credits(batch, match)))
-    sides = {}
     mentions = stats.mention_table
+    counts_of, sequences, texts_known = {}, [], []
     for which in ("gold", "pred"):
-        sentence, start, end, types = batch.span_arrays(which)
+        start, end, types = batch.span_arrays(which)[1:]
         bounds = list(map(slice, start.tolist(), end.tolist()))
         texts = list(map(" ".join, map(flat.__getitem__, bounds)))
         row = np.fromiter(map(mentions.rows.get, texts, repeat(-1)), dtype=np.int64, count=len(texts))
@@ -102,9 +102,18 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
         typed = (row >= 0) & (column >= 0)
         annotated = np.zeros(len(texts), dtype=np.int64)
         annotated[typed] = mentions.counts[row[typed], column[typed]]
-        occurrences = np.zeros(len(texts), dtype=np.int64)
         known = np.flatnonzero(annotated > 0).tolist()
-        occurrences[known] = stats.occurrences([flat[bounds[i]] for i in known], [texts[i] for i in known])
+        counts_of[which] = text_counts, annotated, known
+        sequences += [flat[bounds[i]] for i in known]
+        texts_known += [texts[i] for i in known]
+    # Both sides in one lookup: a first one counts only the texts it asks for.
+    counted = stats.occurrences(sequences, texts_known)
+    sides = {}
+    for which in ("gold", "pred"):
+        sentence, start, end, types = batch.span_arrays(which)
+        text_counts, annotated, known = counts_of[which]
+        occurrences = np.zeros(len(annotated), dtype=np.int64)
+        occurrences[known], counted = counted[:len(known)], counted[len(known):]
         span = {
             "eLen": (end - start).astype(float),
             **{name: values[sentence] for name, values in sentence_values.items()},

@@ -185,7 +185,7 @@ class Table:
         problems, tag_codes = [], {}
         for k, c in enumerate(indices):
             if k >= tags_from:
-                distinct, ids, first = self.codes(c) if codes else factorize(flat[k])
+                distinct, ids, first = self.codes(c)
                 tag_codes[k] = distinct, ids
                 problems.append(self._first_bad_tag(distinct, first, c))
         problems = [problem for problem in problems if problem]

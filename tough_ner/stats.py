@@ -579,8 +579,9 @@ class _Builder:
             tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> None:
         """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
         number the sentences from ``first``.  ``tag_codes``: the tags' distinct values and ids
-        when the reader already has them (checked tags: then ``tags`` may be None).  Vocabulary and tag ids by dict calls in C, spans by
-        numpy (decoded as ``schemes.decode`` does; tests compare them)."""
+        when the reader already has them, checked (``tags`` may then be None).  Vocabulary and
+        tag ids by dict calls in C, spans by numpy (decoded as ``schemes.decode`` does; tests
+        compare them)."""
         # A token of an earlier piece gets its id; a new one its place here, counted from
         # n_tokens (above every id so far): where a token is its own first place, it is new,
         # and the new tokens' ids follow in that order.
