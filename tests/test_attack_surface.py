@@ -259,6 +259,18 @@ def test_context_attack_batches_its_masked_texts_and_shows_progress(capsys):
     assert "context attack" in capsys.readouterr().err
 
 
+def test_summary_judges_case_as_the_attack_sets_it_a_possessive_aside():
+    """The attack cases a replacement like the original without its possessive: "2 's" has
+    no case (any replacement keeps it), "ACME 's" is upper case ("Globex 's" does not keep it)."""
+    def record(original, replacement):
+        return {"level": "entity", "start": 0, "end": 2, "original": original, "replacement": replacement,
+                "label": "ORG", "fine_class": "company", "route": "rule", "original_label": None}
+
+    rows = {"tokens": [["x"]] * 3, "replacements": [[record("2 's", "Schroeff 's")], [record("7 's", "Lee 's")],
+                                                    [record("ACME 's", "Globex 's")]]}
+    assert summary(rows)["case_kept"] == 2 / 3  # the whole texts' patterns would give 1 / 3
+
+
 # ---- real data ------------------------------------------------------------------------------
 def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     documents = read_conll(_conll("test")).documents

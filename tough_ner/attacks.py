@@ -598,12 +598,13 @@ def summary(attacked) -> Dict[str, object]:
     """Quality figures of an entity-attacked set, from its records: the share of replaced
     originals whose fine class came by each route (``route_*``); ``case_kept``, the share whose
     replacement has the original's case pattern (upper, lower or mixed, see ``case_pattern``;
-    originals without letters count as kept); ``consistent``, the share of (document, type,
+    a possessive suffix aside, as the attack sets the case; originals without letters count as
+    kept); ``consistent``, the share of (document, type,
     original) groups replaced by one string everywhere; per type, the largest share of one
     replacement string among the type's replaced mentions (``max_share_*``, with the string)
     and the floor document consistency sets on it, the most repeated original of one document
     (``max_repeat_share_*``)."""
-    from .fine_classes import ROUTES
+    from .fine_classes import ROUTES, split_suffix
 
     rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
     docs = rows.get("document") or list(range(len(rows["tokens"])))
@@ -618,7 +619,9 @@ def summary(attacked) -> Dict[str, object]:
                 continue
             n += 1
             routes[r["route"]] += 1
-            before, after = case_pattern(r["original"]), case_pattern(r["replacement"])
+            # as the attack sets the case: on the text without its possessive ("2 's" has no case)
+            before, after = (case_pattern(split_suffix(r[side], lambda stem: False)[0])
+                             for side in ("original", "replacement"))
             kept += before == after or before == "none"
             seen.setdefault((doc, r["original_label"] or r["label"], r["original"]), []).append(r["replacement"])
             per_type.setdefault(r["label"], Counter())[r["replacement"]] += 1
