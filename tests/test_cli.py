@@ -81,6 +81,13 @@ def test_each_command_built_alone_keeps_its_arguments(name, capsys):
     assert f"{name} {' '.join(COMMANDS[name][0].split())}" in listing  # every command listed with its help line
 
 
+def test_an_unknown_flag_after_a_command_shows_every_command_in_the_usage(capsys):
+    with pytest.raises(SystemExit):  # the top parser reports it, with only the command's own parser built
+        main(["explain", "ter_unseen", "--no-such-flag"])
+    err = "".join(capsys.readouterr().err.split())
+    assert "{" + ",".join(COMMANDS) + "}" in err and "unrecognizedarguments:--no-such-flag" in err
+
+
 def test_report_on_demo_runs_as_console_script(tmp_path):
     done = subprocess.run(["tough-ner", "report", "--full", "--out-dir", str(tmp_path)], capture_output=True,
                           text=True, check=True)

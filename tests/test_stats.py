@@ -213,6 +213,9 @@ def test_coerce_reads_what_train_may_be(tmp_path):
     stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
     stats.save(tmp_path / "stats.bin")  # a stats file by its content, whatever its name
     assert TrainStats.coerce(tmp_path / "stats.bin") == stats
+    # bytes before the archive (as zip readers allow): found by the end record, not read as CoNLL
+    (tmp_path / "prefixed.bin").write_bytes(b"prefix\n" + (tmp_path / "stats.bin").read_bytes())
+    assert TrainStats.coerce(tmp_path / "prefixed.bin") == stats
     with pytest.raises(IsADirectoryError, match="is a directory, not a stats or CoNLL file"):
         TrainStats.coerce(tmp_path)
     dataset = datasets.Dataset.from_dict({"tokens": HAND_TOKENS, "ner_tags": HAND_TAGS})

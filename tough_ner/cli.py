@@ -800,7 +800,7 @@ COMMANDS = {
 def main(argv: Optional[List[str]] = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     # Only the command being run is built (every other one is for --help and errors): each
     # parser looks for argparse's translations on disk, and all of them took ~7 ms per start.
     chosen = argv[0] if argv and argv[0] in COMMANDS else None

@@ -5,8 +5,9 @@ import os
 import re
 import sys
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import chain, count
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -109,20 +110,22 @@ def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]
     name = source_name(path)
     handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
     try:
-        rest, lines, offset = b"", 0, 0
+        rest, lines, offset = bytearray(), 0, 0  # rest: read, not yet in a piece, holding no blank line
         while True:
             block = handle.read(size)
             last = len(block) < size  # read() returns less only at the end
-            data = rest + block if rest else block
-            cut = len(data)
+            searched = max(len(rest) - 2, 0)  # a blank line can only end in the new block: time linear in the file
+            rest += block
+            cut = len(rest)
             if not last:  # after the last blank line ("\n\n" or "\n\r\n"); none yet: read on
-                lf = data.rfind(b"\n\n")
-                crlf = data.rfind(b"\n\r\n", max(lf, 0))  # one before the last "\n\n" cuts earlier
+                lf = rest.rfind(b"\n\n", searched)
+                crlf = rest.rfind(b"\n\r\n", max(lf, searched))  # one before the last "\n\n" cuts earlier
                 cut = max(lf + 2 if lf >= 0 else 0, crlf + 3 if crlf >= 0 else 0)
                 if not cut:
-                    rest = data
                     continue
-            piece, rest = (data, b"") if cut == len(data) else (data[:cut], data[cut:])
+            with memoryview(rest) as view:
+                piece = bytes(view[:cut])
+            del rest[:cut]
             if piece:
                 yield decode_text(piece, name, lines, offset), lines
                 lines += piece.count(b"\n")
@@ -219,21 +222,16 @@ class Table:
     def codes(self, c: int) -> Tuple[list, np.ndarray, np.ndarray]:
         """Column ``c`` as ``factorize`` gives it (distinct values in first-occurrence order,
         each line's index among them, where each first occurs), found on the bytes when every
-        value has at most 16 (tags do): a string is made per distinct value, not per line."""
+        value has at most 16 bytes (the usual tags): a string is made per distinct value, not
+        per line."""
         if not len(self):
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        gap = self._gap
-        start, end = ~gap, ~gap
-        start[1:] &= gap[:-1]  # a field's first byte
-        end[:-1] &= gap[1:]  # a field's last byte
+        starts, ends, words = self._fields
         field = self._first + c
-        begin = np.flatnonzero(start)[field]
-        length = np.flatnonzero(end)[field] + 1 - begin
+        begin = starts[field]
+        length = ends[field] - begin
         if length.max() > 16:
             return factorize(self._strings([c])[0])
-        # The value's bytes as two little-endian words, the bytes past its end zeroed.
-        padded = np.concatenate((self._raw, np.zeros(16, dtype=np.uint8)))
-        words = np.ndarray((len(self._raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
         low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
         high = words[begin + 8] & _LOW_BYTES[np.clip(length - 8, 0, 8)]
         # Distinct values by a 16-bit hash (numpy sorts 16-bit keys in linear time); each
@@ -252,6 +250,19 @@ class Table:
         distinct = [raw[b:b + n].tobytes().decode("utf-8", "surrogatepass")
                     for b, n in zip(begin[first].tolist(), length[first].tolist())]
         return distinct, rank[inverse], first
+
+    @cached_property
+    def _fields(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every field's first byte and end (exclusive), and the text's bytes as little-endian
+        words at every offset (16 zero bytes after the end), shared by the tag columns."""
+        gap = self._gap
+        start, end = ~gap, ~gap
+        start[1:] &= gap[:-1]  # a field's first byte
+        end[:-1] &= gap[1:]  # a field's last byte
+        padded = np.concatenate((self._raw, np.zeros(16, dtype=np.uint8)))
+        words = np.ndarray((len(self._raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
+        offset = np.int32 if len(padded) < 2 ** 31 else np.int64
+        return np.flatnonzero(start).astype(offset), (np.flatnonzero(end) + 1).astype(offset), words
 
     def _first_bad_tag(self, distinct: list, first: np.ndarray, c: int):
         """(line, error) of the first value of column ``c`` that is not a tag, or None
