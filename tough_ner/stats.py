@@ -479,8 +479,9 @@ class TrainStats:
         """Statistics from ``to_bytes`` output.  Everything is checked before anything large
         is allocated (member names, declared sizes, array headers), then every value: a
         corrupt, crafted or foreign file is a ``ValueError``, never a wrong result."""
-        arguments, shareable = _read_archive(blob, source)
-        return cls(*arguments, **shareable)
+        with no_gc():  # the metadata's many small acyclic lists and strings
+            arguments, shareable = _read_archive(blob, source)
+            return cls(*arguments, **shareable)
 
     # ---- descriptive statistics (HardEval Tables 1 and 2) --------------------------------
     def describe(self) -> Dict[str, int]:
