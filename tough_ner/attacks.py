@@ -599,8 +599,8 @@ def summary(attacked) -> Dict[str, object]:
     originals whose fine class came by each route (``route_*``); ``case_kept``, the share whose
     replacement has the original's case pattern (upper, lower or mixed, see ``case_pattern``;
     a possessive suffix aside, as the attack sets the case; originals without letters count as
-    kept); ``consistent``, the share of (document, type,
-    original) groups replaced by one string everywhere; per type, the largest share of one
+    kept); ``consistent``, the share of (document, type, original) groups replaced by one
+    string everywhere; per type, the largest share of one
     replacement string among the type's replaced mentions (``max_share_*``, with the string)
     and the floor document consistency sets on it, the most repeated original of one document
     (``max_repeat_share_*``)."""
