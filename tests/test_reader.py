@@ -194,9 +194,14 @@ def test_column_codes_take_the_bytes_unless_a_value_is_long_or_two_values_share_
     assert short.columns([0, 1], codes=True)[1][0] == ["B-PER", "O", "I-geo-loc"] and calls == []
     long = scan("a B-WORK_OF_ART_LONG\nb O\n")  # 19 bytes: more than two words
     assert long.codes(1)[0] == ["B-WORK_OF_ART_LONG", "O"] and calls == [2]
+    split = []
+    monkeypatch.setattr(corpus.Table, "_strings", lambda self, indices, real=corpus.Table._strings:
+                        split.append(list(indices)) or real(self, indices))
+    assert long.columns([0, 1]) == [["a", "b"], ["B-WORK_OF_ART_LONG", "O"]]
+    assert split == [[0, 1]] and calls == [2, 2]  # the strings read are factorized, not split again
     many = scan("".join(f"t v{i}\n" for i in range(3000)))  # 3000 values in 65536 hash slots: collisions
     distinct, ids, first = many.codes(1)
-    assert calls == [2, 3000] and distinct == [f"v{i}" for i in range(3000)] and ids.tolist() == list(range(3000))
+    assert calls == [2, 2, 3000] and distinct == [f"v{i}" for i in range(3000)] and ids.tolist() == list(range(3000))
 
 
 def test_label_counts_added_up_in_parts_and_past_127_types_equal_the_reference(monkeypatch):

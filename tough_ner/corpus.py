@@ -188,7 +188,7 @@ class Table:
         problems, tag_codes = [], {}
         for k, c in enumerate(indices):
             if k >= tags_from:
-                distinct, ids, first = self.codes(c)
+                distinct, ids, first = self.codes(c, None if codes else flat[k])
                 tag_codes[k] = distinct, ids
                 problems.append(self._first_bad_tag(distinct, first, c))
         problems = [problem for problem in problems if problem]
@@ -219,11 +219,11 @@ class Table:
         chosen = np.take(keep, self._fields_upto) | self._gap  # a byte of a wanted field, or whitespace
         return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
 
-    def codes(self, c: int) -> Tuple[list, np.ndarray, np.ndarray]:
+    def codes(self, c: int, strings: Optional[List[str]] = None) -> Tuple[list, np.ndarray, np.ndarray]:
         """Column ``c`` as ``factorize`` gives it (distinct values in first-occurrence order,
         each line's index among them, where each first occurs), found on the bytes when every
         value has at most 16 bytes (the usual tags): a string is made per distinct value, not
-        per line."""
+        per line.  Otherwise from the column's strings (``strings`` when the caller has them)."""
         if not len(self):
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         starts, ends, words = self._fields
@@ -231,7 +231,7 @@ class Table:
         begin = starts[field]
         length = ends[field] - begin
         if length.max() > 16:
-            return factorize(self._strings([c])[0])
+            return factorize(self._strings([c])[0] if strings is None else strings)
         low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
         high = words[begin + 8] & _LOW_BYTES[np.clip(length - 8, 0, 8)]
         # Distinct values by a 16-bit hash (numpy sorts 16-bit keys in linear time); each
@@ -241,7 +241,7 @@ class Table:
                                       return_inverse=True)
         if not ((low[first][inverse] == low) & (high[first][inverse] == high)
                 & (length[first][inverse] == length)).all():
-            return factorize(self._strings([c])[0])
+            return factorize(self._strings([c])[0] if strings is None else strings)
         order = np.argsort(first)  # first-occurrence order
         rank = np.empty(len(order), dtype=np.int64)
         rank[order] = np.arange(len(order))
