@@ -269,13 +269,13 @@ def test_quote_cuts_at_200_characters():
     assert quote("x" * 200) == repr("x" * 200) and quote("x" * 201) == repr("x" * 200) + "…"
 
 
-def test_table_keeps_each_tag_column_factorized():
+def test_table_gives_columns_as_strings_or_factorized():
     from tough_ner.corpus import scan
 
-    table = scan("a B-X\nb O\n\nc B-X\n")
-    assert table.columns([0, 1]) == [["a", "b", "c"], ["B-X", "O", "B-X"]]
-    tokens, (distinct, ids) = table.columns([0, 1], codes=True)  # the tag column only (the second chosen on)
-    assert tokens == ["a", "b", "c"] and distinct == ["B-X", "O"] and ids.tolist() == [0, 1, 0]
+    table = scan("a B-X\nb O\n\na B-X\n")
+    assert table.columns([0, 1]) == [["a", "b", "a"], ["B-X", "O", "B-X"]]
+    (tokens, token_ids), (tags, tag_ids) = table.columns([0, 1], codes=True)
+    assert (tokens, token_ids.tolist(), tags, tag_ids.tolist()) == (["a", "b"], [0, 1, 0], ["B-X", "O"], [0, 1, 0])
 
 
 def test_fields_split_only_at_space_and_tab_whatever_else_a_token_holds():

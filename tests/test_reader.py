@@ -166,7 +166,7 @@ def test_numpy_span_decoding_equals_schemes_decode(sentences):
 
 
 VALUE_CHARS = st.sampled_from(list("BIO-XYé") + ["\x00", "\u3000", "\r"])
-VALUES = st.text(VALUE_CHARS, min_size=1, max_size=20).filter(lambda v: not v.endswith("\r"))  # "\r\n" ends a line
+VALUES = st.text(VALUE_CHARS, min_size=1, max_size=30).filter(lambda v: not v.endswith("\r"))  # "\r\n" ends a line
 
 
 @settings(max_examples=300, deadline=None)
@@ -175,13 +175,25 @@ def test_column_codes_from_bytes_equal_factorize_of_the_strings(rows, docstart):
     text = ("-DOCSTART- x\n\n" if docstart else "") + "".join(f"{a} {b}\n" + "\n" * (i % 3 == 0)
                                                               for i, (a, b) in enumerate(rows))
     table = scan(text)
-    for c in (0, 1):
-        distinct, ids, first = table.codes(c)
+    for c, few in ((0, False), (0, True), (1, False), (1, True)):
+        distinct, ids, first = table.codes(c, few=few)
         expected = factorize(table.columns([c], tags_from=1)[0])
         assert (distinct, ids.tolist(), first.tolist()) == (expected[0], expected[1].tolist(), expected[2].tolist())
 
 
-def test_column_codes_take_the_bytes_unless_a_value_is_long_or_two_values_share_a_hash(monkeypatch):
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 2 ** 64 - 1), min_size=1, max_size=8), st.lists(st.integers(0, 7), max_size=200),
+       st.integers(1, 4))
+def test_groups_of_keys_equal_factorize_of_their_top_digits(values, picks, digits):
+    from tough_ner.corpus import _groups
+
+    key = np.array([values[i % len(values)] for i in picks] or values, dtype=np.uint64)
+    first, inverse = _groups(key, digits)
+    _, ids, expected_first = factorize((key >> np.uint64(64 - 16 * digits)).tolist())
+    assert first.tolist() == expected_first.tolist() and inverse.tolist() == ids.tolist()
+
+
+def test_column_codes_take_the_bytes_unless_most_values_are_long_or_two_values_share_a_key(monkeypatch):
     from tough_ner import corpus
 
     def strings_path(values):
@@ -192,16 +204,32 @@ def test_column_codes_take_the_bytes_unless_a_value_is_long_or_two_values_share_
     calls = []
     short = scan("a B-PER\nb O\nc I-geo-loc\nd B-PER\n\ne O\n")
     assert short.columns([0, 1], codes=True)[1][0] == ["B-PER", "O", "I-geo-loc"] and calls == []
-    long = scan("a B-WORK_OF_ART_LONG\nb O\n")  # 19 bytes: more than two words
+    # a few values over 16 bytes are keyed by their strings; sharing their first 16 bytes does not merge them
+    mixed = scan("".join(f"w{i % 5} O\n" for i in range(20)) + "abcdefghijklmnopQ O\nabcdefghijklmnopR O\n")
+    distinct, ids, _ = mixed.codes(0)
+    assert distinct == [f"w{i}" for i in range(5)] + ["abcdefghijklmnopQ", "abcdefghijklmnopR"] and calls == []
+    assert ids.tolist() == [i % 5 for i in range(20)] + [5, 6]
+    long = scan("a B-WORK_OF_ART_LONG\nb O\n")  # half the values over 16 bytes: a string per line is cheaper
     assert long.codes(1)[0] == ["B-WORK_OF_ART_LONG", "O"] and calls == [2]
     split = []
     monkeypatch.setattr(corpus.Table, "_strings", lambda self, indices, real=corpus.Table._strings:
                         split.append(list(indices)) or real(self, indices))
     assert long.columns([0, 1]) == [["a", "b"], ["B-WORK_OF_ART_LONG", "O"]]
     assert split == [[0, 1]] and calls == [2, 2]  # the strings read are factorized, not split again
-    many = scan("".join(f"t v{i}\n" for i in range(3000)))  # 3000 values in 65536 hash slots: collisions
-    distinct, ids, first = many.codes(1)
-    assert calls == [2, 2, 3000] and distinct == [f"v{i}" for i in range(3000)] and ids.tolist() == list(range(3000))
+    many = scan("".join(f"t v{i}\n" for i in range(3000)))  # 3000 values in 65536 slots of a tag's first key
+    distinct, ids, first = many.codes(1, few=True)
+    assert calls == [2, 2] and distinct == [f"v{i}" for i in range(3000)] and ids.tolist() == list(range(3000))
+    # every key alike: the check against each key's first value sends the column to its strings
+    monkeypatch.setattr(corpus, "_MIX", np.zeros(3, dtype=np.uint64))
+    monkeypatch.setattr(corpus, "hash", lambda value: 1 << 40, raising=False)
+    assert mixed.codes(0, few=True)[0] == distinct_of(mixed) and calls == [2, 2, 22]
+    # long values alike in their first 16 bytes and length: their strings tell them apart
+    alike = scan("x b\n" * 30 + "x abcdefghijklmnopQ\nx abcdefghijklmnopR\nx abcdefghijklmnopQ\n")
+    assert alike.codes(1)[1].tolist() == [0] * 30 + [1, 2, 1] and calls == [2, 2, 22, 33]
+
+
+def distinct_of(table):
+    return factorize(table.columns([0], tags_from=1)[0])[0]
 
 
 def test_label_counts_added_up_in_parts_and_past_127_types_equal_the_reference(monkeypatch):

@@ -179,24 +179,24 @@ class Table:
 
     def columns(self, indices: Sequence[int], tags_from: int = 1, codes: bool = False) -> list:
         """Columns ``indices`` (0 <= c < width) of every token line, those from the
-        ``tags_from``-th on checked to hold tags; with ``codes`` these come as ``(distinct
-        values, ids)`` (``Table.codes``) instead of a string per line.  The error is that of the
-        first bad line in file order: a value that is not a tag (the first such column on a
-        tie) or a ragged line."""
-        named = list(indices[:tags_from]) if codes else list(indices)
-        flat = self._strings(named)
-        problems, tag_codes = [], {}
+        ``tags_from``-th on checked to hold tags; with ``codes`` every column comes as
+        ``(distinct values, ids)`` (``Table.codes``) instead of a string per line.  The error is
+        that of the first bad line in file order: a value that is not a tag (the first such
+        column on a tie) or a ragged line."""
+        flat = [] if codes else self._strings(list(indices))
+        problems, coded = [], []
         for k, c in enumerate(indices):
-            if k >= tags_from:
-                distinct, ids, first = self.codes(c, None if codes else flat[k])
-                tag_codes[k] = distinct, ids
-                problems.append(self._first_bad_tag(distinct, first, c))
+            if k >= tags_from or codes:
+                distinct, ids, first = self.codes(c, None if codes else flat[k], few=k >= tags_from)
+                coded.append((distinct, ids))
+                if k >= tags_from:
+                    problems.append(self._first_bad_tag(distinct, first, c))
         problems = [problem for problem in problems if problem]
         if self.ragged is not None:
             problems.append(self.ragged)
         if problems:
             raise min(problems, key=lambda problem: problem[0])[1]
-        return flat + [tag_codes[k] for k in range(len(named), len(indices))]
+        return coded if codes else flat
 
     def _strings(self, indices: List[int]) -> List[List[str]]:
         """Columns ``indices`` as lists of strings (unchecked)."""
@@ -219,37 +219,55 @@ class Table:
         chosen = np.take(keep, self._fields_upto) | self._gap  # a byte of a wanted field, or whitespace
         return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
 
-    def codes(self, c: int, strings: Optional[List[str]] = None) -> Tuple[list, np.ndarray, np.ndarray]:
+    def codes(self, c: int, strings: Optional[List[str]] = None, few: bool = False) -> Tuple[list, np.ndarray,
+                                                                                             np.ndarray]:
         """Column ``c`` as ``factorize`` gives it (distinct values in first-occurrence order,
-        each line's index among them, where each first occurs), found on the bytes when every
-        value has at most 16 bytes (the usual tags): a string is made per distinct value, not
-        per line.  Otherwise from the column's strings (``strings`` when the caller has them)."""
+        each line's index among them, where each first occurs), found on the bytes: a string is
+        made per distinct value, not per line.  Values of at most 16 bytes (most tokens, every
+        usual tag) are keyed by their bytes, longer ones by their string's hash; every line is
+        then checked against its key's first line, so a collision falls back to strings, as does
+        a column of mostly long values.  The key is 32 bits (16 with ``few``: few distinct values
+        expected, as of tags), 48 after a collision.  ``strings``: the column's strings when
+        the caller has them."""
         if not len(self):
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         starts, ends, words = self._fields
         field = self._first + c
         begin = starts[field]
         length = ends[field] - begin
-        if length.max() > 16:
+        long = np.flatnonzero(length > 16)
+        if 8 * len(long) > len(length):  # mostly long values: a string per line costs less
             return factorize(self._strings([c])[0] if strings is None else strings)
         low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
-        high = words[begin + 8] & _LOW_BYTES[np.clip(length - 8, 0, 8)]
-        # Distinct values by a 16-bit hash (numpy sorts 16-bit keys in linear time); each
-        # value is checked against its hash's first value, so a collision falls back to strings.
-        mixed = low * _MIX[0] ^ high * _MIX[1] ^ length.astype(np.uint64) * _MIX[2]
-        _, first, inverse = np.unique((mixed >> np.uint64(48)).astype(np.uint16), return_index=True,
-                                      return_inverse=True)
-        if not ((low[first][inverse] == low) & (high[first][inverse] == high)
-                & (length[first][inverse] == length)).all():
-            return factorize(self._strings([c])[0] if strings is None else strings)
-        order = np.argsort(first)  # first-occurrence order
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        first = first[order]
-        raw = self._raw
-        distinct = [raw[b:b + n].tobytes().decode("utf-8", "surrogatepass")
-                    for b, n in zip(begin[first].tolist(), length[first].tolist())]
-        return distinct, rank[inverse], first
+        high = np.zeros(len(begin), dtype=np.uint64)
+        over = np.flatnonzero(length > 8)  # the second word only where there is one (few tags, some tokens)
+        high[over] = words[begin[over] + 8] & _LOW_BYTES[np.minimum(length[over] - 8, 8)]
+        key = low * _MIX[0] ^ high * _MIX[1] ^ length.astype(np.uint64) * _MIX[2]
+        if len(long):
+            long_values = ([strings[i] for i in long.tolist()] if strings is not None
+                           else self._decoded(begin[long], length[long]))
+            key[long] = np.fromiter(map(hash, long_values), dtype=np.int64, count=len(long)).view(np.uint64)
+            value_at = dict(zip(long.tolist(), long_values))
+        for digits in (1, 3) if few else (2, 3):  # a short key first; on a collision, a longer one
+            first, inverse = _groups(key, digits)
+            same = ((low[first][inverse] == low).all() and (length[first][inverse] == length).all()
+                    and (not len(over) or (high[first][inverse] == high).all()))
+            if same and len(long):  # a long value's words are its first 16 bytes only: compare the strings
+                same = all(map(str.__eq__, map(value_at.__getitem__, first[inverse[long]].tolist()), long_values))
+            if same:
+                return self._decoded(begin[first], length[first]), inverse, first
+        return factorize(self._strings([c])[0] if strings is None else strings)
+
+    def _decoded(self, begin: np.ndarray, length: np.ndarray) -> List[str]:
+        """The fields at byte offsets ``begin`` of ``length`` bytes, as strings: their bytes
+        joined by newlines (never inside a field) and decoded at once."""
+        if not len(begin):
+            return []
+        stop = np.cumsum(length + 1)  # each field, then its newline
+        where = np.arange(int(stop[-1])) - np.repeat(stop - length - 1 - begin, length + 1)
+        joined = self._raw.take(where, mode="clip")  # a field's newline slot may lie past the text's end
+        joined[stop - 1] = 10
+        return joined.tobytes().decode("utf-8", "surrogatepass").split("\n")[:-1]
 
     @cached_property
     def _fields(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -303,6 +321,27 @@ def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarra
 _DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
 _LOW_BYTES = np.array([(1 << 8 * n) - 1 for n in range(9)], dtype=np.uint64)  # the n low bytes of a word
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)  # odd multipliers
+
+
+def _groups(key: np.ndarray, digits: int) -> Tuple[np.ndarray, np.ndarray]:
+    """Where each distinct value of ``key`` (uint64) first occurs, in that order, and each
+    element's index among them; distinct by the top ``digits`` 16-bit digits only (callers
+    check the values).  Sorted digit by digit by stable sorts, linear in time on 16 bits."""
+    shift = np.uint64(64 - 16 * digits)
+    order = None
+    for k in range(digits):  # lowest digit first
+        digit = (key >> np.uint64(shift + 16 * k)).astype(np.uint16)
+        order = np.argsort(digit, kind="stable") if order is None else order[np.argsort(digit[order], kind="stable")]
+    top = key[order] >> shift
+    starts = np.ones(len(key), dtype=bool)  # a new value begins here in sorted order
+    np.not_equal(top[1:], top[:-1], out=starts[1:])
+    first = order[starts]  # a stable sort puts each value's first place first
+    is_first = np.zeros(len(key), dtype=bool)
+    is_first[first] = True
+    rank = np.cumsum(is_first) - 1  # at a first place: its value's rank in first-occurrence order
+    inverse = np.empty(len(key), dtype=np.int64)
+    inverse[order] = rank[first][np.cumsum(starts) - 1]
+    return np.flatnonzero(is_first), inverse
 
 
 def _split(text: str) -> List[str]:

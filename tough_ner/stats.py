@@ -130,8 +130,8 @@ class TrainStats:
                 if not len(table) and table.ragged is None:
                     continue
                 width = table.width
-                tokens, tag_codes = table.columns([0, width - 1], codes=True)
-                builder.add(tokens, None, table.starts, tag_codes=tag_codes)
+                token_codes, tag_codes = table.columns([0, width - 1], codes=True)
+                builder.add(token_codes, None, table.starts, tag_codes=tag_codes)
         return builder.stats()
 
     @classmethod
@@ -577,31 +577,35 @@ class _Builder:
         self.label_ids: List[np.ndarray] = []  # each token's label column; counted once, in stats()
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
-    def add(self, tokens: List[str], tags: Optional[list], starts: np.ndarray, first: int = 0,
+    def add(self, tokens, tags: Optional[list], starts: np.ndarray, first: int = 0,
             tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> None:
         """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
-        number the sentences from ``first``.  ``tag_codes``: the tags' distinct values and ids
-        when the reader already has them, checked (``tags`` may then be None).  Vocabulary and
-        tag ids by dict calls in C, spans by numpy (decoded as ``schemes.decode`` does; tests
-        compare them)."""
-        # A token of an earlier piece gets its id; a new one its place here, counted from
-        # n_tokens (above every id so far): where a token is its own first place, it is new,
-        # and the new tokens' ids follow in that order.
+        number the sentences from ``first``.  ``tokens``: a list, or ``(distinct values, ids)``
+        when the reader has them as codes; ``tag_codes``: the tags' codes when the reader has
+        them, checked (``tags`` may then be None).  Vocabulary and tag ids by dict calls in C,
+        spans by numpy (decoded as ``schemes.decode`` does; tests compare them)."""
+        values, local_ids = tokens if isinstance(tokens, tuple) else (tokens, None)
+        n = len(values) if local_ids is None else len(local_ids)
+        # A value met in an earlier piece gets its id; a new one its place here, counted from
+        # n_tokens (above every id so far): where a value is its own first place, it is new,
+        # and the new values' ids follow in that order.
         if self.new_ids is not None:
-            last_tokens, fresh, known = self.new_ids
-            self.index.update(zip(map(last_tokens.__getitem__, fresh.tolist()), count_from(known)))
-        value = np.fromiter(map(self.index.setdefault, tokens, count_from(self.n_tokens)), dtype=np.int64,
-                            count=len(tokens))
+            last_values, fresh, known = self.new_ids
+            self.index.update(zip(map(last_values.__getitem__, fresh.tolist()), count_from(known)))
+        value = np.fromiter(map(self.index.setdefault, values, count_from(self.n_tokens)), dtype=np.int64,
+                            count=len(values))
         local = value - self.n_tokens
-        fresh = np.flatnonzero(local == np.arange(len(tokens)))
+        fresh = np.flatnonzero(local == np.arange(len(values)))
         known = len(self.index) - len(fresh)
-        rank = np.zeros(len(tokens), dtype=np.int32)
+        rank = np.zeros(len(values), dtype=np.int32)
         rank[fresh] = np.arange(known, len(self.index), dtype=np.int32)
         earlier = np.flatnonzero(local < 0)
         local[earlier] = 0
         token_ids = rank[local]
         token_ids[earlier] = value[earlier]
-        self.new_ids = tokens, fresh, known
+        if local_ids is not None:
+            token_ids = token_ids[local_ids]
+        self.new_ids = values, fresh, known
         if tag_codes is not None:
             distinct, tag_ids = tag_codes
         else:
@@ -624,13 +628,13 @@ class _Builder:
         label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed],
                          dtype=np.int8 if len(self.types) < 128 else np.int32)[tag_ids]
         span_starts, span_ends = _spans(prefix, label, starts)
-        texts = list(map(" ".join, map(tokens.__getitem__, map(slice, span_starts.tolist(), span_ends.tolist()))))
+        texts = _joined(values, local_ids, span_starts, span_ends)
         names = np.array(["O"] + list(self.types), dtype=object)
         self.mentions.update(zip(texts, names[label[span_starts]].tolist()))
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
         self.starts.append(starts[1:] + self.n_tokens)
-        self.n_tokens += len(tokens)
+        self.n_tokens += n
 
     def stats(self) -> "TrainStats":
         labels = ["O"] + sorted(self.types)
@@ -647,6 +651,18 @@ class _Builder:
         counts = counts.reshape(len(self.index), width)
         return TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]), dict(self.mentions),
                           token_ids, np.concatenate(self.starts))
+
+
+def _joined(values: list, ids: Optional[np.ndarray], starts: np.ndarray, ends: np.ndarray) -> List[str]:
+    """The texts of the spans ``[starts[k], ends[k])`` of a token list given as ``values``
+    (``ids``: each token's index among them, or None: the values are the tokens)."""
+    if ids is not None:
+        lengths = ends - starts
+        where = np.arange(int(lengths.sum())) + np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
+        values = list(map(values.__getitem__, ids[where].tolist()))  # the spans' tokens, one after the other
+        ends = np.cumsum(lengths)
+        starts = ends - lengths
+    return list(map(" ".join, map(values.__getitem__, map(slice, starts.tolist(), ends.tolist()))))
 
 
 def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
