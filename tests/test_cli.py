@@ -34,6 +34,28 @@ def test_hardeval_command_matches_python(tmp_path, capsys):
     assert lines["n_diff_E"] == str(hardeval(stats, batch, strict=True)["n_diff_E"])
 
 
+def test_the_command_ends_with_its_output_written_and_its_status(tmp_path):
+    """Run as a command, tough-ner ends the process itself (no interpreter teardown): the
+    output is complete in a file and in a pipe closed early, with the command's status."""
+    import sys
+
+    test = read_conll(TEST, n_predictions=2)
+    lines = ["\n".join(f"{t} {g} {p}" for t, g, p in zip(*s)) for s in zip(test.tokens, test.tags, test.predictions[1])]
+    pred = write(tmp_path / "pred.conll", "\n\n".join(lines) + "\n")
+    command = [sys.executable, "-m", "tough_ner.cli", "hardeval", "--train", str(TRAIN), "--test", str(pred)]
+    with open(tmp_path / "out.json", "w") as out:
+        done = subprocess.run(command + ["--json"], stdout=out, stderr=subprocess.PIPE, text=True, timeout=300)
+    expected = hardeval(TrainStats.from_conll(TRAIN), Batch(test.tokens, test.tags, test.predictions[1]))
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads((tmp_path / "out.json").read_text()) == pytest.approx(expected, nan_ok=True)
+    closed = subprocess.Popen(command + ["--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    closed.stdout.close()  # as `| true` does: the output, written as the command ends, has no reader
+    assert (closed.wait(timeout=300), closed.stderr.read()) == (0, b"")
+    bad = subprocess.run(command[:-1] + [str(tmp_path / "missing.conll")], capture_output=True, text=True,
+                         timeout=300)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "missing.conll" in bad.stderr
+
+
 def test_stats_file_then_hardeval_and_describe(tmp_path, capsys):
     assert main(["stats", "--train", str(TRAIN), "--out", str(tmp_path / "s.npz")]) == 0
     assert TrainStats.load(tmp_path / "s.npz") == TrainStats.from_conll(TRAIN)

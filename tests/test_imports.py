@@ -111,29 +111,34 @@ def _run(code: str) -> str:
     return _python(code).stdout.strip()
 
 
-AS_COMMAND = """import gc, io, os, runpy, sys
+AS_COMMAND = """import atexit, gc, io, os, runpy, sys
 from contextlib import redirect_stdout
 collections = []
 gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
 sys.argv = [sys.argv[1], "explain", "ter_unseen"]
+
+
+@atexit.register  # the command ends the process itself, after the exit handlers
+def report():
+    threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else "?"
+    print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, gc.get_freeze_count() > 0, gc.isenabled(),
+          len(collections), file=sys.stderr)
+
+
 with redirect_stdout(io.StringIO()):
     if sys.argv[0] == "-m":
-        try:
-            runpy.run_module("tough_ner.cli", run_name="__main__")
-        except SystemExit:
-            pass
+        runpy.run_module("tough_ner.cli", run_name="__main__")
     else:
         import tough_ner.cli
         tough_ner.cli.main(sys.argv[1:])
-import numpy
-threads = len(os.listdir("/proc/self/task")) if os.path.isdir("/proc/self/task") else "?"
-print(os.environ.get("OPENBLAS_NUM_THREADS"), threads, gc.get_freeze_count() > 0, gc.isenabled(), len(collections),
-      file=sys.stderr)
+print("returned", file=sys.stderr)
 """
 
 
 def _as_command(argv0: str, **env) -> str:
-    return _python(AS_COMMAND, argv0, **env).stderr.strip().splitlines()[-1]
+    """The state ``AS_COMMAND`` reports as the process ends, and whether ``main`` returned."""
+    lines = _python(AS_COMMAND, argv0, **env).stderr.strip().splitlines()
+    return lines[-1] + (" returned" if "returned" in lines else " exited")
 
 
 def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_does_not():
@@ -143,15 +148,16 @@ def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_
     effect); a value the user set wins.  The command pauses the collector while numpy, the
     package and argparse load (their ~100k objects are no garbage: a program importing the
     same made ~35 collections, the command ~3 before it paused), enables it for the run, and
-    freezes it as it ends (no last full collection).  A program that imports it and calls
-    ``main`` keeps its environment and its collector."""
+    freezes it as it ends (no last full collection), then ends the process once the exit
+    handlers have run (no interpreter teardown).  A program that imports it and calls
+    ``main`` keeps its environment and its collector, and gets the exit status back."""
     one = "1 1 True True" if os.path.isdir("/proc/self/task") else "1 ? True True"
     for argv0 in ("-m", "/venv/bin/tough-ner"):
-        *state, collections = _as_command(argv0).split()
-        assert " ".join(state) == one and int(collections) < 10
+        *state, collections, end = _as_command(argv0).split()
+        assert " ".join(state) == one and int(collections) < 10 and end == "exited"
     assert _as_command("-m", OPENBLAS_NUM_THREADS="2").split()[0] == "2"
-    openblas, _, frozen, enabled, collections = _as_command("my_program.py").split()
-    assert [openblas, frozen, enabled] == ["None", "False", "True"] and int(collections) > 20
+    openblas, _, frozen, enabled, collections, end = _as_command("my_program.py").split()
+    assert [openblas, frozen, enabled, end] == ["None", "False", "True", "returned"] and int(collections) > 20
 
 
 def test_submodules_named_like_functions_leave_the_functions_exported():

@@ -172,6 +172,29 @@ def test_shareable_statistics_by_hand():
                             "labels=['O', 'LOC', 'PER'], shareable)")
 
 
+def test_built_statistics_count_their_mentions_when_first_read(tmp_path):
+    """Built from the data, the mentions are kept as spans of the running text and counted
+    on first read (HardEval never reads them); the count and the vocabulary index need no
+    counting, and the result equals the counting done by hand above."""
+    from tough_ner.stats import MentionSpans
+
+    path = write(tmp_path / "train.conll", "".join(
+        "".join(f"{token} {tag}\n" for token, tag in zip(tokens, tags)) + "\n"
+        for tokens, tags in zip(HAND_TOKENS, HAND_TAGS)))
+    for stats in (TrainStats.from_lists(HAND_TOKENS, HAND_TAGS), TrainStats.from_conll(path)):
+        assert "mentions" not in stats.__dict__ and stats.n_mentions == 5 and "mentions" not in stats.__dict__
+        assert stats.ids(["MET", "Bo"]).tolist() == [5, 0] and stats.token_index == {
+            token: i for i, token in enumerate(stats.vocab)}
+        assert list(stats.mentions.items()) == [(("Bo Lee", "PER"), 2), (("Bo", "LOC"), 1), (("Bo", "PER"), 1),
+                                                (("bo", "LOC"), 1)]
+        assert stats == TrainStats(stats.vocab, stats.labels, stats.label_counts, dict(stats.mentions),
+                                   stats.token_ids, stats.sentence_starts)
+    spans = MentionSpans(np.array([0]), np.array([2]), np.array([2]))
+    with pytest.raises(TypeError, match="mention spans need the running text"):
+        TrainStats(stats.vocab, stats.labels, stats.label_counts, spans, n_sentences=4, mention_occurrences={},
+                   lower_occurrences={})
+
+
 def test_constructor_needs_either_the_text_or_the_three_shareable_parts():
     stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
     parts = (stats.vocab, stats.labels, stats.label_counts, stats.mentions)

@@ -169,10 +169,11 @@ class Table:
     the table there, its error kept for ``columns`` (which reports the first bad line).
     """
 
-    def __init__(self, name, text, raw, gap, fields_upto, first, lines, ends, documents, width, ragged):
+    def __init__(self, name, text, raw, field_starts, field_ends, first, lines, ends, documents, width, ragged):
         self.name, self.lines, self.ends, self.documents, self.width = name, lines, ends, documents, width
         self.ragged = ragged  # (line, error) of a ragged line after the token lines kept, or None
-        self._text, self._raw, self._gap, self._fields_upto, self._first = text, raw, gap, fields_upto, first
+        self._text, self._raw, self._first = text, raw, first  # first: each token line's first field
+        self._field_starts, self._field_ends = field_starts, field_ends  # every field's bytes [start, end)
 
     def __len__(self) -> int:
         return len(self._first)
@@ -200,24 +201,15 @@ class Table:
 
     def _strings(self, indices: List[int]) -> List[List[str]]:
         """Columns ``indices`` as lists of strings (unchecked)."""
-        if not indices:
-            return []
-        wanted = sorted(set(indices))
-        fields = _split(self._fields_of(wanted))
-        if len(fields) != len(wanted) * len(self):
-            raise AssertionError(f"{self.name}: {len(fields)} fields for {len(self)} lines of {len(wanted)} columns")
-        return [fields[wanted.index(c)::len(wanted)] for c in indices]
-
-    def _fields_of(self, wanted: List[int]) -> str:
-        """The text with only the fields of columns ``wanted`` of the token lines (whitespace
-        kept): splitting it makes no string that is not needed."""
-        n_fields = int(self._fields_upto[-1]) if len(self._fields_upto) else 0
-        if len(wanted) * len(self) == n_fields:  # every field is wanted
-            return self._text
-        keep = np.zeros(n_fields + 1, dtype=bool)  # keep[f + 1]: field f is wanted (keep[0]: no field yet)
-        keep[(self._first[:, None] + np.array(wanted, dtype=np.int64)[None, :]).ravel() + 1] = True
-        chosen = np.take(keep, self._fields_upto) | self._gap  # a byte of a wanted field, or whitespace
-        return self._raw[chosen].tobytes().decode("utf-8", "surrogatepass")
+        if len(set(indices)) * len(self) == len(self._field_starts):  # every field is wanted: split the text
+            fields = _split(self._text)
+            if len(fields) != len(self._field_starts):
+                raise AssertionError(f"{self.name}: {len(fields)} fields where the bytes hold "
+                                     f"{len(self._field_starts)}")
+            wanted = sorted(set(indices))
+            return [fields[wanted.index(c)::len(wanted)] for c in indices]
+        return [self._decoded(self._field_starts[self._first + c], self._field_ends[self._first + c])
+                for c in indices]
 
     def codes(self, c: int, strings: Optional[List[str]] = None, few: bool = False) -> Tuple[list, np.ndarray,
                                                                                              np.ndarray]:
@@ -231,10 +223,10 @@ class Table:
         the caller has them."""
         if not len(self):
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        starts, ends, words = self._fields
         field = self._first + c
-        begin = starts[field]
-        length = ends[field] - begin
+        begin = self._field_starts[field]
+        length = self._field_ends[field] - begin
+        words = self._words
         long = np.flatnonzero(length > 16)
         if 8 * len(long) > len(length):  # mostly long values: a string per line costs less
             return factorize(self._strings([c])[0] if strings is None else strings)
@@ -245,7 +237,7 @@ class Table:
         key = low * _MIX[0] ^ high * _MIX[1] ^ length.astype(np.uint64) * _MIX[2]
         if len(long):
             long_values = ([strings[i] for i in long.tolist()] if strings is not None
-                           else self._decoded(begin[long], length[long]))
+                           else self._decoded(begin[long], begin[long] + length[long]))
             key[long] = np.fromiter(map(hash, long_values), dtype=np.int64, count=len(long)).view(np.uint64)
             value_at = dict(zip(long.tolist(), long_values))
         for digits in (1, 3) if few else (2, 3):  # a short key first; on a collision, a longer one
@@ -255,32 +247,26 @@ class Table:
             if same and len(long):  # a long value's words are its first 16 bytes only: compare the strings
                 same = all(map(str.__eq__, map(value_at.__getitem__, first[inverse[long]].tolist()), long_values))
             if same:
-                return self._decoded(begin[first], length[first]), inverse, first
+                return self._decoded(begin[first], begin[first] + length[first]), inverse, first
         return factorize(self._strings([c])[0] if strings is None else strings)
 
-    def _decoded(self, begin: np.ndarray, length: np.ndarray) -> List[str]:
-        """The fields at byte offsets ``begin`` of ``length`` bytes, as strings: their bytes
-        joined by newlines (never inside a field) and decoded at once."""
-        if not len(begin):
+    def _decoded(self, starts: np.ndarray, ends: np.ndarray) -> List[str]:
+        """The fields of bytes ``[starts[k], ends[k])`` as strings: their bytes joined by
+        newlines (never inside a field) and decoded at once."""
+        if not len(starts):
             return []
+        length = ends - starts
         stop = np.cumsum(length + 1)  # each field, then its newline
-        where = np.arange(int(stop[-1])) - np.repeat(stop - length - 1 - begin, length + 1)
+        where = np.arange(int(stop[-1])) - np.repeat(stop - length - 1 - starts, length + 1)
         joined = self._raw.take(where, mode="clip")  # a field's newline slot may lie past the text's end
         joined[stop - 1] = 10
         return joined.tobytes().decode("utf-8", "surrogatepass").split("\n")[:-1]
 
     @cached_property
-    def _fields(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Every field's first byte and end (exclusive), and the text's bytes as little-endian
-        words at every offset (16 zero bytes after the end), shared by the tag columns."""
-        gap = self._gap
-        start, end = ~gap, ~gap
-        start[1:] &= gap[:-1]  # a field's first byte
-        end[:-1] &= gap[1:]  # a field's last byte
+    def _words(self) -> np.ndarray:
+        """The text's bytes as little-endian 8-byte words at every offset (zeros after the end)."""
         padded = np.concatenate((self._raw, np.zeros(16, dtype=np.uint8)))
-        words = np.ndarray((len(self._raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
-        offset = np.int32 if len(padded) < 2 ** 31 else np.int64
-        return np.flatnonzero(start).astype(offset), (np.flatnonzero(end) + 1).astype(offset), words
+        return np.ndarray((len(self._raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
 
     def _first_bad_tag(self, distinct: list, first: np.ndarray, c: int):
         """(line, error) of the first value of column ``c`` that is not a tag, or None
@@ -361,16 +347,17 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
         text = text.replace("\r\n", "\n")
     raw = np.frombuffer(text.encode("utf-8", "surrogatepass"), dtype=np.uint8)
     newline = raw == 10
-    gap = newline | (raw == 32) | (raw == 9)
-    start = ~gap
-    start[1:] &= gap[:-1]  # a field starts after whitespace, or at the beginning
-    fields_upto = np.cumsum(start, dtype=np.int32 if len(raw) < 2 ** 31 else np.int64)  # fields begun so far
+    inside = np.zeros(len(raw) + 2, dtype=bool)  # inside[i + 1]: byte i belongs to a field
+    np.logical_not(newline | (raw == 32) | (raw == 9), out=inside[1:-1])
+    edges = np.flatnonzero(inside[1:] != inside[:-1])  # a field's first byte, then its end, field after field
+    field_starts, field_ends = edges[0::2], edges[1::2]
     line_ends = np.flatnonzero(newline)
-    n_fields = int(fields_upto[-1]) if len(raw) else 0
-    bounds = np.concatenate(([0], fields_upto[line_ends], [n_fields])).astype(np.int64)
+    begins = inside[1:-1] & ~inside[:-2]  # a field's first byte
+    fields_upto = np.cumsum(begins, dtype=np.int32 if len(raw) < 2 ** 31 else np.int64)  # fields begun so far
+    bounds = np.concatenate(([0], fields_upto[line_ends], [len(field_starts)])).astype(np.int64)
     first, counts = bounds[:-1], np.diff(bounds)  # per line: index of its first field, number of fields
     token = counts > 0
-    docstart = _docstart_lines(raw, gap, start, fields_upto, line_ends, first)
+    docstart = _docstart_lines(raw, field_starts, field_ends, line_ends, first)
     token[docstart] = False
     token_lines = np.flatnonzero(token)
     table_width, ragged = _check_widths(name, text, line_ends, counts, token_lines, lines_before, width)
@@ -388,22 +375,18 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
         group = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
         # a document index counts the groups that hold a sentence
         documents = np.concatenate(([0], np.cumsum(np.diff(group) != 0)))[:len(ends)].tolist()
-    return Table(name, text, raw, gap, fields_upto, first[token_lines], token_lines + 1 + lines_before, ends,
-                 documents, table_width, ragged)
+    return Table(name, text, raw, field_starts, field_ends, first[token_lines], token_lines + 1 + lines_before,
+                 ends, documents, table_width, ragged)
 
 
-def _docstart_lines(raw, gap, start, fields_upto, line_ends, first) -> np.ndarray:
+def _docstart_lines(raw, field_starts, field_ends, line_ends, first) -> np.ndarray:
     """Lines whose first field is ``-DOCSTART-``."""
-    where = np.flatnonzero(start & (raw == 45))  # fields starting with "-" (few)
     n = len(_DOCSTART)
-    where = where[where + n <= len(raw)]
+    where = np.flatnonzero((field_ends - field_starts == n) & (raw[field_starts] == 45))  # "-" and 10 bytes (few)
     if len(where):
-        match = (raw[where[:, None] + np.arange(n)] == _DOCSTART).all(axis=1)
-        after = where + n
-        match &= (after == len(raw)) | gap[np.minimum(after, len(raw) - 1)]
-        where = where[match]
-    line = np.searchsorted(line_ends, where)  # the line of each
-    return line[first[line] == fields_upto[where] - 1]  # only a line's first field counts
+        where = where[(raw[field_starts[where, None] + np.arange(n)] == _DOCSTART).all(axis=1)]
+    line = np.searchsorted(line_ends, field_starts[where])  # the line of each
+    return line[first[line] == where]  # only a line's first field counts
 
 
 def _line_text(text: str, line_ends: np.ndarray, line: int) -> str:

@@ -23,11 +23,12 @@ from collections import Counter
 from functools import cached_property
 from itertools import chain, count as count_from, repeat
 from operator import itemgetter
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from ._util import no_gc, write_atomic
+from .batch import span_positions
 from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, quote, read_pieces,
                      factorize, scan, source_name, tag_names)
 from .schemes import check_sentence, decode, parse_label
@@ -39,7 +40,7 @@ _META = "meta.json"
 # (about 12 bytes per byte of text) stay near 3 MB, so each piece reuses the memory the one
 # before freed; with 4 MB pieces a fresh process faulted in ~9k more pages for CoNLL-2003
 # train (~20 ms of system time), against ~0.5 ms of per-piece work for its 13 pieces.
-PIECE_BYTES = 2 ** 18
+PIECE_BYTES = 2 ** 19
 _PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 _COUNTED_AT_ONCE = 2 ** 22  # tokens whose label counts one bincount adds (its keys: 32 MB)
 
@@ -51,7 +52,8 @@ class TrainStats:
         vocab: token strings; a token's id is its index (first-occurrence order).
         labels: ``"O"`` then the entity types, sorted; the columns of ``label_counts``.
         label_counts: ``int64 [len(vocab), len(labels)]`` occurrences of each token with each label.
-        mentions: ``{(text, type): count}`` of training mentions (text = tokens joined by spaces).
+        mentions: ``{(text, type): count}`` of training mentions (text = tokens joined by spaces),
+            first-seen order; statistics built from the data count them when first read.
         token_ids: ``int32`` ids of all training tokens, sentences concatenated.
         sentence_starts: ``int64`` start of each sentence in ``token_ids``, plus the total.
         shareable: True when the two above are absent (a shareable file: module docstring);
@@ -59,21 +61,28 @@ class TrainStats:
     """
 
     def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
-                 mentions: Dict[Tuple[str, str], int], token_ids: Optional[np.ndarray] = None,
+                 mentions: Union[Dict[Tuple[str, str], int], "MentionSpans"], token_ids: Optional[np.ndarray] = None,
                  sentence_starts: Optional[np.ndarray] = None, *, n_sentences: Optional[int] = None,
                  mention_occurrences: Optional[Dict[str, int]] = None,
                  lower_occurrences: Optional[Dict[str, int]] = None):
         """Full statistics take ``token_ids`` and ``sentence_starts``; shareable ones (no
         running text) take instead ``n_sentences`` and the occurrence tables of the training
-        mention texts, as written and lowercased (``{text: occurrences}``)."""
-        unknown = set(map(itemgetter(1), mentions)).difference(labels[1:])
-        if unknown:  # every mention is typed with one of the labels, as any built or loaded statistics are
-            raise ValueError(f"mentions typed {sorted(unknown)[:5]} but the labels are {labels}: "
-                             "inconsistent statistics")
+        mention texts, as written and lowercased (``{text: occurrences}``).
+        ``mentions`` may be the ``MentionSpans`` of the running text instead (full statistics):
+        counted when first read (HardEval, for one, never reads them)."""
+        if isinstance(mentions, MentionSpans):
+            if token_ids is None:
+                raise TypeError("mention spans need the running text (token_ids)")
+            self._mention_spans = mentions
+        else:
+            unknown = set(map(itemgetter(1), mentions)).difference(labels[1:])
+            if unknown:  # every mention is typed with one of the labels, as any built or loaded statistics are
+                raise ValueError(f"mentions typed {sorted(unknown)[:5]} but the labels are {labels}: "
+                                 "inconsistent statistics")
+            self.mentions = mentions
         self.vocab = vocab
         self.labels = labels
         self.label_counts = label_counts
-        self.mentions = mentions
         self.shareable = token_ids is None
         if self.shareable:
             if sentence_starts is not None or n_sentences is None or mention_occurrences is None \
@@ -91,8 +100,18 @@ class TrainStats:
             self._n_tokens = int(sentence_starts[-1])
         if self._n_tokens == 0:  # every method would divide by nothing later, far from the cause
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
-        self.token_index = dict(zip(vocab, range(len(vocab))))
         self.label_index = {label: i for i, label in enumerate(labels)}
+
+    @cached_property
+    def token_index(self) -> Dict[str, int]:
+        """``{token: id}`` (a builder that holds it already sets it)."""
+        return dict(zip(self.vocab, range(len(self.vocab))))
+
+    @cached_property
+    def mentions(self) -> Dict[Tuple[str, str], int]:
+        spans = self.__dict__.pop("_mention_spans")
+        texts = _span_texts(self.vocab, self.token_ids, spans.starts, spans.ends)
+        return dict(Counter(zip(texts, np.array(self.labels, dtype=object)[spans.labels].tolist())))
 
     # ---- building -------------------------------------------------------------------
     @classmethod
@@ -258,7 +277,8 @@ class TrainStats:
 
     @cached_property
     def n_mentions(self) -> int:  # once: summing every call grew with the training data
-        return sum(self.mentions.values())
+        spans = self.__dict__.get("_mention_spans")
+        return len(spans.starts) if spans is not None else sum(self.mentions.values())
 
     def ids(self, tokens: Iterable[str]) -> np.ndarray:
         """Vocabulary ids of tokens, -1 for tokens never seen in training."""
@@ -554,6 +574,14 @@ def _batches(dataset, tokens_column: str, tags_column: str, batch_size: int):
         yield batch[tokens_column], batch[tags_column]
 
 
+class MentionSpans(NamedTuple):
+    """The training mentions as spans of the running text, in order: tokens
+    ``[starts[k], ends[k])`` of ``token_ids``, typed ``labels[labels_k]``."""
+    starts: np.ndarray
+    ends: np.ndarray
+    labels: np.ndarray
+
+
 class MentionTable(NamedTuple):
     """Training mention texts (first-seen order): ``rows[text]`` its row; ``counts[row, c]``
     its mentions typed ``labels[c]`` (column 0, "O", is 0); ``totals[row]`` of any type."""
@@ -564,15 +592,15 @@ class MentionTable(NamedTuple):
 
 class _Builder:
     """TrainStats built from flat token and tag lists given piece after piece (``add``): the
-    vocabulary, label counts and mentions are added up as they come, so a piece's lists can
-    be dropped once added; ``stats()`` equals the stats of all pieces' sentences in order."""
+    vocabulary, label ids and mention spans are kept as they come, so a piece's lists can be
+    dropped once added; ``stats()`` equals the stats of all pieces' sentences in order."""
 
     def __init__(self):
         self.index: dict = {}  # token -> id (its rank in first-occurrence order)
         self.new_ids = None  # (the last piece's tokens, where its new ones are, their first id): for the next piece
         self.n_tokens = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
-        self.mentions: Counter = Counter()
+        self.spans: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # mentions: (starts, ends, type ids)
         self.token_ids: List[np.ndarray] = []
         self.label_ids: List[np.ndarray] = []  # each token's label column; counted once, in stats()
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
@@ -589,9 +617,7 @@ class _Builder:
         # A value met in an earlier piece gets its id; a new one its place here, counted from
         # n_tokens (above every id so far): where a value is its own first place, it is new,
         # and the new values' ids follow in that order.
-        if self.new_ids is not None:
-            last_values, fresh, known = self.new_ids
-            self.index.update(zip(map(last_values.__getitem__, fresh.tolist()), count_from(known)))
+        self._settle_ids()
         value = np.fromiter(map(self.index.setdefault, values, count_from(self.n_tokens)), dtype=np.int64,
                             count=len(values))
         local = value - self.n_tokens
@@ -628,9 +654,7 @@ class _Builder:
         label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed],
                          dtype=np.int8 if len(self.types) < 128 else np.int32)[tag_ids]
         span_starts, span_ends = _spans(prefix, label, starts)
-        texts = _joined(values, local_ids, span_starts, span_ends)
-        names = np.array(["O"] + list(self.types), dtype=object)
-        self.mentions.update(zip(texts, names[label[span_starts]].tolist()))
+        self.spans.append((span_starts + self.n_tokens, span_ends + self.n_tokens, label[span_starts]))
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
         self.starts.append(starts[1:] + self.n_tokens)
@@ -649,20 +673,28 @@ class _Builder:
             keys += label_ids[start:start + _COUNTED_AT_ONCE]
             counts += np.bincount(keys, minlength=len(counts))
         counts = counts.reshape(len(self.index), width)
-        return TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]), dict(self.mentions),
-                          token_ids, np.concatenate(self.starts))
+        column = np.argsort(order)  # a type id's column in labels
+        spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
+        stats = TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]),
+                           MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts))
+        self._settle_ids()
+        stats.token_index = self.index
+        return stats
+
+    def _settle_ids(self) -> None:
+        """Give the last piece's new tokens their ids in the index (``add`` left placeholders)."""
+        if self.new_ids is not None:
+            last_values, fresh, known = self.new_ids
+            self.index.update(zip(map(last_values.__getitem__, fresh.tolist()), count_from(known)))
+            self.new_ids = None
 
 
-def _joined(values: list, ids: Optional[np.ndarray], starts: np.ndarray, ends: np.ndarray) -> List[str]:
-    """The texts of the spans ``[starts[k], ends[k])`` of a token list given as ``values``
-    (``ids``: each token's index among them, or None: the values are the tokens)."""
-    if ids is not None:
-        lengths = ends - starts
-        where = np.arange(int(lengths.sum())) + np.repeat(starts - np.cumsum(lengths) + lengths, lengths)
-        values = list(map(values.__getitem__, ids[where].tolist()))  # the spans' tokens, one after the other
-        ends = np.cumsum(lengths)
-        starts = ends - lengths
-    return list(map(" ".join, map(values.__getitem__, map(slice, starts.tolist(), ends.tolist()))))
+def _span_texts(vocab: List[str], token_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[str]:
+    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids."""
+    lengths = ends - starts
+    words = list(map(vocab.__getitem__, token_ids[span_positions(starts, ends)].tolist()))  # one span after another
+    ends = np.cumsum(lengths)
+    return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
 
 
 def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
