@@ -65,22 +65,26 @@ ROWS = {"all": "all", "unseen-I": "unseen_I", "unseen-O": "unseen_O", "unseen-al
 # resident memory of this process image: the rusage ru_maxrss of a child also counts the
 # forked benchmark before exec, /proc/self/status VmHWM only the program itself.
 LAUNCHER = """
-import runpy, sys
-kind, target = sys.argv[1:3]
-sys.argv = [target] + sys.argv[3:]
-try:
-    if kind == "module":
-        runpy.run_module(target, run_name="__main__", alter_sys=True)
-    else:  # as "python script" does: the script's folder first on the path (its own imports)
-        import os
-        sys.path[0] = os.path.dirname(os.path.abspath(target))
-        runpy.run_path(target, run_name="__main__")
-finally:
+import atexit, runpy, sys
+
+
+@atexit.register  # as the process ends (tough-ner ends it itself, after the exit handlers)
+def peak():
     try:
         with open("/proc/self/status") as status:
             sys.stderr.write("\\nVmHWM " + next(l for l in status if l.startswith("VmHWM")).split()[1] + "\\n")
     except (OSError, StopIteration):
         pass
+
+
+kind, target = sys.argv[1:3]
+sys.argv = [target] + sys.argv[3:]
+if kind == "module":
+    runpy.run_module(target, run_name="__main__", alter_sys=True)
+else:  # as "python script" does: the script's folder first on the path (its own imports)
+    import os
+    sys.path[0] = os.path.dirname(os.path.abspath(target))
+    runpy.run_path(target, run_name="__main__")
 """
 
 

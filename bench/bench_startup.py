@@ -20,20 +20,23 @@ from common import Goal, print_table, print_verdicts, quick
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
-import json, resource, runpy, sys
+import atexit, json, resource, runpy, sys
+
+
+@atexit.register  # as the process ends: a command ends it itself, after the exit handlers
+def report():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    # VmHWM, not ru_maxrss: the latter keeps the forking parent's size across exec
+    peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
+    print(json.dumps([usage.ru_utime + usage.ru_stime, peak / 1024]))
+
+
 what = sys.argv[1]
 if what.startswith("cli "):
     sys.argv = ["tough-ner"] + what.split()[1:]
-    try:
-        runpy.run_module("tough_ner.cli", run_name="__main__")
-    except SystemExit:
-        pass
+    runpy.run_module("tough_ner.cli", run_name="__main__")
 elif what:
     __import__(what)
-usage = resource.getrusage(resource.RUSAGE_SELF)
-# VmHWM, not ru_maxrss: the latter keeps the forking parent's size across exec
-peak = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM"))
-print(json.dumps([usage.ru_utime + usage.ru_stime, peak / 1024]))
 """
 
 
