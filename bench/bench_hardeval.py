@@ -22,7 +22,8 @@ Three comparisons, each like for like:
   ``f1_score`` (the fastest peer) and ``classification_report`` on the same in-memory tag lists:
   scoring only, no file reading on either side.
 * reading: statistics from the CoNLL training file (read + build), best CPU time of N runs in
-  this process (the file cached by the OS).
+  this process (the file cached by the OS); built statistics count their mentions when first
+  read, so a second figure adds that counting.
 
 Times are best of N wall seconds unless stated; every goal is judged MET / MISSED on this run.
 """
@@ -177,6 +178,8 @@ def main():
     train = read_conll(train_path)
     test = read_conll(test_path)
     t_read_build, stats = cpu_best(lambda: TrainStats.from_conll(train_path), 7)
+    # the mentions are counted when first read (HardEval never does; TMR and bucket F1 do)
+    t_with_mentions, _ = cpu_best(lambda: TrainStats.from_conll(train_path).mentions, 7)
     t_build, _ = best(lambda: TrainStats.from_corpus(train))
     predictions = memorization(stats, test.tokens)
     t_batch, batch = best(lambda: Batch(test.tokens, test.tags, predictions), 10)
@@ -208,6 +211,7 @@ def main():
     print(f"{DATA}: train {n_tokens} tokens, test {sum(map(len, test.tokens))} tokens; seconds unless stated")
     print_table(whole + [
         ("TrainStats from CoNLL train file (read + build), CPU s", t_read_build, Goal("<= 0.12 s", 0.12)),
+        ("  the same, its mentions then counted (TMR, bucket F1 read them)", t_with_mentions, Goal("<= 0.12 s", 0.12)),
         ("TrainStats from lists (build only)", t_build, ""),
         ("core: Batch of the test set (decode gold + predictions)", t_batch, ""),
         ("core: hardeval on prebuilt stats, Batch included", t_core, Goal("<= 0.05 s", 0.05)),

@@ -37,6 +37,7 @@ def test_hardeval_command_matches_python(tmp_path, capsys):
 def test_the_command_ends_with_its_output_written_and_its_status(tmp_path):
     """Run as a command, tough-ner ends the process itself (no interpreter teardown): the
     output is complete in a file and in a pipe closed early, with the command's status."""
+    import shlex
     import sys
 
     test = read_conll(TEST, n_predictions=2)
@@ -54,6 +55,29 @@ def test_the_command_ends_with_its_output_written_and_its_status(tmp_path):
     bad = subprocess.run(command[:-1] + [str(tmp_path / "missing.conll")], capture_output=True, text=True,
                          timeout=300)
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "missing.conll" in bad.stderr
+    # no standard output at all (Python's sys.stdout is None): the status, no traceback
+    shut = subprocess.run(shlex.join(command) + " >&-", shell=True, capture_output=True, text=True, timeout=300)
+    assert (shut.returncode, shut.stderr) == (0, "")
+    # under a profiler the process is left to end as usual: the profiler writes its results after
+    profiled = subprocess.run([sys.executable, "-m", "cProfile", "-o", str(tmp_path / "run.prof"), *command[1:]],
+                              capture_output=True, text=True, timeout=300)
+    assert profiled.returncode == 0 and (tmp_path / "run.prof").stat().st_size > 0
+
+
+def test_freed_memory_is_kept_only_on_linux(monkeypatch):
+    import ctypes
+
+    from tough_ner import cli
+
+    calls = []
+    monkeypatch.setattr(ctypes, "CDLL", lambda name: calls.append(name) or type("libc", (), {
+        "mallopt": staticmethod(lambda option, value: calls.append((option, value)) or 1)}))
+    monkeypatch.setattr(cli.sys, "platform", "win32")  # where CDLL(None) raises TypeError
+    cli._keep_freed_memory()
+    assert calls == []
+    monkeypatch.setattr(cli.sys, "platform", "linux")
+    cli._keep_freed_memory()
+    assert calls == [None, (-3, 2 ** 25), (-1, 2 ** 25)]  # the mmap threshold first, then the trim one
 
 
 def test_stats_file_then_hardeval_and_describe(tmp_path, capsys):

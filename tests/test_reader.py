@@ -193,7 +193,7 @@ def test_groups_of_keys_equal_factorize_of_their_top_digits(values, picks, digit
     assert first.tolist() == expected_first.tolist() and inverse.tolist() == ids.tolist()
 
 
-def test_column_codes_take_the_bytes_unless_most_values_are_long_or_two_values_share_a_key(monkeypatch):
+def test_column_codes_take_the_bytes_unless_many_values_are_long_or_two_values_share_a_key(monkeypatch):
     from tough_ner import corpus
 
     def strings_path(values):
@@ -209,7 +209,7 @@ def test_column_codes_take_the_bytes_unless_most_values_are_long_or_two_values_s
     distinct, ids, _ = mixed.codes(0)
     assert distinct == [f"w{i}" for i in range(5)] + ["abcdefghijklmnopQ", "abcdefghijklmnopR"] and calls == []
     assert ids.tolist() == [i % 5 for i in range(20)] + [5, 6]
-    long = scan("a B-WORK_OF_ART_LONG\nb O\n")  # half the values over 16 bytes: a string per line is cheaper
+    long = scan("a B-WORK_OF_ART_LONG\nb O\n")  # over one value in eight longer than 16 bytes: strings are cheaper
     assert long.codes(1)[0] == ["B-WORK_OF_ART_LONG", "O"] and calls == [2]
     split = []
     monkeypatch.setattr(corpus.Table, "_strings", lambda self, indices, real=corpus.Table._strings:

@@ -172,7 +172,7 @@ def test_shareable_statistics_by_hand():
                             "labels=['O', 'LOC', 'PER'], shareable)")
 
 
-def test_built_statistics_count_their_mentions_when_first_read(tmp_path):
+def test_built_statistics_count_their_mentions_when_first_read(tmp_path, monkeypatch):
     """Built from the data, the mentions are kept as spans of the running text and counted
     on first read (HardEval never reads them); the count and the vocabulary index need no
     counting, and the result equals the counting done by hand above."""
@@ -189,6 +189,14 @@ def test_built_statistics_count_their_mentions_when_first_read(tmp_path):
                                                 (("bo", "LOC"), 1)]
         assert stats == TrainStats(stats.vocab, stats.labels, stats.label_counts, dict(stats.mentions),
                                    stats.token_ids, stats.sentence_starts)
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    from tough_ner import stats as stats_module
+
+    with monkeypatch.context() as patch:  # a count interrupted (Ctrl-C, memory) can be read again
+        patch.setattr(stats_module, "_span_texts", lambda *args: 1 / 0)
+        with pytest.raises(ZeroDivisionError):
+            stats.mentions
+    assert stats.mentions == TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).mentions and stats.n_mentions == 5
     spans = MentionSpans(np.array([0]), np.array([2]), np.array([2]))
     with pytest.raises(TypeError, match="mention spans need the running text"):
         TrainStats(stats.vocab, stats.labels, stats.label_counts, spans, n_sentences=4, mention_occurrences={},

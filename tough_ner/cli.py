@@ -27,20 +27,20 @@ def _keep_freed_memory() -> None:
     """glibc hands each array of more than ~128 KB back to the system once it is freed
     (munmap, or trimming the heap), so the next one is faulted in page by page again: about
     3k page faults and 12 ms of system time in a hardeval of CoNLL-2003, whose reader frees
-    and makes such arrays piece after piece.  A command is short-lived: it keeps up to 64 MB
-    of freed memory for reuse instead.  Elsewhere (no glibc) nothing changes."""
-    import ctypes  # numpy imports it anyway
+    and makes such arrays piece after piece.  A command is short-lived: it keeps up to 32 MB
+    (glibc's limit) of freed memory for reuse instead.  Other systems: nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes  # numpy has imported it
 
     try:
         mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    except (OSError, AttributeError):  # not glibc
         return
-    for option in (-3, -1):  # M_MMAP_THRESHOLD, M_TRIM_THRESHOLD
-        mallopt(option, 2 ** 26)
+    # M_MMAP_THRESHOLD first: setting M_TRIM_THRESHOLD alone would freeze the mmap one at 128 KB
+    if mallopt(-3, 2 ** 25):
+        mallopt(-1, 2 ** 25)
 
-
-if AS_COMMAND:
-    _keep_freed_memory()
 
 from ._util import write_atomic  # noqa: E402
 from .batch import Batch  # noqa: E402
@@ -832,6 +832,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if AS_COMMAND:
         gc.freeze()
         gc.enable()
+        if args.command != "space":  # a server runs for long
+            _keep_freed_memory()
     code = _run(args)
     if AS_COMMAND:  # the process ends next: its last full collection would walk every object
         gc.freeze()  # built (~13 ms of a 0.17 s command) to free memory the system takes back anyway
@@ -843,18 +845,22 @@ def _exit_now(code: int) -> None:
     """End the process once the exit handlers have run and the output is written, without
     tearing the interpreter down: that frees every object one by one (~4 ms after a hardeval
     of CoNLL-2003), memory the system takes back at once.  Not while other threads run (a
-    normal exit waits for them)."""
+    normal exit waits for them), nor under a tracer or profiler (coverage, cProfile, pdb),
+    which writes its results after the program returns."""
     threading = sys.modules.get("threading")
-    if threading is not None and threading.active_count() > 1:
+    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+
+    if ((threading is not None and threading.active_count() > 1) or sys.gettrace() is not None
+            or sys.getprofile() is not None or (monitoring is not None and any(map(monitoring.get_tool, range(6))))):
         return
     import atexit
 
     atexit._run_exitfuncs()
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except (OSError, ValueError):  # output closed early (| head): nothing more can be written
-        pass
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:  # None when the descriptor was closed before the start
+                stream.flush()
+        except (OSError, ValueError):  # output closed early (| head): nothing more can be written
+            pass
     os._exit(code)
 
 

@@ -36,10 +36,10 @@ from .schemes import check_sentence, decode, parse_label
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
 _META = "meta.json"
-# from_conll reads a file in pieces of about this size: the reader's arrays and strings
-# (about 12 bytes per byte of text) stay near 3 MB, so each piece reuses the memory the one
-# before freed; with 4 MB pieces a fresh process faulted in ~9k more pages for CoNLL-2003
-# train (~20 ms of system time), against ~0.5 ms of per-piece work for its 13 pieces.
+# from_conll reads a file in pieces of about this size: the reader's arrays (about 16 bytes
+# per byte of text) stay near 8 MB, so each piece reuses the memory the one before freed;
+# with 4 MB pieces a fresh process faulted in ~9k more pages for CoNLL-2003 train (~20 ms of
+# system time).  Smaller pieces make more strings: a token's string is made once per piece.
 PIECE_BYTES = 2 ** 19
 _PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 _COUNTED_AT_ONCE = 2 ** 22  # tokens whose label counts one bincount adds (its keys: 32 MB)
@@ -109,9 +109,11 @@ class TrainStats:
 
     @cached_property
     def mentions(self) -> Dict[Tuple[str, str], int]:
-        spans = self.__dict__.pop("_mention_spans")
+        spans = self._mention_spans  # dropped once counted (an interrupted count can be read again)
         texts = _span_texts(self.vocab, self.token_ids, spans.starts, spans.ends)
-        return dict(Counter(zip(texts, np.array(self.labels, dtype=object)[spans.labels].tolist())))
+        counted = dict(Counter(zip(texts, np.array(self.labels, dtype=object)[spans.labels].tolist())))
+        self.__dict__.pop("_mention_spans", None)
+        return counted
 
     # ---- building -------------------------------------------------------------------
     @classmethod
@@ -597,7 +599,7 @@ class _Builder:
 
     def __init__(self):
         self.index: dict = {}  # token -> id (its rank in first-occurrence order)
-        self.new_ids = None  # (the last piece's tokens, where its new ones are, their first id): for the next piece
+        self.new_ids = None  # (the last piece's distinct values, where its new ones are, their first id)
         self.n_tokens = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
         self.spans: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # mentions: (starts, ends, type ids)
@@ -673,11 +675,11 @@ class _Builder:
             keys += label_ids[start:start + _COUNTED_AT_ONCE]
             counts += np.bincount(keys, minlength=len(counts))
         counts = counts.reshape(len(self.index), width)
+        self._settle_ids()
         column = np.argsort(order)  # a type id's column in labels
         spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
         stats = TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]),
                            MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts))
-        self._settle_ids()
         stats.token_index = self.index
         return stats
 
@@ -864,7 +866,7 @@ def _arrow_part(tokens, tags, names):
     mentions = {}
     if len(span_starts):
         ends = np.cumsum(span_lengths)
-        positions = np.arange(ends[-1]) - np.repeat(ends - span_lengths - span_starts, span_lengths)
+        positions = span_positions(span_starts, span_starts + span_lengths)
         offsets = pa.array(np.concatenate([[0], ends]).astype(np.int64), type=pa.int64())
         texts = pc.binary_join(pa.LargeListArray.from_arrays(offsets, flat.take(pa.array(positions))),
                                pa.scalar(" ", flat.type))  # large_string tokens need a large_string separator
