@@ -353,6 +353,8 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
     edges = np.flatnonzero(inside[1:] != inside[:-1])  # a field's first byte, then its end, field after field
     field_starts, field_ends = edges[0::2], edges[1::2]
     line_ends = np.flatnonzero(newline)
+    # Fields before each line end: one cumulative sum over the bytes costs less than a binary
+    # search of field_starts per line end (np.searchsorted), which gives the same numbers.
     begins = inside[1:-1] & ~inside[:-2]  # a field's first byte
     fields_upto = np.cumsum(begins, dtype=np.int32 if len(raw) < 2 ** 31 else np.int64)  # fields begun so far
     bounds = np.concatenate(([0], fields_upto[line_ends], [len(field_starts)])).astype(np.int64)
