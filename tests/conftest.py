@@ -137,6 +137,33 @@ def random_batch(seed, n_sentences=8):
     return tokens, gold, pred
 
 
+def batch_view(batch, stats=None):
+    """Everything a method can read of a ``Batch``, as plain values (arrays with their dtype):
+    two batches of the same sentences, however built, must give equal views."""
+    import numpy as np
+
+    def plain(array):
+        return array.dtype.str, array.tolist()
+
+    view = {"len": len(batch), "types": batch.types, "type_index": batch.type_index, "tokens": batch.tokens,
+            "references": batch.references, "predictions": batch.predictions, "documents": batch.documents,
+            "gold_spans": batch.gold_spans, "pred_spans": batch.pred_spans, "flat_tokens": batch.flat_tokens,
+            "has_predictions": batch.has_predictions, "offsets": plain(batch.offsets),
+            "token_sentences": plain(batch.token_sentences), "sentence_keys": plain(batch.sentence_keys)}
+    for side in ("gold", "pred") if batch.has_predictions else ("gold",):
+        view[side] = ([plain(a) for a in batch.span_arrays(side)], plain(batch.token_types(side)),
+                      [plain(batch.token_labels(side, scheme)) for scheme in ("bilou", "bio", "io")],
+                      batch.span_type_counts(side))
+    if stats is not None:
+        ids = batch.token_ids(stats)
+        values, counts = batch.distinct_tokens(ids < 0)
+        view["token_ids"] = plain(ids)
+        view["unseen"] = sorted(zip(values, counts.tolist()))
+        every, every_count = batch.distinct_tokens(np.ones(len(ids), dtype=bool))
+        view["distinct"] = sorted(zip(every, every_count.tolist()))
+    return view
+
+
 def undo(row):
     """The original sentence rebuilt from an attacked row and its records."""
     tokens, tags = list(row["tokens"]), list(row["ner_tags"])

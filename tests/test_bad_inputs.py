@@ -21,7 +21,7 @@ import pytest
 from tough_ner import Batch, TrainStats, bucket_f1, hardeval, read_conll, read_predictions, tmr
 from tough_ner.checks import InputWarning
 from tough_ner.cli import main
-from tough_ner.corpus import OTHER_SPACE, parse_conll, write_conll
+from tough_ner.corpus import OTHER_SPACE, parse_conll, read_batch, write_conll
 from tough_ner.nrb import nrb
 from tough_ner.rockner import rockner
 
@@ -259,10 +259,22 @@ def test_conll2003_test_file_as_predictions_no_longer_scores(tmp_path, capsys):
     assert "choose 0 prediction column(s); 1 expected" in capsys.readouterr().err
 
 
-def test_lowercased_conll_test_warns_about_casing(conll_stats, conll_test):
+def test_lowercased_conll_test_warns_about_casing(conll_stats, conll_test, tmp_path):
     lowered = [[t.lower() for t in sentence] for sentence in conll_test.tokens]
-    with pytest.warns(InputWarning, match=r"lowercase=True"):
+    with pytest.warns(InputWarning, match=r"lowercase=True") as caught:
         hardeval(conll_stats, Batch(lowered, conll_test.tags, conll_test.tags))
+    vocab = set(conll_stats.vocab)
+    lower_vocab = {token.lower() for token in vocab}
+    unseen = [token for sentence in lowered for token in sentence if token not in vocab]
+    n_lower = sum(token.lower() not in lower_vocab for token in unseen)
+    message = str(caught[0].message)
+    assert message.startswith(f"{len(unseen)} of {sum(map(len, lowered))} test tokens are unseen in training, but "
+                              f"only {n_lower} once both sides are lowercased")
+    # The same counts from a batch read as codes (each distinct token lowercased once).
+    write_conll(tmp_path / "lowered.conll", lowered, conll_test.tags, conll_test.tags)
+    with pytest.warns(InputWarning) as caught:
+        hardeval(conll_stats, read_batch(tmp_path / "lowered.conll"))
+    assert [str(w.message) for w in caught] == [message]
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)
         hardeval(conll_stats, Batch(conll_test.tokens, conll_test.tags, conll_test.tags))  # real casing: silent

@@ -4,12 +4,14 @@ batch pauses the cyclic garbage collector (its scans made building grow superlin
 test size) and always restores its state; token ids are shared per statistics object; exact
 span matching by one integer key per span agrees with matching (start, end, type) tuples."""
 import gc
+import warnings
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import batch_view
 from tough_ner import TrainStats
 from tough_ner.batch import ROLES, Batch
 from tough_ner.schemes import decode, to_bilou, to_bio, to_io
@@ -219,3 +221,68 @@ def test_a_side_other_than_gold_or_pred_is_an_error():
             batch.token_types(which)
         with pytest.raises(ValueError, match="^which must be 'gold' or 'pred'"):
             matched(batch, which)
+
+
+# ---- batches of coded columns (the reader's form) ------------------------------------------
+CODED_TAGS = ["O", "O", "B-PER", "I-PER", "E-PER", "L-PER", "S-LOC", "U-LOC", "I-LOC", "B-geo-loc", "I-geo-loc"]
+
+
+def coded(sentences):
+    """``(starts, codes)`` of sentences of values, as ``Batch.from_codes`` takes them."""
+    from tough_ner.corpus import factorize
+
+    distinct, ids, _ = factorize([value for sentence in sentences for value in sentence])
+    starts = np.cumsum([0] + [len(sentence) for sentence in sentences])
+    return starts, (distinct, ids)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "Paris", "paris", "é"]), st.sampled_from(CODED_TAGS),
+                                   st.sampled_from(CODED_TAGS)), max_size=7), max_size=6),
+       st.booleans(), st.booleans())
+def test_a_batch_of_codes_reads_as_the_batch_of_its_lists(sentences, with_predictions, with_documents):
+    tokens = [[t for t, _, _ in s] for s in sentences]
+    gold = [[g for _, g, _ in s] for s in sentences]
+    pred = [[p for _, _, p in s] for s in sentences] if with_predictions else None
+    documents = [s // 2 for s in range(len(sentences))] if with_documents else None
+    starts, token_codes = coded(tokens)
+    built = Batch.from_codes(starts, token_codes, coded(gold)[1], coded(pred)[1] if pred is not None else None,
+                             documents)
+    stats = TrainStats.from_lists([["a", "Paris"]], [["O", "B-LOC"]])
+    assert batch_view(built, stats) == batch_view(Batch(tokens, gold, pred, documents), stats)
+    if not with_predictions:
+        with pytest.raises(ValueError, match="^this batch has no predictions$"):
+            built.span_arrays("pred")
+
+
+def test_a_batch_of_codes_makes_no_per_sentence_list_for_hardeval(conll_stats):
+    """What makes the command fast: HardEval reads only arrays of a coded batch."""
+    from tough_ner import hardeval
+
+    batch = Batch.from_codes(*coded([["EU", "rejects", "German"], ["Peter"]]),
+                             coded([["B-ORG", "O", "B-MISC"], ["B-PER"]])[1], coded([["B-ORG", "O", "O"], ["B-LOC"]])[1])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no input warning either
+        result = hardeval(conll_stats, batch)
+    assert result["n_all"] == 4
+    made = {"tokens", "references", "predictions", "gold_spans", "pred_spans", "flat_tokens"} & set(batch.__dict__)
+    assert made == set()
+    lists = hardeval(conll_stats, Batch(batch.tokens, batch.references, batch.predictions))
+    assert str(result) == str(lists)  # as text: NaN (empty subsets) equals NaN
+
+
+def test_bad_codes_are_named():
+    starts, tokens = coded([["a", "b"], ["c"]])
+    gold = coded([["O", "B-X"], ["O"]])[1]
+    with pytest.raises(ValueError, match=r"^sentence 1, position 0: unknown tag 'Q-X'"):
+        Batch.from_codes(starts, tokens, gold, coded([["O", "O"], ["Q-X"]])[1])
+    with pytest.raises(ValueError, match="^starts must be 0 followed by the non-decreasing sentence ends$"):
+        Batch.from_codes(np.array([0, 2, 1]), tokens, gold)
+    with pytest.raises(ValueError, match="^the gold codes do not index 3 tokens into their values$"):
+        Batch.from_codes(starts, tokens, (["O"], np.array([0, 0])))
+    with pytest.raises(ValueError, match="^the pred codes do not index 3 tokens into their values$"):
+        Batch.from_codes(starts, tokens, gold, (["O"], np.array([0, 1, 0])))
+    with pytest.raises(ValueError, match="^sentence 0, position 1: token 7 is a int, not a string$"):
+        Batch.from_codes(starts, (["a", 7], np.array([0, 1, 0])), gold)
+    with pytest.raises(ValueError, match="^1 document ids for 2 sentences$"):
+        Batch.from_codes(starts, tokens, gold, documents=[0])

@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from tough_ner import TrainStats
-from tough_ner.corpus import column_indices, factorize, parse_conll, quote, read_conll, read_columns, read_pieces, \
-    scan
+from conftest import batch_view
+from tough_ner import Batch, TrainStats
+from tough_ner.corpus import column_indices, factorize, parse_conll, quote, read_batch, read_conll, read_columns, \
+    read_pieces, read_predictions, scan
 from tough_ner.schemes import decode, parse_label
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003"
@@ -321,3 +322,30 @@ def test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces(tmp_path, m
     assert len(pieces) <= len(text) // 120 + 1  # each cut at the last blank line of its block
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
     assert TrainStats.from_conll("-", piece_bytes=120) == TrainStats.from_conll(path)
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                   HealthCheck.function_scoped_fixture])
+@given(conll_texts())
+def test_read_batch_equals_the_batch_of_read_predictions(tmp_path_factory, text):
+    """The command reads prediction files as codes (``read_batch``): the same errors, and a
+    batch whose every part equals that of the lists ``read_predictions`` gives."""
+    assume("\ud800" not in text)  # a lone surrogate cannot be written as UTF-8
+    path = tmp_path_factory.mktemp("b") / "p.conll"
+    path.write_bytes(text.encode("utf-8", "surrogatepass"))
+    expected = outcome(read_predictions, path)
+    got = outcome(read_batch, path)
+    if isinstance(expected, tuple):
+        assert got == expected
+    else:
+        assert batch_view(got) == batch_view(Batch(expected.tokens, expected.tags, expected.predictions[0],
+                                                   expected.documents))
+
+
+@needs_data
+def test_read_batch_of_conll2003_test_equals_the_batch_of_its_lists(conll_stats):
+    path = DATA / "test.txt"
+    for columns in ("0,3,2", "token,pos,gold,pred"):  # chunk tags (B-NP ...) as a second tag column
+        corpus = read_conll(path, columns=columns)
+        lists = Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents)
+        assert batch_view(read_batch(path, columns), conll_stats) == batch_view(lists, conll_stats)

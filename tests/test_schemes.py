@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 from hypothesis import given, strategies as st
 
@@ -155,3 +156,19 @@ def _decode_token_by_token(tags):
                                                   st.sampled_from(TYPES))), max_size=12))
 def test_decode_equals_the_rules_applied_token_by_token(tags):
     assert decode(tags) == _decode_token_by_token(tags)
+
+
+@given(st.lists(st.lists(st.one_of(st.just("O"), st.builds("{}-{}".format, st.sampled_from("BIELSU"),
+                                                           st.sampled_from(TYPES))), max_size=8), max_size=6))
+def test_decode_flat_equals_decode_sentence_by_sentence(sentences):
+    """The column-wise decoder on all sentences at once (empty ones included): the spans of
+    ``decode`` on each sentence, at their flat positions, in order."""
+    flat = [tag for sentence in sentences for tag in sentence]
+    parsed = [schemes.parse_label(tag) for tag in flat]
+    prefix = np.array([schemes.PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)
+    label = np.array([TYPES.index(t) if p != "O" else -1 for p, t in parsed], dtype=np.int64)
+    starts = np.cumsum([0] + [len(sentence) for sentence in sentences])
+    got_starts, got_ends = schemes.decode_flat(prefix, label, starts)
+    expected = [(start + offset, end + offset, entity_type)
+                for sentence, offset in zip(sentences, starts.tolist()) for start, end, entity_type in decode(sentence)]
+    assert list(zip(got_starts.tolist(), got_ends.tolist(), [parsed[i][1] for i in got_starts.tolist()])) == expected

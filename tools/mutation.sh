@@ -28,6 +28,7 @@ tests_for() {  # the fast test files that exercise a module
                    tests/test_reader.py::test_reader_equals_the_line_by_line_reference
                    tests/test_reader.py::test_stats_from_file_in_pieces_equal_the_reference
                    tests/test_reader.py::test_numpy_span_decoding_equals_schemes_decode
+                   tests/test_reader.py::test_read_batch_equals_the_batch_of_read_predictions
                    tests/test_reader.py::test_errors_in_later_pieces_name_the_file_line
                    tests/test_reader.py::test_read_pieces_keep_sentences_whole_and_a_later_bom
                    tests/test_reader.py::test_first_bad_line_in_file_order_is_the_error

@@ -1,6 +1,7 @@
 """A validated, decoded evaluation batch: test tokens, gold tags and predicted tags."""
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 from itertools import chain, repeat
 from operator import itemgetter
@@ -9,10 +10,11 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from ._util import no_gc
-from .schemes import check_sentence, decode
+from .schemes import PREFIX_CODES, Span, check_sentence, decode, decode_flat, parse_label
 
 # Token label codes: 0 is O; an entity token is 1 + 4 * type id + its role.
 ROLES = {"bilou": "BILU", "bio": "BI", "io": "I"}
+Codes = Tuple[List[str], np.ndarray]  # (distinct values, each token's index among them)
 
 
 class Batch:
@@ -20,7 +22,8 @@ class Batch:
 
     Bad input raises ``ValueError`` naming the sentence and position: differing sentence
     counts or lengths, non-string tokens, unknown tags.  Spans are kept per sentence
-    (``gold_spans``, ``pred_spans``) and as flat arrays over all tokens.
+    (``gold_spans``, ``pred_spans``) and as flat arrays over all tokens.  ``from_codes``
+    builds one from the reader's columns; its per-sentence lists are made when first read.
     ``tough_ner.as_batch`` builds one from other formats and sets the last three below.
     """
 
@@ -46,12 +49,118 @@ class Batch:
         self.types: List[str] = sorted(found)
         self.type_index = {t: i for i, t in enumerate(self.types)}
 
+    @classmethod
+    def from_codes(cls, starts: np.ndarray, tokens: Codes, references: Codes, predictions: Optional[Codes] = None,
+                   documents: Optional[Sequence] = None) -> "Batch":
+        """A batch of flat columns given as codes, the reader's form (``Table.codes``): each
+        side is ``(distinct values, each token's index among them)``, and sentence ``s`` holds
+        tokens ``[starts[s], starts[s + 1])``.  Spans are decoded column-wise
+        (``schemes.decode_flat``) and vocabulary ids looked up once per distinct token; the
+        per-sentence lists (``tokens``, ``gold_spans`` ...) are made when first read and equal
+        those of ``Batch(tokens, references, predictions)``."""
+        starts = np.asarray(starts, dtype=np.int64)
+        if starts.ndim != 1 or not len(starts) or starts[0] != 0 or (np.diff(starts) < 0).any():
+            raise ValueError("starts must be 0 followed by the non-decreasing sentence ends")
+        if documents is not None and len(documents) != len(starts) - 1:
+            raise ValueError(f"{len(documents)} document ids for {len(starts) - 1} sentences")
+        batch = cls.__new__(cls)
+        sides = {"tokens": tokens, "gold": references, "pred": predictions}
+        for side, codes in sides.items():
+            if codes is not None:
+                distinct, ids = codes
+                if len(ids) != starts[-1] or (len(ids) and not 0 <= ids.min() <= ids.max() < len(distinct)):
+                    raise ValueError(f"the {side} codes do not index {int(starts[-1])} tokens into their values")
+        batch._codes = sides
+        batch.offsets = starts
+        if not set(map(type, tokens[0])) <= _STR:
+            k, bad = next((k, value) for k, value in enumerate(tokens[0]) if type(value) is not str)
+            s, i = batch._first_place("tokens", k)
+            raise ValueError(f"sentence {s}, position {i}: token {bad!r} is a {type(bad).__name__}, not a string")
+        batch.documents = None if documents is None else list(documents)
+        parsed = {side: [batch._parsed(side, k, tag) for k, tag in enumerate(sides[side][0])]
+                  for side in ("gold", "pred") if sides[side] is not None}
+        batch.types = sorted({t for tags in parsed.values() for prefix, t in tags if prefix != "O"})
+        batch.type_index = {t: i for i, t in enumerate(batch.types)}
+        batch._tag_codes = {side: (np.array([PREFIX_CODES[p] for p, _ in tags], dtype=np.int8),
+                                   np.array([batch.type_index[t] if p != "O" else -1 for p, t in tags], dtype=np.int64))
+                            for side, tags in parsed.items()}
+        return batch
+
+    def _parsed(self, side: str, k: int, tag) -> Tuple[str, str]:
+        """``parse_label`` of value ``k`` of a coded tag side; its error names the sentence
+        and position where the value first occurs."""
+        try:
+            return parse_label(tag)
+        except ValueError:
+            return parse_label(tag, *self._first_place(side, k))
+
+    def _first_place(self, side: str, k: int) -> Tuple[int, int]:
+        """(sentence, position) where value ``k`` of a coded side first occurs."""
+        i = int(np.argmax(self._codes[side][1] == k))
+        s = int(np.searchsorted(self.offsets, i, side="right")) - 1
+        return s, i - int(self.offsets[s])
+
+    # What a coded batch (from_codes) makes when first read; Batch() sets them all at once.
+    @cached_property
+    def tokens(self) -> List[List[str]]:
+        return self._sentences(self.flat_tokens)
+
+    @cached_property
+    def references(self) -> List[List[str]]:
+        return self._sentences(_values(self._codes["gold"]))
+
+    @cached_property
+    def predictions(self) -> Optional[List[List[str]]]:
+        return None if self._codes["pred"] is None else self._sentences(_values(self._codes["pred"]))
+
+    @cached_property
+    def gold_spans(self) -> List[List[Span]]:
+        return self._span_lists("gold")
+
+    @cached_property
+    def pred_spans(self) -> Optional[List[List[Span]]]:
+        return None if self._codes["pred"] is None else self._span_lists("pred")
+
+    @no_gc()
+    def _sentences(self, flat: list, bounds: Optional[np.ndarray] = None) -> list:
+        """``flat`` cut into sentences (``bounds``: where each begins, plus the end; the
+        tokens' ``offsets`` by default)."""
+        bounds = (self.offsets if bounds is None else bounds).tolist()
+        return [flat[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+    @no_gc()
+    def _span_lists(self, which: str) -> List[List[Span]]:
+        """Per sentence, the spans of ``span_arrays(which)`` as ``decode`` gives them."""
+        sentence, starts, ends, types = self.span_arrays(which)
+        within = self.offsets[sentence]
+        spans = list(zip((starts - within).tolist(), (ends - within).tolist(),
+                         map(self.types.__getitem__, types.tolist())))
+        return self._sentences(spans, np.searchsorted(sentence, np.arange(len(self) + 1)))
+
     def __len__(self) -> int:
-        return len(self.tokens)
+        return len(self.offsets) - 1
+
+    @property
+    def has_predictions(self) -> bool:  # without making a coded batch's lists
+        codes = self.__dict__.get("_codes")
+        return codes["pred"] is not None if codes else self.predictions is not None
 
     @cached_property
     def flat_tokens(self) -> List[str]:
-        return list(chain.from_iterable(self.tokens))
+        codes = self.__dict__.get("_codes")
+        return _values(codes["tokens"]) if codes else list(chain.from_iterable(self.tokens))
+
+    def distinct_tokens(self, where: np.ndarray) -> Tuple[List[str], np.ndarray]:
+        """The distinct flat tokens at the positions ``where`` (a boolean mask) and how many
+        times each occurs there."""
+        codes = self.__dict__.get("_codes")
+        if codes:
+            values, ids = codes["tokens"]
+            counts = np.bincount(ids[where], minlength=len(values))
+            present = np.flatnonzero(counts)
+            return list(map(values.__getitem__, present.tolist())), counts[present]
+        counts = Counter(map(self.flat_tokens.__getitem__, np.flatnonzero(where).tolist()))
+        return list(counts), np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
 
     @cached_property
     def sentence_keys(self) -> np.ndarray:
@@ -76,6 +185,10 @@ class Batch:
     def token_ids(self, stats) -> np.ndarray:
         """The flat tokens' ids in ``stats``' vocabulary (-1: unseen), looked up once per
         statistics object (the input checks and the methods share them)."""
+        codes = self.__dict__.get("_codes")
+        if codes:
+            values, ids = codes["tokens"]
+            return self.memo(("token_ids",), stats, lambda: stats.ids(values)[ids])
         return self.memo(("token_ids",), stats, lambda: stats.ids(self.flat_tokens))
 
     def counts(self, strata=None):
@@ -96,6 +209,8 @@ class Batch:
         if which not in ("gold", "pred"):  # a misspelt side must not silently mean the predictions
             raise ValueError(f"which must be 'gold' or 'pred', not {which!r}")
         key = "_arrays_" + which
+        if key not in self.__dict__ and "_codes" in self.__dict__:
+            self.__dict__[key] = self._decoded_arrays(which)
         if key not in self.__dict__:
             all_spans = self.gold_spans if which == "gold" else self.pred_spans
             if all_spans is None:
@@ -112,6 +227,16 @@ class Batch:
                                   np.fromiter(map(self.type_index.__getitem__, types), dtype=np.int64,
                                               count=len(types)))
         return self.__dict__[key]
+
+    def _decoded_arrays(self, which: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``span_arrays`` of a coded side, by the column-wise decoder."""
+        if self._codes[which] is None:
+            raise ValueError("this batch has no predictions")
+        ids = self._codes[which][1]
+        prefix, types = (codes[ids] for codes in self._tag_codes[which])
+        starts, ends = decode_flat(prefix, types, self.offsets)
+        sentence = np.searchsorted(self.offsets, starts, side="right") - 1
+        return sentence, starts, ends, types[starts]
 
     def span_type_counts(self, which: str = "gold") -> Dict[str, int]:
         """``{type: spans}`` of the gold or predicted side, for the types it has."""
@@ -158,6 +283,12 @@ def _offsets_within(lengths: np.ndarray) -> np.ndarray:
 
 
 _STR = {str}
+
+
+def _values(codes: Codes) -> list:
+    """A coded column as its flat list of values."""
+    values, ids = codes
+    return list(map(values.__getitem__, ids.tolist()))
 
 
 def _check(tokens, references, predictions) -> None:

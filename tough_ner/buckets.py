@@ -323,7 +323,7 @@ def counts(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
            edges: Optional[Mapping[str, Sequence[float]]] = None, lowercase: bool = False, match: str = "strict"):
     """Per-sentence correct / gold / predicted counts of the overall F1 and of every bucket
     (``uncertainty.Counts``: keys ``f1``, and each bucket's ``bucket_key`` with its precision and recall)."""
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("bucket_f1 needs predictions")
     check_options(n_buckets, edges, 0, 0.95)
     check_match(match)
@@ -342,7 +342,7 @@ def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
     of sentences).  ``ci``: ``<key>_ci_low`` / ``<key>_ci_high`` for every flat F1 key, with
     ``n_resamples`` resamples (default: ``bootstrap``, or 1000).  ``match`` picks the matching
     scheme (module docstring)."""
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("bucket_f1 needs predictions")
     check_options(n_buckets, edges, bootstrap, confidence)
     check_match(match)

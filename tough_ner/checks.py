@@ -63,7 +63,7 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
         raise ValueError(f"the gold entity types {type_names(gold)} share nothing with the training types "
                          f"{type_names(train)}: is the gold column the right one? (choose columns with columns= / "
                          f"--columns token,gold,pred)")
-    if batch.pred_spans is None:
+    if not batch.has_predictions:
         return
     predicted = batch.span_type_counts("pred")
     known = gold | (train or set())
@@ -86,15 +86,16 @@ def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     """Warn when the test tokens and the training vocabulary differ in casing."""
     if lowercase or not _once(batch, ("casing", id(stats))):
         return
-    tokens = batch.flat_tokens
-    unseen = np.flatnonzero(batch.token_ids(stats) < 0)
-    n_unseen = len(unseen)
+    ids = batch.token_ids(stats)
+    n_unseen = int(np.count_nonzero(ids < 0))
     if n_unseen == 0:
         return
-    lowered = list(map(str.lower, map(tokens.__getitem__, unseen.tolist())))
-    n_lower = n_unseen - sum(map(stats.lower_vocab.__contains__, lowered))
+    values, counts = batch.distinct_tokens(ids < 0)  # each distinct unseen token lowercased once
+    lower_seen = np.fromiter(map(stats.lower_vocab.__contains__, map(str.lower, values)), dtype=bool,
+                             count=len(values))
+    n_lower = n_unseen - int(counts[lower_seen].sum())
     if 2 * n_lower < n_unseen:
-        warnings.warn(f"{n_unseen} of {len(tokens)} test tokens are unseen in training, but only {n_lower} once both "
+        warnings.warn(f"{n_unseen} of {len(ids)} test tokens are unseen in training, but only {n_lower} once both "
                       f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "
                       f"match tokens lowercased where offered (lowercase=True, --lowercase)", InputWarning,
                       stacklevel=3)

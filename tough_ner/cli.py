@@ -44,7 +44,7 @@ def _keep_freed_memory() -> None:
 
 from ._util import write_atomic  # noqa: E402
 from .batch import Batch  # noqa: E402
-from .corpus import Corpus, read_conll  # noqa: E402
+from .corpus import Corpus, read_batch, read_conll, source_name  # noqa: E402
 from .formatting import format_interval, format_value  # noqa: E402
 from .stats import TrainStats  # noqa: E402
 
@@ -79,14 +79,18 @@ def _read(path, n_predictions: int = 0, columns=None) -> Corpus:
     return corpus
 
 
-def read_predictions(path, columns=None) -> Corpus:
-    """A prediction file: token ... gold prediction, or the columns chosen by --columns."""
-    return _read(path, 1, columns)
-
-
 def _resampling(args) -> dict:
     """The resampling options of a command (``--ci`` and friends)."""
     return {"n_resamples": args.resamples, "confidence": args.confidence, "seed": args.seed, "unit": args.unit}
+
+
+def _read_batch(path, columns=None) -> Batch:
+    """A prediction file as a ``Batch`` (``corpus.read_batch``): token ... gold prediction, or
+    the columns chosen by --columns; one holding no sentence is an error, as in ``_read``."""
+    batch = read_batch(path, columns)
+    if not len(batch):
+        raise ValueError(f"{source_name(path)} holds no sentence")
+    return batch
 
 
 def _batch(corpus: Corpus, column: int = 0) -> Batch:
@@ -113,7 +117,7 @@ def _runs(args, paths, versus=()):
     if not args.pred:
         if args.pred_format != "tags":
             raise ValueError(f"--pred-format {args.pred_format} reads --pred JSONL files: give --pred")
-        batches = [_batch(run) for run in _read_runs(paths + versus, getattr(args, "columns", None))]
+        batches = _read_runs(paths + versus, getattr(args, "columns", None))
     else:
         from .formats import batch_from_files
 
@@ -156,10 +160,10 @@ def cmd_hardeval(args) -> None:
     print(_json(result)) if args.json else _print_flat(result)
 
 
-def _read_runs(paths, columns=None):
-    runs = [read_predictions(path, columns) for path in paths]
+def _read_runs(paths, columns=None) -> List[Batch]:
+    runs = [_read_batch(path, columns) for path in paths]
     for path, run in zip(paths[1:], runs[1:]):
-        if run.tokens != runs[0].tokens or run.tags != runs[0].tags:
+        if run.tokens != runs[0].tokens or run.references != runs[0].references:
             raise ValueError(f"{path} does not hold the tokens and gold tags of {paths[0]}")
     return runs
 
@@ -384,17 +388,17 @@ def cmd_attack(args) -> None:
 def cmd_rockner(args) -> None:
     from .rockner import rockner
 
-    base = _batch(read_predictions(args.original, args.columns))
+    base = _read_batch(args.original, args.columns)
     if args.versus:
         if len(args.attacked) != 1:
             raise ValueError("--versus compares one attacked set: give one --attacked file")
-        other_original, other_attacked = (_batch(read_predictions(path, args.columns)) for path in args.versus)
-        _versus(args, "rockner", {"A": (base, _batch(read_predictions(args.attacked[0], args.columns))),
+        other_original, other_attacked = (_read_batch(path, args.columns) for path in args.versus)
+        _versus(args, "rockner", {"A": (base, _read_batch(args.attacked[0], args.columns)),
                                   "B": (other_original, other_attacked)})
         return
     results = {}
     for path in args.attacked:
-        results[path] = rockner(base, _batch(read_predictions(path, args.columns)), args.detailed, ci=args.ci,
+        results[path] = rockner(base, _read_batch(path, args.columns), args.detailed, ci=args.ci,
                                 **_resampling(args))
     if len(results) == 1:
         result = results[args.attacked[0]]

@@ -12,7 +12,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ._util import no_gc, write_atomic
-from .batch import span_positions
+from .batch import Batch, span_positions
 
 Sentences = List[List[str]]
 
@@ -504,6 +504,18 @@ def read_predictions(path: str | os.PathLike, columns: ColumnChoice = None) -> C
     """A prediction file: token ... gold prediction (the two last columns, unless ``columns``
     chooses them)."""
     return read_conll(path, n_predictions=1, columns=columns)
+
+
+def read_batch(path: str | os.PathLike, columns: ColumnChoice = None) -> Batch:
+    """``read_predictions`` straight to a ``Batch`` (token, gold and the prediction column):
+    the columns stay codes (``Batch.from_codes``), so no per-token or per-sentence list is made
+    unless a method asks for one; the same file errors as ``read_predictions``."""
+    name = source_name(path)
+    with no_gc():
+        table = scan(read_text(path), name)
+        indices = column_indices(columns, table.width, 1, name)
+        tokens, gold, pred = table.columns(indices, codes=True)
+        return Batch.from_codes(table.starts, tokens, gold, pred, table.documents if len(table) else [])
 
 
 def conll_text(*columns: Sentences) -> str:

@@ -90,7 +90,7 @@ def error_rows(stats: TrainStats, batch: Batch, system: str = "system", document
                window: int = 5, n_buckets: int = 4) -> List[dict]:
     """One dict per gold entity and per unmatched predicted entity (``COLUMNS``), in
     sentence order; ``documents``: each sentence's document index (default: the batch's)."""
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("the error table needs predictions")
     documents = batch.documents if documents is None else documents
     if documents is not None and len(documents) != len(batch):

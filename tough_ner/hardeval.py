@@ -78,7 +78,7 @@ def token_errors(batch: Batch, error: str = "bilou") -> np.ndarray:
     (``bilou`` or ``bio`` with types; ``io``: entity or not, types ignored)."""
     if error not in ERROR_SCHEMES:
         raise ValueError(f"error={error!r}: use one of {', '.join(ERROR_SCHEMES)}")
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("HardEval needs predictions")
     if error == "io":
         return (batch.token_labels("gold", "io") > 0) != (batch.token_labels("pred", "io") > 0)

@@ -239,7 +239,7 @@ def outcomes(batch: Batch, type_map: TypeMap = None, target_spans=None) -> List[
     (target boundaries, wrong type), ``boundary`` (overlapping span, other boundaries) or
     ``missed``; the label is the system type on the target's boundaries, else
     ``(boundary)`` or ``(missed)``."""
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("NRB needs predictions")
     mapping = resolve_type_map(type_map)
     starts, ends, types = targets(batch) if target_spans is None else target_spans
@@ -340,7 +340,7 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
     ``type_map`` None or ``"auto"`` detects the preset from the predicted types; the key
     ``type_map`` names the map used (``custom`` for a dict)."""
     target_spans = targets(batch)
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("NRB needs predictions")
     map_name, mapping = choose_type_map(type_map, batch)
     results = outcomes(batch, mapping, target_spans)

@@ -3,11 +3,15 @@
 Rules (DESIGN.md): ``B-X`` opens X, closing any open span; ``I-X`` continues an open X
 span, otherwise opens one (as conlleval does); ``E-X``/``L-X`` close an open X span
 including the token, or make a one-token span; ``S-X``/``U-X`` make one-token spans;
-``O`` closes.  The type is everything after the first ``-``.
+``O`` closes.  The type is everything after the first ``-``.  ``decode`` reads one
+sentence's tags; ``decode_flat`` applies the same rules column-wise to many sentences given
+as arrays (the statistics builder and batches read as codes; tests compare the two).
 """
 from __future__ import annotations
 
 from typing import List, Sequence, Tuple
+
+import numpy as np
 
 Span = Tuple[int, int, str]  # (start, end exclusive, type)
 
@@ -83,6 +87,26 @@ def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:
     if open_type is not None:
         spans.append((start, last + 1, open_type))
     return spans
+
+
+# Prefix codes of the column-wise decoder (decode_flat).
+PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
+
+
+def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``decode`` column-wise, over sentences given flat: starts and (exclusive) ends of the
+    spans of each token's prefix code (``PREFIX_CODES``) and type label (equal for equal
+    types), sentence ``s`` being tokens ``[starts[s], starts[s + 1])``.  An I or E token
+    continues the span before it when that token is B or I (the only prefixes that leave a
+    span open) of the same type in the same sentence; every other entity token starts a span."""
+    n = len(prefix)
+    previous_open = np.zeros(n, dtype=bool)
+    previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
+    previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
+    continues = ((prefix == 2) | (prefix == 3)) & previous_open
+    entity = prefix > 0
+    last = entity & ~np.append(continues[1:], False)  # the next token does not continue this span
+    return np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
 
 
 def spans_to_tags(spans: Sequence[Span], length: int, scheme: str = "bio") -> List[str]:

@@ -31,7 +31,7 @@ from ._util import no_gc, write_atomic
 from .batch import span_positions
 from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, quote, read_pieces,
                      factorize, scan, source_name, tag_names)
-from .schemes import check_sentence, decode, parse_label
+from .schemes import PREFIX_CODES, check_sentence, decode, decode_flat, parse_label
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
@@ -41,7 +41,6 @@ _META = "meta.json"
 # with 4 MB pieces a fresh process faulted in ~9k more pages for CoNLL-2003 train (~20 ms of
 # system time).  Smaller pieces make more strings: a token's string is made once per piece.
 PIECE_BYTES = 2 ** 19
-_PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
 _COUNTED_AT_ONCE = 2 ** 22  # tokens whose label counts one bincount adds (its keys: 32 MB)
 
 
@@ -652,10 +651,10 @@ class _Builder:
         for prefix, entity_type in parsed:
             if prefix != "O":
                 self.types.setdefault(entity_type, len(self.types) + 1)
-        prefix = np.array([_PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
+        prefix = np.array([PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
         label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed],
                          dtype=np.int8 if len(self.types) < 128 else np.int32)[tag_ids]
-        span_starts, span_ends = _spans(prefix, label, starts)
+        span_starts, span_ends = decode_flat(prefix, label, starts)
         self.spans.append((span_starts + self.n_tokens, span_ends + self.n_tokens, label[span_starts]))
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
@@ -697,21 +696,6 @@ def _span_texts(vocab: List[str], token_ids: np.ndarray, starts: np.ndarray, end
     words = list(map(vocab.__getitem__, token_ids[span_positions(starts, ends)].tolist()))  # one span after another
     ends = np.cumsum(lengths)
     return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
-
-
-def _spans(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """Starts and (exclusive) ends of the spans of flat prefix codes and labels, by the rules
-    of ``schemes.decode``: an I or E token continues the span before it when that token is
-    B or I (the only prefixes that leave a span open) of the same type in the same sentence;
-    every other entity token starts a span."""
-    n = len(prefix)
-    previous_open = np.zeros(n, dtype=bool)
-    previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
-    previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
-    continues = ((prefix == 2) | (prefix == 3)) & previous_open
-    entity = prefix > 0
-    last = entity & ~np.append(continues[1:], False)  # the next token does not continue this span
-    return np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
 
 
 def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size):
@@ -849,13 +833,13 @@ def _arrow_part(tokens, tags, names):
     label_of_tag = np.zeros(len(tag_names_), dtype=np.int64)
     prefix_of_tag = np.zeros(len(tag_names_), dtype=np.int8)
     for i, (prefix, entity_type) in parsed.items():
-        prefix_of_tag[i] = _PREFIX_CODES[prefix]
+        prefix_of_tag[i] = PREFIX_CODES[prefix]
         label_of_tag[i] = labels.index(entity_type) if prefix != "O" else 0
     prefix, label = prefix_of_tag[tag_index], label_of_tag[tag_index]
 
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    span_starts, span_ends = _spans(prefix, label, starts)  # the one column-wise decoder
+    span_starts, span_ends = decode_flat(prefix, label, starts)
     span_lengths = span_ends - span_starts
 
     encoded = pc.dictionary_encode(flat)  # vocabulary in first-occurrence order

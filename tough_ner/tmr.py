@@ -75,7 +75,7 @@ def _hits(batch: Batch, match: str):
 
 def _checked(stats: TrainStats, batch: Batch, match: str):
     """The inputs checked, then (subset masks, gold hits or credits, predicted credits or None)."""
-    if batch.predictions is None:
+    if not batch.has_predictions:
         raise ValueError("TMR needs predictions")
     check_match(match)
     check_inputs(stats, batch)
