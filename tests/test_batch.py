@@ -115,8 +115,10 @@ def test_batch_restores_the_collector_state_even_when_decoding_fails(enabled, mo
         gc.enable() if was else gc.disable()
 
 
-def test_token_ids_are_looked_up_once_per_statistics_object():
-    batch = Batch([["a", "b"], ["c"]], [["B-X", "O"], ["O"]])
+@pytest.mark.parametrize("as_codes", [False, True])
+def test_token_ids_are_looked_up_once_per_statistics_object(as_codes):
+    tokens, tags = [["a", "b"], ["c"]], [["B-X", "O"], ["O"]]
+    batch = Batch.from_codes(*coded(tokens), coded(tags)[1]) if as_codes else Batch(tokens, tags)
     one = TrainStats.from_lists([["a", "c"]], [["B-X", "O"]])
     other = TrainStats.from_lists([["c", "b"]], [["O", "B-X"]])
     assert batch.token_ids(one).tolist() == one.ids(["a", "b", "c"]).tolist()
@@ -259,12 +261,13 @@ def test_a_batch_of_codes_makes_no_per_sentence_list_for_hardeval(conll_stats):
     """What makes the command fast: HardEval reads only arrays of a coded batch."""
     from tough_ner import hardeval
 
-    batch = Batch.from_codes(*coded([["EU", "rejects", "German"], ["Peter"]]),
-                             coded([["B-ORG", "O", "B-MISC"], ["B-PER"]])[1], coded([["B-ORG", "O", "O"], ["B-LOC"]])[1])
+    batch = Batch.from_codes(*coded([["EU", "rejects", "German"], ["Peter", "Qxzzyv"]]),
+                             coded([["B-ORG", "O", "B-MISC"], ["B-PER", "O"]])[1],
+                             coded([["B-ORG", "O", "O"], ["B-LOC", "O"]])[1])
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no input warning either
+        warnings.simplefilter("error")  # no input warning either (one unseen token, its casing checked)
         result = hardeval(conll_stats, batch)
-    assert result["n_all"] == 4
+    assert result["n_all"] == 5 and result["n_unseen"] == 1
     made = {"tokens", "references", "predictions", "gold_spans", "pred_spans", "flat_tokens"} & set(batch.__dict__)
     assert made == set()
     lists = hardeval(conll_stats, Batch(batch.tokens, batch.references, batch.predictions))
@@ -276,8 +279,11 @@ def test_bad_codes_are_named():
     gold = coded([["O", "B-X"], ["O"]])[1]
     with pytest.raises(ValueError, match=r"^sentence 1, position 0: unknown tag 'Q-X'"):
         Batch.from_codes(starts, tokens, gold, coded([["O", "O"], ["Q-X"]])[1])
-    with pytest.raises(ValueError, match="^starts must be 0 followed by the non-decreasing sentence ends$"):
-        Batch.from_codes(np.array([0, 2, 1]), tokens, gold)
+    for bad_starts in (np.array([0, 2, 1]), np.array([1, 3]), np.zeros(0, dtype=np.int64), np.array([[0, 3]])):
+        with pytest.raises(ValueError, match="^starts must be 0 followed by the non-decreasing sentence ends$"):
+            Batch.from_codes(bad_starts, tokens, gold)
+    for given_starts in ([0, 2, 3], starts.astype(np.int32)):  # any integer sequence: offsets are int64
+        assert Batch.from_codes(given_starts, tokens, gold).offsets.dtype == np.int64
     with pytest.raises(ValueError, match="^the gold codes do not index 3 tokens into their values$"):
         Batch.from_codes(starts, tokens, (["O"], np.array([0, 0])))
     with pytest.raises(ValueError, match="^the pred codes do not index 3 tokens into their values$"):

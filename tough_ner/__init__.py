@@ -13,9 +13,10 @@ from types import ModuleType
 # so the command line can configure numpy before anything loads it (tough_ner.cli).
 _EXPORTS = {
     "Batch": "batch", "as_batch": "formats", "bucket_f1": "buckets", "compare": "comparison", "Corpus": "corpus",
-    "from_dataset": "corpus", "read_conll": "corpus", "read_predictions": "corpus", "hardeval": "hardeval",
-    "kfold_hard_tokens": "hardeval", "match_scores": "matching", "decode": "schemes", "to_bilou": "schemes",
-    "to_bio": "schemes", "to_io": "schemes", "TrainStats": "stats", "tmr": "tmr", "combine": "metrics.combine",
+    "from_dataset": "corpus", "read_conll": "corpus", "read_predictions": "corpus", "read_batch": "corpus",
+    "hardeval": "hardeval", "kfold_hard_tokens": "hardeval", "match_scores": "matching", "decode": "schemes",
+    "to_bilou": "schemes", "to_bio": "schemes", "to_io": "schemes", "TrainStats": "stats", "tmr": "tmr",
+    "combine": "metrics.combine",
 }
 
 __version__ = "0.1.0"
@@ -52,4 +53,5 @@ sys.modules[__name__].__class__ = _Package
 
 __all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset",
            "hardeval", "match_scores",
-           "kfold_hard_tokens", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io", "__version__"]
+           "kfold_hard_tokens", "read_batch", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io",
+           "__version__"]
