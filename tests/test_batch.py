@@ -284,11 +284,38 @@ def test_bad_codes_are_named():
             Batch.from_codes(bad_starts, tokens, gold)
     for given_starts in ([0, 2, 3], starts.astype(np.int32)):  # any integer sequence: offsets are int64
         assert Batch.from_codes(given_starts, tokens, gold).offsets.dtype == np.int64
-    with pytest.raises(ValueError, match="^the gold codes do not index 3 tokens into their values$"):
+    with pytest.raises(ValueError, match="^2 gold codes for 3 tokens$"):
         Batch.from_codes(starts, tokens, (["O"], np.array([0, 0])))
-    with pytest.raises(ValueError, match="^the pred codes do not index 3 tokens into their values$"):
-        Batch.from_codes(starts, tokens, gold, (["O"], np.array([0, 1, 0])))
+    with pytest.raises(ValueError, match="^the gold codes are missing$"):
+        Batch.from_codes(starts, tokens, None)
+    # Values as the reader gives them: distinct, numbered as first met, each used.
+    for values, ids in ((["O"], [0, 1, 0]), (["O", "B-X"], [1, 0, 1]), (["O", "B-X", "B-Y"], [0, 1, 0]),
+                        (["O", "O"], [0, 1, 0]), (["O"], [0, -1, 0]), (["O", "B-X", "B-Y"], [0, 2, 1]),
+                        (["O", "B-X"], [0, 0, 0])):
+        with pytest.raises(ValueError, match="^the pred codes are not distinct values numbered in the order they "
+                                             r"first occur, each used \(as Table.codes and corpus.factorize"):
+            Batch.from_codes(starts, tokens, gold, (values, np.array(ids)))
+    with pytest.raises(ValueError, match="^the tokens codes are not distinct"):
+        Batch.from_codes(np.zeros(1, dtype=np.int64), (["a"], np.zeros(0, dtype=np.int64)), ([], np.zeros(0)))
+    assert len(Batch.from_codes(np.zeros(1, dtype=np.int64), ([], np.zeros(0, dtype=np.int64)),
+                                ([], np.zeros(0, dtype=np.int64)))) == 0
     with pytest.raises(ValueError, match="^sentence 0, position 1: token 7 is a int, not a string$"):
         Batch.from_codes(starts, (["a", 7], np.array([0, 1, 0])), gold)
+    with pytest.raises(ValueError, match=r"^sentence 0, position 1: token \['b'\] is a list, not a string$"):
+        Batch.from_codes(starts, (["a", ["b"]], np.array([0, 1, 0])), gold)  # unhashable: named all the same
     with pytest.raises(ValueError, match="^1 document ids for 2 sentences$"):
         Batch.from_codes(starts, tokens, gold, documents=[0])
+
+
+def test_types_added_after_construction_keep_every_span_its_type():
+    """``as_batch`` adds the types only hallucinated mentions have once the batch is built
+    (``formats._set_hallucinated``): span type ids must follow the new numbering."""
+    from tough_ner.formats import _set_hallucinated
+
+    tokens, gold, pred = [["a", "b"], ["c"]], [["B-X", "O"], ["B-Y"]], [["O", "B-X"], ["O"]]
+    for batch in (Batch(tokens, gold, pred), Batch.from_codes(*coded(tokens), coded(gold)[1], coded(pred)[1])):
+        _set_hallucinated(batch, [[{"text": "z", "type": "AAA"}], []])
+        assert batch.types == ["AAA", "X", "Y"]
+        assert [batch.types[t] for t in batch.span_arrays("gold")[3].tolist()] == ["X", "Y"]
+        assert batch.gold_spans == [[(0, 1, "X")], [(0, 1, "Y")]] and batch.pred_spans == [[(1, 2, "X")], []]
+        assert batch.span_type_counts() == {"X": 1, "Y": 1}  # gold by default

@@ -105,8 +105,10 @@ ENDS = st.sampled_from(["\n", "\n", "\r\n"])
 
 
 @st.composite
-def conll_texts(draw):
-    width = draw(st.integers(2, 4))
+def conll_texts(draw, tag_columns=1):
+    """CoNLL-ish text: token lines of 2-4 fields whose last ``tag_columns`` fields are tags
+    (now and then not), blank, whitespace-only, -DOCSTART- and ragged lines, CRLF, a BOM."""
+    width = draw(st.integers(1 + tag_columns, 4))
     lines = []
     for _ in range(draw(st.integers(0, 14))):
         kind = draw(st.sampled_from(["token"] * 12 + ["blank", "blank", "spaces", "docstart", "ragged", "dashes"]))
@@ -118,9 +120,10 @@ def conll_texts(draw):
             line = draw(st.sampled_from(["-DOCSTART-", "-DOCSTART- -X- O", "-DOCSTART-x O", " -DOCSTART-\tO"]))
         else:
             n = draw(st.integers(1, 5)) if kind == "ragged" else width
+            tags = min(tag_columns, n - 1)
             fields = [draw(st.text(TOKEN_CHARS, min_size=1, max_size=3)) if kind != "dashes" else "-DOCSTART-"]
-            fields += [draw(st.text(TOKEN_CHARS, min_size=1, max_size=3)) for _ in range(max(n - 2, 0))]
-            fields += [draw(TAGS)] * (n >= 2)
+            fields += [draw(st.text(TOKEN_CHARS, min_size=1, max_size=3)) for _ in range(max(n - 1 - tags, 0))]
+            fields += [draw(TAGS) for _ in range(tags)]
             line = draw(SEPARATORS).join(fields) if draw(st.booleans()) else " ".join(fields)
             if draw(st.integers(0, 5)) == 0:
                 line = draw(SEPARATORS) + line + draw(SEPARATORS)
@@ -326,7 +329,7 @@ def test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces(tmp_path, m
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
-@given(conll_texts())
+@given(conll_texts(tag_columns=2))
 def test_read_batch_equals_the_batch_of_read_predictions(tmp_path_factory, text):
     """The command reads prediction files as codes (``read_batch``): the same errors, and a
     batch whose every part equals that of the lists ``read_predictions`` gives."""

@@ -31,6 +31,7 @@ class Batch:
     hallucinated: Optional[List[List[dict]]] = None
     snapped: Sequence[dict] = ()  # character spans expanded to token boundaries
     formats: Optional[dict] = None  # the input format of each side
+    _codes: Optional[Dict[str, Optional[Codes]]] = None  # the sides as codes (from_codes), by name
 
     def __init__(self, tokens: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
                  predictions: Optional[Sequence[Sequence[str]]] = None, documents: Optional[Sequence] = None):
@@ -53,26 +54,23 @@ class Batch:
     def from_codes(cls, starts: np.ndarray, tokens: Codes, references: Codes, predictions: Optional[Codes] = None,
                    documents: Optional[Sequence] = None) -> "Batch":
         """A batch of flat columns given as codes, the reader's form (``Table.codes``): each
-        side is ``(distinct values, each token's index among them)``, and sentence ``s`` holds
-        tokens ``[starts[s], starts[s + 1])``.  Spans are decoded column-wise
-        (``schemes.decode_flat``) and vocabulary ids looked up once per distinct token; the
-        per-sentence lists (``tokens``, ``gold_spans`` ...) are made when first read and equal
-        those of ``Batch(tokens, references, predictions)``."""
+        side is ``(values, each token's index among them)``, the values distinct and numbered
+        in the order they first occur; sentence ``s`` holds tokens ``[starts[s], starts[s + 1])``.
+        Spans are decoded column-wise (``schemes.decode_flat``) and vocabulary ids looked up
+        once per distinct token; the per-sentence lists (``tokens``, ``gold_spans`` ...) are
+        made when first read and equal those of ``Batch(tokens, references, predictions)``."""
         starts = np.asarray(starts, dtype=np.int64)
         if starts.ndim != 1 or not len(starts) or starts[0] != 0 or (np.diff(starts) < 0).any():
             raise ValueError("starts must be 0 followed by the non-decreasing sentence ends")
         if documents is not None and len(documents) != len(starts) - 1:
             raise ValueError(f"{len(documents)} document ids for {len(starts) - 1} sentences")
-        batch = cls.__new__(cls)
         sides = {"tokens": tokens, "gold": references, "pred": predictions}
-        for side, codes in sides.items():
-            if codes is not None:
-                distinct, ids = codes
-                if len(ids) != starts[-1] or (len(ids) and not 0 <= ids.min() <= ids.max() < len(distinct)):
-                    raise ValueError(f"the {side} codes do not index {int(starts[-1])} tokens into their values")
+        for side in ("tokens", "gold", "pred") if predictions is not None else ("tokens", "gold"):
+            _check_codes(side, sides[side], int(starts[-1]))
+        batch = cls.__new__(cls)
         batch._codes = sides
         batch.offsets = starts
-        if not set(map(type, tokens[0])) <= _STR:
+        if not set(map(type, tokens[0])) <= _STR:  # in first-occurrence order, the first bad value is met first
             k, bad = next((k, value) for k, value in enumerate(tokens[0]) if type(value) is not str)
             s, i = batch._first_place("tokens", k)
             raise ValueError(f"sentence {s}, position {i}: token {bad!r} is a {type(bad).__name__}, not a string")
@@ -81,9 +79,8 @@ class Batch:
                   for side in ("gold", "pred") if sides[side] is not None}
         batch.types = sorted({t for tags in parsed.values() for prefix, t in tags if prefix != "O"})
         batch.type_index = {t: i for i, t in enumerate(batch.types)}
-        batch._tag_codes = {side: (np.array([PREFIX_CODES[p] for p, _ in tags], dtype=np.int8),
-                                   np.array([batch.type_index[t] if p != "O" else -1 for p, t in tags], dtype=np.int64))
-                            for side, tags in parsed.items()}
+        batch._tags = {side: (np.array([PREFIX_CODES[p] for p, _ in tags], dtype=np.int8),
+                              [t if p != "O" else None for p, t in tags]) for side, tags in parsed.items()}
         return batch
 
     def _parsed(self, side: str, k: int, tag) -> Tuple[str, str]:
@@ -142,20 +139,17 @@ class Batch:
 
     @property
     def has_predictions(self) -> bool:  # without making a coded batch's lists
-        codes = self.__dict__.get("_codes")
-        return codes["pred"] is not None if codes else self.predictions is not None
+        return self._codes["pred"] is not None if self._codes else self.predictions is not None
 
     @cached_property
     def flat_tokens(self) -> List[str]:
-        codes = self.__dict__.get("_codes")
-        return _values(codes["tokens"]) if codes else list(chain.from_iterable(self.tokens))
+        return _values(self._codes["tokens"]) if self._codes else list(chain.from_iterable(self.tokens))
 
     def distinct_tokens(self, where: np.ndarray) -> Tuple[List[str], np.ndarray]:
         """The distinct flat tokens at the positions ``where`` (a boolean mask) and how many
         times each occurs there."""
-        codes = self.__dict__.get("_codes")
-        if codes:
-            values, ids = codes["tokens"]
+        if self._codes:
+            values, ids = self._codes["tokens"]
             counts = np.bincount(ids[where], minlength=len(values))
             present = np.flatnonzero(counts)
             return list(map(values.__getitem__, present.tolist())), counts[present]
@@ -171,7 +165,7 @@ class Batch:
     @cached_property
     def token_sentences(self) -> np.ndarray:
         """The sentence index of each flat token."""
-        return np.repeat(np.arange(len(self.tokens)), np.diff(self.offsets))
+        return np.repeat(np.arange(len(self)), np.diff(self.offsets))
 
     def memo(self, key: tuple, stats, compute):
         """``compute()`` once per key and statistics object: a method's classification is
@@ -185,9 +179,8 @@ class Batch:
     def token_ids(self, stats) -> np.ndarray:
         """The flat tokens' ids in ``stats``' vocabulary (-1: unseen), looked up once per
         statistics object (the input checks and the methods share them)."""
-        codes = self.__dict__.get("_codes")
-        if codes:
-            values, ids = codes["tokens"]
+        if self._codes:
+            values, ids = self._codes["tokens"]
             return self.memo(("token_ids",), stats, lambda: stats.ids(values)[ids])
         return self.memo(("token_ids",), stats, lambda: stats.ids(self.flat_tokens))
 
@@ -209,7 +202,7 @@ class Batch:
         if which not in ("gold", "pred"):  # a misspelt side must not silently mean the predictions
             raise ValueError(f"which must be 'gold' or 'pred', not {which!r}")
         key = "_arrays_" + which
-        if key not in self.__dict__ and "_codes" in self.__dict__:
+        if key not in self.__dict__ and self._codes:
             self.__dict__[key] = self._decoded_arrays(which)
         if key not in self.__dict__:
             all_spans = self.gold_spans if which == "gold" else self.pred_spans
@@ -233,7 +226,10 @@ class Batch:
         if self._codes[which] is None:
             raise ValueError("this batch has no predictions")
         ids = self._codes[which][1]
-        prefix, types = (codes[ids] for codes in self._tag_codes[which])
+        prefixes, names = self._tags[which]
+        # type ids from the current type_index (as_batch may add types after construction)
+        type_ids = np.array([self.type_index[name] if name is not None else -1 for name in names], dtype=np.int64)
+        prefix, types = prefixes[ids], type_ids[ids]
         starts, ends = decode_flat(prefix, types, self.offsets)
         sentence = np.searchsorted(self.offsets, starts, side="right") - 1
         return sentence, starts, ends, types[starts]
@@ -283,6 +279,29 @@ def _offsets_within(lengths: np.ndarray) -> np.ndarray:
 
 
 _STR = {str}
+
+
+def _check_codes(side: str, codes: Optional[Codes], n: int) -> None:
+    """``codes`` must be ``(values, ids)`` with one id per token, the values distinct and
+    numbered in the order they first occur, each used: what ``Table.codes`` gives."""
+    if codes is None:
+        raise ValueError(f"the {side} codes are missing")
+    values, ids = codes
+    if len(ids) != n:
+        raise ValueError(f"{len(ids)} {side} codes for {n} tokens")
+    if n:  # numbered as first met: the running maximum climbs by steps of one from 0 to the last value
+        highest = np.maximum.accumulate(ids)
+        numbered = (ids[0] == 0 and ids.min() >= 0 and not (np.diff(highest) > 1).any()
+                    and highest[-1] + 1 == len(values))
+    else:
+        numbered = not len(values)
+    try:
+        distinct = len(set(values)) == len(values)
+    except TypeError:  # an unhashable value: the type checks that follow name it
+        distinct = True
+    if not (numbered and distinct):
+        raise ValueError(f"the {side} codes are not distinct values numbered in the order they first occur, "
+                         f"each used (as Table.codes and corpus.factorize give them)")
 
 
 def _values(codes: Codes) -> list:
