@@ -47,7 +47,8 @@ def _data() -> Path:
     values = {sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a.startswith("--") and "=" not in a
               and a not in ("--quick",)}
     folders = [a for a in sys.argv[1:] if not a.startswith("--") and a not in values]
-    return Path(folders[0]) if folders else Path(__file__).resolve().parents[2] / "shared/data/conll2003"
+    # absolute: peers run from their own folders (EvalNER from nereval/) get the same files
+    return Path(folders[0]).resolve() if folders else Path(__file__).resolve().parents[2] / "shared/data/conll2003"
 
 
 DATA = _data()

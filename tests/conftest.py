@@ -156,11 +156,10 @@ def batch_view(batch, stats=None):
                       batch.span_type_counts(side))
     if stats is not None:
         ids = batch.token_ids(stats)
-        values, counts = batch.distinct_tokens(ids < 0)
         view["token_ids"] = plain(ids)
-        view["unseen"] = sorted(zip(values, counts.tolist()))
-        every, every_count = batch.distinct_tokens(np.ones(len(ids), dtype=bool))
-        view["distinct"] = sorted(zip(every, every_count.tolist()))
+        vocab, lowered = set(stats.vocab), {token.lower() for token in stats.vocab}
+        view["count_in"] = [batch.count_in(where, members, key) for where in (ids < 0, ids >= 0)
+                            for members, key in ((vocab, None), (lowered, str.lower), (lowered, None))]
     return view
 
 

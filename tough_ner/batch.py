@@ -1,7 +1,6 @@
 """A validated, decoded evaluation batch: test tokens, gold tags and predicted tags."""
 from __future__ import annotations
 
-from collections import Counter
 from functools import cached_property
 from itertools import chain, repeat
 from operator import itemgetter
@@ -145,16 +144,21 @@ class Batch:
     def flat_tokens(self) -> List[str]:
         return _values(self._codes["tokens"]) if self._codes else list(chain.from_iterable(self.tokens))
 
-    def distinct_tokens(self, where: np.ndarray) -> Tuple[List[str], np.ndarray]:
-        """The distinct flat tokens at the positions ``where`` (a boolean mask) and how many
-        times each occurs there."""
+    def count_in(self, where: np.ndarray, members, key=None) -> int:
+        """How many tokens at the positions ``where`` (a boolean mask) are in ``members``
+        once ``key`` (e.g. ``str.lower``) is applied: once per distinct token of a coded
+        batch, once per position otherwise (each token read once: a second pass over
+        scattered strings costs more than the lookups)."""
         if self._codes:
             values, ids = self._codes["tokens"]
             counts = np.bincount(ids[where], minlength=len(values))
             present = np.flatnonzero(counts)
-            return list(map(values.__getitem__, present.tolist())), counts[present]
-        counts = Counter(map(self.flat_tokens.__getitem__, np.flatnonzero(where).tolist()))
-        return list(counts), np.fromiter(counts.values(), dtype=np.int64, count=len(counts))
+            tokens = map(values.__getitem__, present.tolist())
+            found = np.fromiter(map(members.__contains__, tokens if key is None else map(key, tokens)), dtype=bool,
+                                count=len(present))
+            return int(counts[present][found].sum())
+        tokens = map(self.flat_tokens.__getitem__, np.flatnonzero(where).tolist())
+        return sum(map(members.__contains__, tokens if key is None else map(key, tokens)))
 
     @cached_property
     def sentence_keys(self) -> np.ndarray:

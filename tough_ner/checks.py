@@ -87,13 +87,11 @@ def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
     if lowercase or not _once(batch, ("casing", id(stats))):
         return
     ids = batch.token_ids(stats)
-    n_unseen = int(np.count_nonzero(ids < 0))
+    unseen = ids < 0
+    n_unseen = int(np.count_nonzero(unseen))
     if n_unseen == 0:
         return
-    values, counts = batch.distinct_tokens(ids < 0)  # each distinct unseen token lowercased once
-    lower_seen = np.fromiter(map(stats.lower_vocab.__contains__, map(str.lower, values)), dtype=bool,
-                             count=len(values))
-    n_lower = n_unseen - int(counts[lower_seen].sum())
+    n_lower = n_unseen - batch.count_in(unseen, stats.lower_vocab, str.lower)
     if 2 * n_lower < n_unseen:
         warnings.warn(f"{n_unseen} of {len(ids)} test tokens are unseen in training, but only {n_lower} once both "
                       f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "
