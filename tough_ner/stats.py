@@ -330,15 +330,14 @@ class TrainStats:
         in training (0).
         """
         texts = list(map(" ".join, sequences) if texts is None else texts)
-        table = self._occurrence_table(texts)
+        distinct, back, _ = factorize(texts)  # texts repeat (a test set names the same entities): each read once
+        table = self._occurrence_table(distinct)
         # The table holds a text's count for the tokens it splits into at spaces: only a
         # sequence with as many tokens as its text has words (no token holding a space) reads it.
-        if not all(sequences) or " " in "\n".join(chain.from_iterable(sequences)):
-            counts = np.fromiter((table.get(text, -1) if len(sequence) == text.count(" ") + 1 else -1
-                                  for sequence, text in zip(sequences, texts)),
-                                 dtype=np.int64, count=len(sequences))
-        else:  # no token holds a space (the usual case): every text reads the table
-            counts = np.fromiter(map(table.get, texts, repeat(-1)), dtype=np.int64, count=len(sequences))
+        words = np.fromiter(map(str.count, distinct, repeat(" ")), dtype=np.int64, count=len(distinct)) + 1
+        in_table = np.fromiter(map(table.get, distinct, repeat(-1)), dtype=np.int64, count=len(distinct))[back]
+        lengths = np.fromiter(map(len, sequences), dtype=np.int64, count=len(sequences))
+        counts = np.where(lengths == words[back], in_table, -1)
         rest = np.flatnonzero(counts < 0).tolist()
         if rest:
             counts[rest] = self._scan([sequences[i] for i in rest])
