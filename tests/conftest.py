@@ -137,6 +137,19 @@ def random_batch(seed, n_sentences=8):
     return tokens, gold, pred
 
 
+def corrupted(gold, rate, rng):
+    """Gold tags with each entity (B- and its I-s) deleted with probability ``rate``."""
+    out = []
+    for sentence in gold:
+        tags, drop = [], False
+        for tag in sentence:
+            if tag.startswith("B-"):
+                drop = rng.random() < rate
+            tags.append("O" if drop and tag != "O" else tag)
+        out.append(tags)
+    return out
+
+
 def batch_view(batch, stats=None):
     """Everything a method can read of a ``Batch``, as plain values (arrays with their dtype):
     two batches of the same sentences, however built, must give equal views."""

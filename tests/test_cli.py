@@ -119,7 +119,10 @@ def test_each_command_built_alone_keeps_its_arguments(name, capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert text.startswith(f"usage: tough-ner {name} ")
     resampled = name in ("hardeval", "tmr", "buckets", "nrb", "rockner")
-    assert all((flag in text) == resampled for flag in ("--ci", "--resamples", "--confidence", "--unit", "--alpha"))
+    assert ("--ci" in text) == resampled  # report always gives intervals and tests
+    assert all((flag in text) == (resampled or name == "report")
+               for flag in ("--resamples", "--confidence", "--unit", "--alpha"))
+    assert ("--baseline" in text) == (name == "report")
     assert ("--columns" in text) == (name in ("hardeval", "tmr", "buckets", "rockner", "report"))
     with pytest.raises(SystemExit):
         main(["--help"])
@@ -146,7 +149,7 @@ def test_report_on_demo_runs_as_console_script(tmp_path):
     # Two systems: the bucket comparative diagnosis, A - B per attribute, as the Python API gives it.
     a, b = (bucket_f1(stats, Batch(test.tokens, test.tags, p), detailed=True, bootstrap=0) for p in test.predictions)
     assert "bucket F1, memorizer - contextual" in done.stdout
-    shown = json.loads((tmp_path / "report.json").read_text())["results"]["comparison"]["bucket_f1"]
+    shown = json.loads((tmp_path / "report.json").read_text())["results"]["comparisons"][0]["bucket_f1"]
     assert shown["eFre"]["difference"] == pytest.approx(compare(a, b)["eFre"]["difference"], nan_ok=True)
     nrb_set, wts_set = load_demo_nrb()
     portion = ["nrb"] * len(nrb_set.tokens) + ["wts"] * len(wts_set.tokens)
@@ -157,7 +160,7 @@ def test_report_on_demo_runs_as_console_script(tmp_path):
     assert line.split()[1:] == errors and int(errors[0]) > int(errors[1])  # the memorizer types names by habit
     # Only significant bucket differences are listed, each with its n, interval and adjusted p.
     listed = done.stdout.split("bucket F1,")[1].split("\n\n")[0].splitlines()[1:]
-    report = json.loads((tmp_path / "report.json").read_text())["results"]["comparison"]["bucket_f1"]
+    report = json.loads((tmp_path / "report.json").read_text())["results"]["comparisons"][0]["bucket_f1"]
     significant = [(a, d) for a, entry in report.items() for d, flag in zip(entry["difference"], entry["significant"])
                    if flag]
     assert len(listed) == len(significant) > 0

@@ -44,9 +44,11 @@ def imported(argv, cwd, names=HEAVY):
 
 @pytest.fixture(scope="module")
 def files(tmp_path_factory):
-    """Two systems' prediction files (token gold prediction) cut from the demo test set."""
+    """Two systems' prediction files (token gold prediction) and the gold file (token gold) cut
+    from the demo test set."""
     folder = tmp_path_factory.mktemp("graph")
     rows = [line.split() for line in (DATA / "demo_test.conll").read_text(encoding="utf-8").splitlines()]
+    (folder / "gold.conll").write_text("\n".join(" ".join(r[:2]) for r in rows) + "\n", encoding="utf-8")
     for column, name in ((2, "a.conll"), (3, "b.conll")):
         (folder / name).write_text("\n".join(" ".join([r[0], r[1], r[column]]) if r else "" for r in rows) + "\n",
                                    encoding="utf-8")
@@ -68,7 +70,7 @@ def test_import_tough_ner_and_the_cli_import_no_heavy_library(tmp_path):
     ["stats", "--train", DATA / "demo_train.conll", "--out", "stats.npz"],
     ["register", "--modules-cache", "modules"],
     ["explain", "ter_unseen"],
-    ["report", "--train", DATA / "demo_train.conll", "--test", DATA / "demo_test.conll",
+    ["report", "--train", DATA / "demo_train.conll", "--test", "gold.conll",
      "--pred", "a.conll", "--pred", "b.conll", "--json", "report.json"],
 ], ids=lambda argv: " ".join(map(str, argv[:1] + argv[-2:])).replace(str(DATA) + os.sep, ""))
 def test_commands_import_only_what_they_use(argv, files):
@@ -181,7 +183,7 @@ def test_commands_that_use_a_library_import_it(files):
     # Attacks and NRB sets are datasets.Dataset objects in the Python API; the HTML report plots.
     code, modules = imported(["attack", "--test", DATA / "demo_test.conll", "--out", "attacked.conll"], files)
     assert code == 0 and "datasets" in modules and "evaluate" not in modules and "torch" not in modules
-    code, modules = imported(["report", "--train", DATA / "demo_train.conll", "--test", DATA / "demo_test.conll",
+    code, modules = imported(["report", "--train", DATA / "demo_train.conll", "--test", "gold.conll",
                               "--pred", "a.conll", "--html", "report.html"], files)
     assert code == 0 and "matplotlib" in modules and {"evaluate", "torch", "gradio"}.isdisjoint(modules), modules
 

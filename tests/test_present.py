@@ -15,7 +15,7 @@ from tough_ner.checks import REFERENCE_NOTE, training_data_warnings
 from tough_ner.cli import main, system_names
 from tough_ner.corpus import write_conll
 from tough_ner.demo import TRAIN, load_demo, load_demo_nrb
-from tough_ner.errors import COLUMNS, error_rows, error_table, summary, write
+from tough_ner.errors import COLUMNS, error_rows, error_table, outcome_counts, summary, write
 from tough_ner.export import latex, markdown, tables
 from tough_ner.labels import bucket_label, percent
 from tough_ner.register import METRICS
@@ -157,8 +157,9 @@ def test_error_rows_on_a_hand_made_batch():
     assert john["bucket_eLen"] == "1 token" and anna["bucket_eLen"] == "2 tokens" and john["bucket_tag"] == "PER"
     assert john["bucket_eFre"] == "seen 1 time" and anna["bucket_eFre"] == "unseen in training"
     assert list(rows[0]) == list(COLUMNS) or set(rows[0]) == set(COLUMNS)
-    assert summary(rows) == {"sys": {"correct": 1, "wrong type": 1, "wrong boundary": 3, "missed": 1,
-                                     "spurious": 1}}
+    # gold outcomes sum to the 5 gold entities; the unmatched "Oslo" and "today" are counted apart
+    assert summary(rows) == {"sys": {"gold": {"correct": 1, "wrong type": 1, "wrong boundary": 2, "missed": 1},
+                                     "predicted": {"wrong boundary": 1, "spurious": 1}}}
 
 
 @settings(max_examples=40, deadline=None)
@@ -171,7 +172,7 @@ def test_every_gold_and_predicted_entity_is_accounted_for(gold, rng):
     batch = Batch(tokens, gold, pred)
     rows = error_rows(stats, batch)
     gold_rows = [r for r in rows if r["side"] == "gold"]
-    assert len(gold_rows) == sum(map(len, batch.gold_spans))
+    assert len(gold_rows) == sum(map(len, batch.gold_spans)) == sum(outcome_counts(rows)["gold"].values())
     correct = sum(r["outcome"] == "correct" for r in gold_rows)
     from tough_ner.scoring import span_scores
     scores = span_scores(batch)
@@ -280,8 +281,10 @@ def test_system_names_default_to_unique_file_stems(tmp_path):
     paths = [str(tmp_path / p) for p in ("x/run.conll", "y/run.conll", "b.conll", "has=sign.conll")]
     assert [name for name, _ in system_names(paths)] == ["x/run", "y/run", "b", "has=sign"]
     assert system_names([f"flair={paths[2]}", paths[3]]) == [("flair", paths[2]), ("has=sign", paths[3])]
-    with pytest.raises(ValueError, match="flair"):
-        system_names([f"flair={paths[0]}", f"flair={paths[1]}"])
+    # a name given twice names two runs of one system; a file given twice is an error
+    assert system_names([f"flair={paths[0]}", f"flair={paths[1]}"]) == [("flair", paths[0]), ("flair", paths[1])]
+    with pytest.raises(ValueError, match="given more than once"):
+        system_names([f"flair={paths[0]}", f"elmo={paths[0]}"])
 
 
 def test_run_takes_names_or_numbers_the_systems(demo):

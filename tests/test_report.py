@@ -41,10 +41,11 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     for name, path in (("train", TRAIN), ("test", TEST), ("nrb", NRB), ("wts", WTS)):
         assert report["inputs"][name] == {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     assert report["options"] == {"bootstrap": 1000, "seed": 0, "type_map": "conll", "n_buckets": 4,
-                                 "systems": list(SYSTEMS), "train_is_reference": False}
+                                 "systems": list(SYSTEMS), "train_is_reference": False, "confidence": 0.95,
+                                 "unit": "sentence", "alpha": 0.05, "baseline": None}
     results = report["results"]
-    assert set(results) == {"describe", "systems", "details", "summary", "comparison", "attack_curve", "statistics",
-                            "contrasts", "findings", "hardest", "warnings", "tests"}
+    assert set(results) == {"describe", "systems", "details", "summary", "comparisons", "attack_curve", "statistics",
+                            "contrasts", "findings", "hardest", "warnings", "tests", "families"}
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     nrb_set, wts_set = load_demo_nrb()
@@ -122,7 +123,8 @@ def test_a_system_against_itself_wins_no_row():
     for row in same["summary"]["rows"]:
         assert row["best"] == []
         assert all(t["p_value"] == 1.0 and t["difference"] == 0 for t in row["tests"] if not math.isnan(t["p_value"]))
-    assert not any(any(entry["significant"]) for entry in same["comparison"]["bucket_f1"].values())
+    assert [c["systems"] for c in same["comparisons"]] == [["a", "b"]]
+    assert not any(any(entry["significant"]) for entry in same["comparisons"][0]["bucket_f1"].values())
 
 
 def test_without_resamples_nothing_is_marked():
@@ -315,4 +317,5 @@ def test_findings_of_a_system_against_itself_claim_no_difference():
                bootstrap=200)
     texts = [item["text"] for item in same["findings"]]
     assert not any("significantly better" in t for t in texts)
-    assert any(t.startswith("No significant difference between the systems on: precision, recall, F1") for t in texts)
+    assert any(t.startswith(f"No significant difference ({same['families']['headline']['description']}) on: "
+                            "precision, recall, F1") for t in texts)

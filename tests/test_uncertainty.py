@@ -20,7 +20,7 @@ from tough_ner.tmr import counts as tmr_counts, tmr
 from tough_ner.uncertainty import (Counts, aggregate_runs, compare_runs, holm, intervals, resample_weights,
                                    with_intervals)
 
-from conftest import random_batch, small_stats
+from conftest import corrupted, random_batch, small_stats
 
 STATS = small_stats()
 
@@ -84,19 +84,6 @@ def test_holm_by_hand():
     # sorted: 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 -> kept monotone at 0.06
     assert holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx([0.03, 0.06, 0.06, math.nan], nan_ok=True)
     assert holm([0.5, 0.9]) == [1.0, 1.0]
-
-
-def corrupted(gold, rate, rng):
-    """Gold tags with each entity (B- and its I-s) deleted with probability ``rate``."""
-    out = []
-    for sentence in gold:
-        tags, drop = [], False
-        for tag in sentence:
-            if tag.startswith("B-"):
-                drop = rng.random() < rate
-            tags.append("O" if drop and tag != "O" else tag)
-        out.append(tags)
-    return out
 
 
 def synthetic(n_sentences, rng):
@@ -188,9 +175,9 @@ def test_document_units_need_documents_and_widen_nothing_when_sentences_are_docu
 
 
 def test_with_intervals_puts_each_interval_after_its_key():
-    table = Counts(np.arange(4, dtype=np.uint64))
-    table.ratio("rate", [1, 0, 2, 1], [2, 2, 2, 2])
-    result = with_intervals({"rate": 0.5, "n_rate": 8}, table, n_resamples=100)
+    table = Counts(np.arange(24, dtype=np.uint64))
+    table.ratio("rate", [1, 0, 2, 1] * 6, [2, 2, 2, 2] * 6)
+    result = with_intervals({"rate": 0.5, "n_rate": 48}, table, n_resamples=100)
     assert list(result) == ["rate", "rate_ci_low", "rate_ci_high", "n_rate"]
     assert result["rate_ci_low"] <= 0.5 <= result["rate_ci_high"]
 
@@ -206,7 +193,7 @@ def test_runs_aggregate_and_compare():
     table = aggregate_runs(results["a"])
     f1s = [r["f1"] for r in results["a"]]
     assert table["f1"] == pytest.approx({"mean": np.mean(f1s), "std": np.std(f1s, ddof=1), "min": min(f1s),
-                                         "max": max(f1s), "runs": 6})
+                                         "max": max(f1s), "runs": 6, "values": f1s})
     compared = compare_runs(results["a"], results["b"], [tmr_counts(STATS, b) for b in runs["a"]],
                             [tmr_counts(STATS, b) for b in runs["b"]], keys=["f1"], n_resamples=300)
     f1 = compared["f1"]
@@ -230,4 +217,4 @@ def test_compare_checks_its_inputs():
         tmr(STATS, Batch(tokens, gold, pred), ci=True, n_resamples=0)
     table = tough_ner.compare({"a": Batch(tokens, gold, pred), "b": Batch(tokens, gold, gold)}, "hardeval", STATS)
     assert {row["key"] for row in table["rows"]} >= {"hardeval", "ter_unseen", "ter_diff_E"}
-    assert table["test"].startswith("approximate randomisation")
+    assert table["test"].startswith("paired randomisation test")

@@ -334,7 +334,7 @@ def two_systems(n=8):
 
 
 def test_bootstrap_interval_is_the_percentile_interval_of_the_resampled_values():
-    systems = two_systems(12)
+    systems = two_systems(24)
     table = analyse(systems, n_resamples=500, confidence=0.9, seed=2, pairs=[])
     matrix, strata = units(list(systems.values()))
     totals = resample_weights(strata, 500, 2) @ matrix
@@ -343,51 +343,101 @@ def test_bootstrap_interval_is_the_percentile_interval_of_the_resampled_values()
         assert table["recall"]["ci"][name] == pytest.approx(np.percentile(recall[name], [5, 95]))
         c = systems[name].matrix().sum(axis=0)
         assert table["recall"]["values"][name] == c[0] / c[1] and table["recall"]["n"][name] == int(c[1])
-        assert table["recall"]["tests"] == []
+        assert table["recall"]["tests"] == [] and table["recall"]["units"] == 24
 
 
-def test_paired_test_equals_the_exact_permutation_test():
-    """With many random swaps, approximate randomisation approaches the exact test: all 2^n
-    ways of swapping n units' counts between the two systems, enumerated here."""
+def test_fewer_than_twenty_units_give_no_interval_but_a_test():
+    systems = two_systems(19)
+    cell = analyse(systems, n_resamples=200)["recall"]
+    assert cell["units"] == 19 and all(math.isnan(v) for v in cell["ci"]["a"] + cell["ci"]["b"])
+    test = cell["tests"][0]
+    assert all(math.isnan(v) for v in test["ci"]) and 0 < test["p_value"] <= 1
+    assert analyse(two_systems(20), n_resamples=200)["recall"]["ci"]["a"][0] > 0
+
+
+def test_paired_test_is_the_exact_permutation_test_for_few_differing_units():
+    """Up to EXACT_UNITS units whose counts differ: every way of swapping them, as enumerated here."""
     systems = two_systems(8)
-    table = analyse(systems, n_resamples=40_000, seed=1)
+    table = analyse(systems, n_resamples=50, seed=1)
     test = table["recall"]["tests"][0]
     a, b = (systems[s].matrix() for s in "ab")
     observed = a[:, 0].sum() / a[:, 1].sum() - b[:, 0].sum() / b[:, 1].sum()
-    extreme = 0
-    for swap in itertools.product([False, True], repeat=len(a)):
-        s = np.array(swap)[:, None]
-        x, y = np.where(s, b, a), np.where(s, a, b)
-        extreme += abs(x[:, 0].sum() / x[:, 1].sum() - y[:, 0].sum() / y[:, 1].sum()) >= abs(observed) - 1e-12
-    exact = extreme / 2 ** len(a)
+    exact = exact_p_value(a, b, lambda m: m[:, 0].sum() / m[:, 1].sum())
     assert (test["a"], test["b"]) == ("a", "b") and test["difference"] == pytest.approx(observed)
-    assert test["p_value"] == pytest.approx(exact, abs=0.01)
-    assert 0 < exact < 1
-    # the paired interval: percentiles of A - B over the same resamples
-    matrix, strata = units(list(systems.values()))
-    totals = resample_weights(strata, 40_000, 1) @ matrix
-    difference = totals[:, 0] / totals[:, 1] - totals[:, 2] / totals[:, 3]
-    assert test["ci"] == pytest.approx(np.percentile(difference, [2.5, 97.5]))
-    reverse = analyse(systems, n_resamples=40_000, seed=1, pairs=[("b", "a")])["recall"]["tests"][0]
+    assert test["p_value"] == exact and 0 < exact < 1
+    assert test["test"].endswith("exact") and test["units_differ"] == np.count_nonzero((a != b).any(axis=1))
+    reverse = analyse(systems, n_resamples=50, seed=1, pairs=[("b", "a")])["recall"]["tests"][0]
     assert reverse["difference"] == -test["difference"] and reverse["p_value"] == test["p_value"]
 
 
-def test_p_value_counts_the_observed_split_and_is_nan_without_a_difference():
-    # one unit, identical systems: every swap is as extreme, p = (1 + R) / (R + 1) = 1
+def test_paired_interval_is_the_percentile_interval_of_the_resampled_difference():
+    systems = two_systems(30)
+    test = analyse(systems, n_resamples=2000, seed=1)["recall"]["tests"][0]
+    matrix, strata = units(list(systems.values()))
+    totals = resample_weights(strata, 2000, 1) @ matrix
+    difference = totals[:, 0] / totals[:, 1] - totals[:, 2] / totals[:, 3]
+    assert test["ci"] == pytest.approx(np.percentile(difference, [2.5, 97.5]))
+
+
+def random_pair(n, seed, rate_a, rate_b):
+    """Two systems' precision/recall/F1 counts, a ratio and derived keys on n sentences."""
+    rng = np.random.default_rng(seed)
+    gold = rng.integers(0, 4, n)
+    systems = {}
+    for name, rate in (("a", rate_a), ("b", rate_b)):
+        table = Counts(np.arange(n, dtype=np.uint64))
+        correct = rng.binomial(gold, rate)
+        table.prf(correct, gold, correct + rng.binomial(2, 0.2, n))
+        table.derive("mean", "mean", "recall", "precision")
+        table.derive("share", "relative", "recall", "precision")
+        table.derive("gap", "diff", "recall", "precision")
+        systems[name] = table
+    return systems
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_normal_approximation_agrees_with_many_random_swaps(seed):
+    """Beyond EXACT_UNITS differing units the p-value is the normal approximation of the
+    randomisation distribution; 40,000 random swaps (approximate randomisation) estimate the
+    same distribution: they agree within the draws' error and the approximation's."""
+    systems = random_pair(400, seed, 0.8, 0.76)
+    table = analyse(systems, n_resamples=20)
+    a, b = (systems[s].matrix() for s in "ab")
+    rng = np.random.default_rng(seed + 100)
+    moved = (rng.random((40_000, len(a))) < 0.5).astype(float) @ (a - b)
+    first = systems["a"]
+    swapped_a = evaluate(first.keys, first.names, a.sum(axis=0) - moved)
+    swapped_b = evaluate(first.keys, first.names, b.sum(axis=0) + moved)
+    for key, cell in table.items():
+        test = cell["tests"][0]
+        assert test["test"].endswith("normal approximation")
+        drawn = np.mean(np.abs(swapped_a[key] - swapped_b[key]) >= abs(test["difference"]) - 1e-12)
+        error = 3 * math.sqrt(drawn * (1 - drawn) / 40_000)
+        assert abs(test["p_value"] - drawn) <= error + 0.15 * drawn, (key, test["p_value"], drawn)
+
+
+def test_p_value_is_not_floored_by_the_resamples():
+    # one unit, identical systems: nothing to swap, p = 1
     one = Counts(np.array([1], dtype=np.uint64))
     one.ratio("rate", [1], [2])
     test = analyse({"a": one, "b": one}, n_resamples=9)["rate"]["tests"][0]
-    assert test["p_value"] == 1.0 and test["difference"] == 0
+    assert test["p_value"] == 1.0 and test["difference"] == 0 and test["units_differ"] == 0
     # no gold anywhere: the difference is NaN, and so is its p-value
     empty = Counts(np.arange(3, dtype=np.uint64))
     empty.ratio("rate", [0, 0, 0], [0, 0, 0])
     test = analyse({"a": empty, "b": empty}, n_resamples=20)["rate"]["tests"][0]
     assert math.isnan(test["difference"]) and math.isnan(test["p_value"])
-    # the smallest p-value a test can give is 1 / (R + 1)
+    # 40 units all one way: far below 1 / (R + 1), whatever R; z = sqrt(40)
     a, b = Counts(np.arange(40, dtype=np.uint64)), Counts(np.arange(40, dtype=np.uint64))
     a.ratio("rate", [1] * 40, [1] * 40)
     b.ratio("rate", [0] * 40, [1] * 40)
-    assert analyse({"a": a, "b": b}, n_resamples=99)["rate"]["tests"][0]["p_value"] == pytest.approx(1 / 100)
+    p = [analyse({"a": a, "b": b}, n_resamples=r)["rate"]["tests"][0]["p_value"] for r in (9, 999)]
+    assert p[0] == p[1] == pytest.approx(math.erfc(math.sqrt(40) / math.sqrt(2)))
+    # 16 units all one way: exact, the observed split and its mirror of 2^16
+    a16, b16 = Counts(np.arange(16, dtype=np.uint64)), Counts(np.arange(16, dtype=np.uint64))
+    a16.ratio("rate", [1] * 16, [1] * 16)
+    b16.ratio("rate", [0] * 16, [1] * 16)
+    assert analyse({"a": a16, "b": b16}, n_resamples=9)["rate"]["tests"][0]["p_value"] == 2 / 2 ** 16
 
 
 def test_each_key_has_its_own_p_value():
@@ -396,8 +446,8 @@ def test_each_key_has_its_own_p_value():
         table.ratio("same", [1] * 40, [2] * 40)
         table.ratio("apart", [hits] * 40, [1] * 40)
     rows = analyse({"a": a, "b": b}, n_resamples=99)
-    assert rows["same"]["tests"][0]["p_value"] == 1.0  # no difference: every swap is as extreme
-    assert rows["apart"]["tests"][0]["p_value"] == pytest.approx(1 / 100)
+    assert rows["same"]["tests"][0]["p_value"] == 1.0  # no difference: nothing differs to swap
+    assert rows["apart"]["tests"][0]["p_value"] < 1e-9
 
 
 def exact_p_value(a, b, value):
@@ -423,7 +473,7 @@ def test_float_noise_tolerance_is_1e_12_times_the_difference():
     test = analyse(small, n_resamples=400)["rate"]["tests"][0]
     a, b = (small[s].matrix() for s in "ab")
     exact = exact_p_value(a, b, lambda m: m[:, 0].sum() / m[:, 1].sum())
-    assert exact == 0.5 and test["p_value"] == pytest.approx(exact, abs=0.15)
+    assert exact == 0.5 and test["p_value"] == exact
     # above 1 it is relative: a share of 2 + 7.5e-13 against 0, swaps giving 2 - 7.5e-13: the gap of
     # 1.5e-12 is below 2e-12, a tie, so every swap is as extreme (exact p = 1)
     big = {}
@@ -516,20 +566,20 @@ def test_adjust_marks_the_better_system_in_the_right_direction():
                 {"a": "x", "b": "y", "difference": 0.2, "p_value": 0.3},
                 {"a": "x", "b": "y", "difference": 0.0, "p_value": 0.001},
                 {"a": "x", "b": "y", "difference": math.nan, "p_value": math.nan}]
-    high = tests()
-    adjust(high)
+    high = adjust(tests(), family="rows")
     assert [t["p_adjusted"] for t in high[:4]] == pytest.approx([0.03, 0.03, 0.3, 0.004])
     assert [t["significant"] for t in high] == [True, True, False, True, False]
     assert [t["better"] for t in high] == ["x", "y", None, None, None]
-    low = tests()
-    adjust(low, 0.05, ["low", "low", "low", "low", "low"])
+    assert {t["family"] for t in high} == {"rows"} and {t["m"] for t in high} == {4}
+    low = adjust(tests(), 0.05, ["low", "low", "low", "low", "low"])
     assert [t["better"] for t in low] == ["y", "x", None, None, None]
-    unranked = tests()
-    adjust(unranked, 0.05, [None] * 5)
+    unranked = adjust(tests(), 0.05, [None] * 5)
     assert [t["better"] for t in unranked] == [None] * 5 and unranked[0]["significant"] is True
-    strict = tests()
-    adjust(strict, 0.03)  # p_adjusted < alpha, not <=
+    strict = adjust(tests(), 0.03)  # p_adjusted < alpha, not <=
     assert [t["significant"] for t in strict] == [False, False, False, True, False]
+    given = tests()
+    adjust(given)
+    assert given == tests()  # the tests are left as they were
 
 
 # ---- runs ----------------------------------------------------------------------------------------
@@ -538,7 +588,8 @@ def test_aggregate_runs_by_hand():
             {"f1": 0.7, "n": 10, "flag": False, "name": "b", "nan": 1.0}]
     table = aggregate_runs(runs)
     assert set(table) == {"f1", "n", "nan"}
-    assert table["f1"] == pytest.approx({"mean": 0.6, "std": math.sqrt(0.02), "min": 0.5, "max": 0.7, "runs": 2})
+    assert table["f1"] == pytest.approx({"mean": 0.6, "std": math.sqrt(0.02), "min": 0.5, "max": 0.7, "runs": 2,
+                                         "values": [0.5, 0.7]})
     assert table["n"]["std"] == 0 and math.isnan(table["nan"]["mean"])
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no numpy warning for the standard deviation of one run
@@ -573,12 +624,12 @@ def test_wilcoxon_over_runs():
     pytest.importorskip("scipy")
     import scipy.stats
 
-    result = uncertainty._wilcoxon([0.5, 0.6, math.nan, 0.9, 0.4, 0.8, 0.71], [0.4, 0.4, 0.3, 0.5, 0.5, 0.3, 0.7])
+    result = uncertainty.wilcoxon_runs([0.5, 0.6, math.nan, 0.9, 0.4, 0.8, 0.71], [0.4, 0.4, 0.3, 0.5, 0.5, 0.3, 0.7])
     expected = scipy.stats.wilcoxon([0.1, 0.2, 0.4, -0.1, 0.5, 0.01])
     assert result["n_pairs"] == 6 and result["statistic"] == pytest.approx(expected.statistic)
     assert result["p_value"] == pytest.approx(expected.pvalue)
     assert result["test"] == "Wilcoxon signed-rank over runs paired by index"
-    same = uncertainty._wilcoxon([0.5, 0.6], [0.5, 0.6])
+    same = uncertainty.wilcoxon_runs([0.5, 0.6], [0.5, 0.6])
     assert same["n_pairs"] == 2 and math.isnan(same["statistic"]) and math.isnan(same["p_value"])
     assert same["test"] == result["test"] and "note" not in same
 
@@ -587,7 +638,7 @@ def test_wilcoxon_without_scipy_says_so(monkeypatch):
     import sys
 
     monkeypatch.setitem(sys.modules, "scipy", None)  # import scipy fails
-    result = uncertainty._wilcoxon([0.5, 0.6, 0.7], [0.4, 0.4, 0.4])
+    result = uncertainty.wilcoxon_runs([0.5, 0.6, 0.7], [0.4, 0.4, 0.4])
     assert result["n_pairs"] == 3 and result["test"] == "Wilcoxon signed-rank over runs paired by index"
     assert math.isnan(result["statistic"]) and math.isnan(result["p_value"])
     assert result["note"] == "needs scipy (diagnostics extra)"

@@ -29,6 +29,7 @@ import numpy as np
 
 from ._util import no_gc
 from .batch import Batch
+from .corpus import quote
 
 
 class InputWarning(UserWarning):
@@ -105,6 +106,36 @@ def check_inputs(stats, batch: Batch, lowercase: bool = False) -> None:
     check_casing(stats, batch, lowercase)
 
 
+# ---- inputs checked against each other -------------------------------------------------
+def first_difference(a: str, b: str, **columns) -> Optional[str]:
+    """Where two files' sentences first differ, in words, or None.  ``columns``: per column
+    name, (``a``'s sentences, ``b``'s), compared in the order given; a column whose ``a``
+    side is None is skipped.  Sentences and tokens are numbered from 1."""
+    columns = {what: pair for what, pair in columns.items() if pair[0] is not None}
+    if all(mine == theirs for mine, theirs in columns.values()):
+        return None
+    n_a, n_b = (len(side) for side in next(iter(columns.values())))
+    for s in range(min(n_a, n_b)):
+        for what, (mine, theirs) in columns.items():
+            x, y = mine[s], theirs[s]
+            if x == y:
+                continue
+            if len(x) != len(y):
+                return f"sentence {s + 1}: {len(x)} tokens in {a}, {len(y)} in {b}"
+            i = next(i for i, pair in enumerate(zip(x, y)) if pair[0] != pair[1])
+            return f"sentence {s + 1}, token {i + 1}: {what} {quote(x[i])} in {a}, {quote(y[i])} in {b}"
+    return f"{a} holds {n_a} sentences, {b} {n_b}"
+
+
+def identical_to_gold(batches: Mapping[str, Batch]) -> List[str]:
+    """A warning for each system whose predictions equal the gold tags everywhere (and that
+    has gold entities to find): most likely a prediction file given as the gold standard."""
+    return [f"{name}'s predictions are identical to the gold standard: did you pass a prediction file as --test?"
+            for name, batch in batches.items()
+            if batch.predictions == batch.references and not any(batch.hallucinated or ())
+            and batch.span_type_counts("gold")]
+
+
 # ---- does the training data look like the systems' own? (report) -------------------------
 MIN_SEEN_SHARE = 0.05
 MIN_N = 30
@@ -132,7 +163,7 @@ def training_data_warnings(results: Mapping, train_is_reference: bool = False) -
         tmr = scores.get("tmr", {})
         seen, unseen = tmr.get("recall_seen"), tmr.get("recall_unseen_tokens")
         if (_known(seen) and _known(unseen) and tmr.get("n_seen", 0) >= MIN_N
-                and tmr.get("n_unseen_tokens", 0) >= MIN_N and seen <= unseen):
+                and tmr.get("n_unseen_tokens", 0) >= MIN_N and seen <= unseen and seen < 1):  # 1: nothing to do better
             warnings.append(f"{name} recalls test mentions seen in training ({seen:.3f}, n = {tmr['n_seen']}) no "
                             f"better than unseen ones ({unseen:.3f}, n = {tmr['n_unseen_tokens']}); a system "
                             "trained on this data almost always does better on what it saw (a heuristic, not a "

@@ -44,7 +44,7 @@ def _keep_freed_memory() -> None:
 
 from ._util import write_atomic  # noqa: E402
 from .batch import Batch  # noqa: E402
-from .corpus import Corpus, read_batch, read_conll, source_name  # noqa: E402
+from .corpus import Corpus, read_batch, read_conll, read_system, source_name  # noqa: E402
 from .formatting import format_interval, format_value  # noqa: E402
 from .stats import TrainStats  # noqa: E402
 
@@ -91,6 +91,15 @@ def _read_batch(path, columns=None) -> Batch:
     if not len(batch):
         raise ValueError(f"{source_name(path)} holds no sentence")
     return batch
+
+
+def _read_system(path, columns=None) -> Corpus:
+    """A system's CoNLL file for report (``corpus.read_system``): token ... gold prediction, or
+    token prediction (no gold); one holding no sentence is an error, as in ``_read``."""
+    corpus = read_system(path, columns)
+    if not len(corpus):
+        raise ValueError(f"{corpus.path} holds no sentence")
+    return corpus
 
 
 def _batch(corpus: Corpus, column: int = 0) -> Batch:
@@ -161,10 +170,15 @@ def cmd_hardeval(args) -> None:
 
 
 def _read_runs(paths, columns=None) -> List[Batch]:
+    from .checks import first_difference
+
     runs = [_read_batch(path, columns) for path in paths]
+    first = source_name(paths[0])
     for path, run in zip(paths[1:], runs[1:]):
-        if run.tokens != runs[0].tokens or run.references != runs[0].references:
-            raise ValueError(f"{path} does not hold the tokens and gold tags of {paths[0]}")
+        where = first_difference(source_name(path), first, token=(run.tokens, runs[0].tokens),
+                                 gold=(run.references, runs[0].references))
+        if where:
+            raise ValueError(f"{source_name(path)} does not hold the tokens and gold tags of {first}: {where}")
     return runs
 
 
@@ -471,30 +485,33 @@ def _with_progress(label: str, work, quiet: bool):
 def system_names(specs: List[str]) -> List[tuple]:
     """``--pred`` values as (name, path): ``NAME=path`` (an existing file path is taken whole),
     or a path named by its file stem; stems shared by several files get their folder, then
-    a number.  Names given twice are an error."""
+    a number.  A name given several times names runs (training seeds) of one system; the
+    same file given twice is an error."""
     pairs = []
     for spec in specs:
         name, sep, path = spec.partition("=")
         pairs.append((name, path) if sep and name and not os.path.exists(spec) else (None, spec))
     given = [name for name, _ in pairs if name is not None]
-    twice = sorted({name for name in given if given.count(name) > 1})
+    paths = [os.path.abspath(path) for _, path in pairs]
+    twice = sorted({path for _, path in pairs if paths.count(os.path.abspath(path)) > 1})
     if twice:
-        raise ValueError(f"--pred names must differ: {', '.join(twice)} given more than once")
+        raise ValueError(f"--pred {', '.join(twice)} given more than once")
     stem = [os.path.splitext(os.path.basename(path))[0] for _, path in pairs]
     folder = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}/{s}" for (_, path), s in zip(pairs, stem)]
     unnamed = [s for (name, _), s in zip(pairs, stem) if name is None]
     names = [name if name is not None else (s if unnamed.count(s) == 1 and s not in given else f)
              for (name, _), s, f in zip(pairs, stem, folder)]
-    for i, name in enumerate(list(names)):
-        if names.count(name) > 1:
-            names[i] = f"{name} ({names[:i].count(name) + 1})"
+    for i, ((name, _), shown) in enumerate(zip(pairs, list(names))):
+        if name is None and names.count(shown) > 1:  # unnamed files never become runs of one system
+            names[i] = f"{shown} ({names[:i].count(shown) + 1})"
     return [(name, path) for name, (_, path) in zip(names, pairs)]
 
 
 def cmd_report(args) -> None:
     from . import __version__
+    from .checks import first_difference
     from .demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
-    from .report import format_text, run
+    from .report import format_text, run, run_labels
 
     nrb_sets = type_map = attacked = None
     demo = args.train is None and args.test is None
@@ -521,10 +538,14 @@ def cmd_report(args) -> None:
                 test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
                                                          documents=test.documents))
                 continue
-            predicted = _read(path, 1 if args.columns else 0, args.columns)  # the pred column of --columns
-            if predicted.tokens != test.tokens:
-                raise ValueError(f"{path} does not have the tokens of {args.test}")
-            test.predictions.append(predicted.predictions[0] if args.columns else predicted.tags)
+            predicted = _read_system(path, args.columns)
+            where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
+                                     gold=(predicted.tags, test.tags))
+            if where:
+                raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of --test {test.path}: "
+                                 f"{where} (was a prediction file given as --test? a system file is read as token "
+                                 f"... gold prediction, or token prediction; choose its columns with --columns)")
+            test.predictions.append(predicted.predictions[0])
         systems = [name for name, _ in named]
         inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
                   "pred": [{"name": name, **_file_input(path)} for name, path in named]}
@@ -537,15 +558,17 @@ def cmd_report(args) -> None:
         if args.attacked:
             versions = [(os.path.basename(path), read_conll(path, n_predictions=len(systems)))
                         for path in args.attacked]
-            attacked = {name: [(label, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
-                               for label, corpus in versions] for i, name in enumerate(systems)}
+            attacked = {label: [(name, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
+                                for name, corpus in versions] for i, label in enumerate(run_labels(systems))}
             inputs["attacked"] = [_file_input(path) for path in args.attacked]
     if args.errors and os.path.splitext(args.errors)[1].lower() not in (".csv", ".jsonl", ".json"):
         raise ValueError(f"--errors {args.errors}: the extension must be .csv or .jsonl")  # before the work
     options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map or "auto", "n_buckets": 4,
-               "systems": systems, "train_is_reference": args.train_is_reference}
+               "systems": systems, "train_is_reference": args.train_is_reference, "confidence": args.confidence,
+               "unit": args.unit, "alpha": args.alpha, "baseline": args.baseline}
     results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
-                  progress=_progress(args.quiet), train_is_reference=args.train_is_reference)
+                  progress=_progress(args.quiet), train_is_reference=args.train_is_reference,
+                  confidence=args.confidence, unit=args.unit, alpha=args.alpha, baseline=args.baseline)
     report = {"tough_ner_version": __version__, "inputs": inputs, "options": options, "results": results}
     print(format_text(results, full=args.full))
     rows = None
@@ -554,7 +577,7 @@ def cmd_report(args) -> None:
 
         from .report import _batch
 
-        rows = [row for name, predictions in zip(systems, test.predictions)
+        rows = [row for name, predictions in zip(run_labels(systems), test.predictions)
                 for row in error_rows(stats, _batch(test, predictions), name)]
     written = []
     if args.json:
@@ -779,8 +802,15 @@ def _report_arguments(p) -> None:
                    dest="train_is_reference",
                    help="--train is not what the systems were trained on: seen/unseen are relative to it")
     p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
-    p.add_argument("--bootstrap", type=int, default=1000, help="resamples for the bucket F1 intervals")
-    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--resamples", "--bootstrap", dest="bootstrap", type=int, default=1000,
+                   help="bootstrap resamples for every interval (default 1000; the tests need none)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
+                   help="resampling unit: sentence, or document (-DOCSTART- groups)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
+    p.add_argument("--baseline", metavar="NAME",
+                   help="compare every system with this one only (k - 1 tests per row), not every pair")
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     _columns_flag(p, "report")

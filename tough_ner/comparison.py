@@ -17,6 +17,7 @@ from .rockner import CATEGORIES, VERSIONS
 from .rockner import counts as rockner_counts
 from .tmr import counts as tmr_counts
 from .stats import TrainStats
+from .formatting import format_p
 from .uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options
 
 # method -> counts of (stats, scored input, options); the scored input is a Batch, except for
@@ -44,11 +45,12 @@ def direction(method: str, key: str) -> Optional[str]:
 
 
 def rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str, str]] = None,
-         alpha: float = 0.05) -> List[dict]:
-    """Table rows from ``uncertainty.analyse`` output, tests Holm-adjusted over all the rows."""
+         alpha: float = 0.05, family: Optional[str] = None) -> List[dict]:
+    """Table rows from ``uncertainty.analyse`` output; the table is one family of tests
+    (Holm-adjusted together), named ``family`` (default: the method's table)."""
     table = [row((labels or {}).get(key, key), method, key, cell["values"], cell["ci"], cell["n"], cell["tests"])
              for key, cell in analysis.items()]
-    finish(table, alpha)
+    finish(table, alpha, family or f"{method} table")
     return table
 
 
@@ -58,37 +60,62 @@ def row(label: str, method: str, key: str, values: Mapping, ci: Mapping, n: Mapp
             "ci": ci, "n": n, "small": {s: size < SMALL for s, size in n.items()}, "tests": tests}
 
 
-def finish(table: List[dict], alpha: float = 0.05) -> None:
-    """Holm-adjust every test of the table together; ``best`` lists the systems that are
-    significantly better than every other system they were tested against (empty when none)."""
-    tests, directions = [], []
+def finish(table: List[dict], alpha: float = 0.05, family: str = "table") -> None:
+    """Decide the verdicts of one family, the tests of every row of ``table``: each row gets its
+    own verdicts (``uncertainty.adjust``: Holm over the family) and ``best``, the systems
+    significantly better than every system they were tested against (empty when none).  Every
+    mark shown for the row is read from these, never decided again."""
+    tests = [test for row in table for test in row["tests"]]
+    verdicts = iter(adjust(tests, alpha, [row["better"] for row in table for _ in row["tests"]], family))
     for row in table:
-        for test in row["tests"]:
-            tests.append(test)
-            directions.append(row["better"])
-    adjust(tests, alpha, directions)
-    for row in table:
-        wins: Dict[str, int] = {}
-        played: Dict[str, int] = {}
-        for test in row["tests"]:
-            for system in (test["a"], test["b"]):
-                played[system] = played.get(system, 0) + 1
-            if test["better"] is not None:
-                wins[test["better"]] = wins.get(test["better"], 0) + 1
-        row["best"] = [s for s in row["values"] if played.get(s) and wins.get(s, 0) == played[s]]
+        row["tests"] = [next(verdicts) for _ in row["tests"]]
+        row["family"] = family
+        row["best"] = best(row)
+
+
+def best(row: Mapping) -> List[str]:
+    """The systems of a row significantly better than every system they were tested against."""
+    wins: Dict[str, int] = {}
+    played: Dict[str, int] = {}
+    for test in row["tests"]:
+        for system in (test["a"], test["b"]):
+            played[system] = played.get(system, 0) + 1
+        if test["better"] is not None:
+            wins[test["better"]] = wins.get(test["better"], 0) + 1
+    return [s for s in row["values"] if played.get(s) and wins.get(s, 0) == played[s]]
+
+
+def family(name: str, table: Sequence[Mapping], alpha: float, what: str) -> dict:
+    """A family's description: how many rows and tests, the adjustment and the level."""
+    m = sum(not math.isnan(t["p_value"]) for row in table for t in row["tests"])
+    return {"name": name, "rows": len(table), "tests": m, "adjustment": "Holm", "alpha": alpha,
+            "description": f"Holm over the {len(table)} {what} ({m} tests)"}
+
+
+def pairs(names: Sequence[str], baseline: Optional[str] = None) -> List[tuple]:
+    """The compared pairs: every system against ``baseline`` (k - 1 pairs), else all pairs."""
+    names = list(names)
+    if baseline is None:
+        return [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
+    if baseline not in names:
+        raise ValueError(f"baseline {baseline!r} is not one of the systems {names}")
+    return [(name, baseline) for name in names if name != baseline]
 
 
 def compare(systems: Mapping[str, object], method: str = "tmr", train=None, keys: Optional[Sequence[str]] = None,
             n_resamples: int = 1000, confidence: float = 0.95, seed: int = 0, unit: str = "sentence",
-            alpha: float = 0.05, **options) -> dict:
+            alpha: float = 0.05, baseline: Optional[str] = None, **options) -> dict:
     """Compare systems scored on the same test set with one method.
 
     ``systems``: name -> the scored input (a ``Batch`` with predictions; for ``nrb`` a
     ``(Batch, portion)`` pair, for ``rockner`` an ``(original, attacked)`` pair of Batches).
-    ``train``: anything ``TrainStats.coerce`` takes (not needed by nrb and rockner).  Returns
-    ``{"method", "test", "interval", "n_resamples", "confidence", "unit", "alpha", "rows"}``; each
+    ``train``: anything ``TrainStats.coerce`` takes (not needed by nrb and rockner).  ``baseline``:
+    compare every system with this one only (else every pair).  The table is one family of
+    tests (``family``: Holm over its rows).  Returns
+    ``{"method", "test", "interval", "n_resamples", "confidence", "unit", "alpha", "rows", "family"}``; each
     row has ``values``, ``ci`` and ``n`` per system, ``tests`` (``difference``, ``ci``,
-    ``p_value``, ``p_adjusted``, ``significant``, ``better`` per pair) and ``best``.
+    ``test``, ``p_value``, ``family``, ``m``, ``p_adjusted``, ``significant``, ``better`` per pair)
+    and ``best``.
     """
     if method not in COUNTS:
         raise ValueError(f"method={method!r}: use one of {', '.join(COUNTS)}")
@@ -97,9 +124,11 @@ def compare(systems: Mapping[str, object], method: str = "tmr", train=None, keys
     check_options(n_resamples, confidence, unit, alpha)
     stats = TrainStats.coerce(train) if train is not None or method not in ("nrb", "rockner") else None
     counts = {name: COUNTS[method](stats, scored, **options) for name, scored in systems.items()}
-    analysis = analyse(counts, keys, n_resamples, confidence, seed, unit)
+    analysis = analyse(counts, keys, n_resamples, confidence, seed, unit, pairs=pairs(list(counts), baseline))
+    table = rows(analysis, method, alpha=alpha)
     return {"method": method, "test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": n_resamples,
-            "confidence": confidence, "unit": unit, "alpha": alpha, "rows": rows(analysis, method, alpha=alpha)}
+            "confidence": confidence, "unit": unit, "alpha": alpha, "rows": table,
+            "family": family(f"{method} table", table, alpha, "rows of the table")}
 
 
 def describe_test(test: Mapping) -> str:
@@ -109,10 +138,3 @@ def describe_test(test: Mapping) -> str:
     difference = round(test["difference"], 4) + 0.0  # no "-0.0000"
     text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {format_p(p)}"
     return text + (f" (Holm {format_p(adjusted)})" if not math.isnan(adjusted) else "")
-
-
-def format_p(p: float) -> str:
-    """``= 0.004``, ``< 0.001`` or ``= nan``."""
-    return "= nan" if math.isnan(p) else (f"= {p:.3f}" if p >= 0.001 else "< 0.001")
-
-

@@ -506,6 +506,18 @@ def read_predictions(path: str | os.PathLike, columns: ColumnChoice = None) -> C
     return read_conll(path, n_predictions=1, columns=columns)
 
 
+def read_system(path: str | os.PathLike, columns: ColumnChoice = None) -> Corpus:
+    """A system's CoNLL file with one prediction column: token ... gold prediction (or the
+    columns chosen by ``columns``), or token prediction, which has no gold: ``tags`` is None."""
+    name = source_name(path)
+    with no_gc():
+        table = scan(read_text(path), name)
+        if columns is None and table.width == 2:
+            corpus = _corpus(table, 0, name, None)
+            return Corpus(corpus.tokens, None, [corpus.tags], name, corpus.documents)
+        return _corpus(table, 1, name, columns)
+
+
 def read_batch(path: str | os.PathLike, columns: ColumnChoice = None) -> Batch:
     """``read_predictions`` straight to a ``Batch`` (token, gold and the prediction column):
     the columns stay codes (``Batch.from_codes``), so no per-token or per-sentence list is made

@@ -8,7 +8,9 @@ A gold entity's outcome (against the predicted entities of its sentence):
                   ``overlap`` is the number of tokens they share;
   missed          no prediction shares a token with it.
 A predicted entity that is not the match of any gold entity gets its own row: ``wrong
-boundary`` when it overlaps a gold entity, else ``spurious``.
+boundary`` when it overlaps a gold entity, else ``spurious``.  So outcomes are counted per
+side (``outcome_counts``): the gold rows' outcomes sum to the gold entities; the predicted
+rows are extra predictions counted apart.
 
 Each row also says which subsets the gold entity belongs to (TMR's seen / unseen-tokens /
 unseen-type / TCM), how many of its tokens are unseen or diff tokens (HardEval), and the
@@ -36,6 +38,8 @@ from .stats import TrainStats
 from .tmr import classify as mention_subsets
 
 OUTCOMES = ("correct", "wrong type", "wrong boundary", "missed", "spurious")
+GOLD_OUTCOMES = ("correct", "wrong type", "wrong boundary", "missed")  # of a gold entity: one each
+PREDICTED_OUTCOMES = ("wrong boundary", "spurious")  # of a predicted entity no gold entity matched
 COLUMNS = ("system", "side", "sentence", "document", "start", "end", "text", "context", "gold_type",
            "predicted_type", "predicted_text", "predicted_start", "predicted_end", "outcome", "overlap",
            "seen", "unseen_tokens", "unseen_type", "tcm", "n_unseen_words", "n_diff_words", "hard_words"
@@ -173,12 +177,19 @@ def error_table(stats: TrainStats, batch: Batch, system: str = "system", documen
     return Dataset.from_dict({c: [row[c] for row in rows] for c in COLUMNS})
 
 
-def summary(rows: Sequence[dict]) -> Dict[str, Dict[str, int]]:
-    """Outcome counts per system."""
-    table: Dict[str, Counter] = {}
-    for row in rows:
-        table.setdefault(row["system"], Counter())[row["outcome"]] += 1
-    return {system: {o: counts.get(o, 0) for o in OUTCOMES} for system, counts in table.items()}
+def outcome_counts(rows: Sequence[dict]) -> Dict[str, Dict[str, int]]:
+    """Outcome counts of one system's rows, per side: ``{"gold": GOLD_OUTCOMES counts (summing
+    to the gold entities), "predicted": PREDICTED_OUTCOMES counts}`` -- a "wrong boundary" of
+    each side counted apart, as they count different entities."""
+    counts = Counter((row["side"], row["outcome"]) for row in rows)
+    return {"gold": {o: counts[("gold", o)] for o in GOLD_OUTCOMES},
+            "predicted": {o: counts[("predicted", o)] for o in PREDICTED_OUTCOMES}}
+
+
+def summary(rows: Sequence[dict]) -> Dict[str, Dict[str, Dict[str, int]]]:
+    """``outcome_counts`` per system, in the order the systems first occur."""
+    systems = list(dict.fromkeys(row["system"] for row in rows))
+    return {system: outcome_counts([row for row in rows if row["system"] == system]) for system in systems}
 
 
 def to_text(rows: Sequence[dict], fmt: str) -> str:

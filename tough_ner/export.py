@@ -26,6 +26,7 @@ class Cell(NamedTuple):
     value: object  # a number, or text
     ci: Optional[Sequence[float]] = None
     bold: bool = False
+    std: Optional[float] = None  # sample std over runs
 
 
 class Table(NamedTuple):
@@ -45,6 +46,8 @@ def _number(value, digits: int) -> str:
 
 def _cell_text(cell: Cell, digits: int) -> str:
     text = _number(cell.value, digits)
+    if cell.std is not None:
+        text += f" ± {_number(float(cell.std), digits)}"
     if cell.ci is not None and not any(v is None or math.isnan(v) for v in cell.ci):
         text += f" [{_number(float(cell.ci[0]), digits)}, {_number(float(cell.ci[1]), digits)}]"
     return text
@@ -81,9 +84,22 @@ def _tested(results: Mapping, method: str, key: str, system: str, value) -> Cell
     """A subset table's cell with the interval and the significance the report computed for it
     (``results["tests"]``, Holm-adjusted over the method's keys); a bare value without them."""
     test = results.get("tests", {}).get(method, {}).get(key)
+    std = results.get("runs", {}).get(system, {}).get(method, {}).get(key, {}).get("std")
     if not test:
-        return Cell(value)
-    return Cell(value, test["ci"].get(system), system in test["best"])
+        return Cell(value, std=std)
+    return Cell(value, test["ci"].get(system), system in test["best"], std)
+
+
+def _family(results: Mapping, name: str) -> str:
+    """``; Holm over the 7 rows of the table (7 tests)``: the family a table's marks come from."""
+    described = results.get("families", {}).get(name)
+    return f" ({described['description']})" if described else ""
+
+
+def _runs_note(results: Mapping) -> str:
+    runs = results.get("runs", {})
+    return "; systems with several runs: mean ± sample std over runs, intervals and tests on counts pooled " \
+        "over runs" if runs else ""
 
 
 def tables(results: Mapping) -> List[Table]:
@@ -102,17 +118,20 @@ def tables(results: Mapping) -> List[Table]:
             value = row["values"][s]
             if where.get(s):
                 value = f"{where[s]}: {_number(value, 4)}"
-            cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", [])))
+            cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", []), row.get("std", {}).get(s)))
         headline.append(cells)
-    out = [Table("Headline: systems by F1; bold: significantly better (↑ higher, ↓ lower is better, · not ranked)", ["measure", "n"] + order,
-                 headline, "headline")]
+    out = [Table("Headline: systems by F1; bold: significantly better than every system it is compared with"
+                 f"{_family(results, 'headline')} (↑ higher, ↓ lower is better, · not ranked){_runs_note(results)}",
+                 ["measure", "n"] + order, headline, "headline")]
     first = order[0]
-    out.append(Table("HardEval: token error rate (TER) per subset; bold: significantly lower", ["subset", "n"] + order,
+    out.append(Table("HardEval: token error rate (TER) per subset; bold: significantly lower"
+                     + _family(results, "HardEval subsets"), ["subset", "n"] + order,
                      [[Cell(x), Cell(systems[first]["hardeval"][f"n_{x}"])]
                       + [_tested(results, "hardeval", f"ter_{x}", s, systems[s]["hardeval"][f"ter_{x}"])
                          for s in order] for x in HARDEVAL_SUBSETS],
                      "hardeval"))
-    out.append(Table("Tough Mentions Recall per subset; bold: significantly higher", ["subset", "n"] + order,
+    out.append(Table("Tough Mentions Recall per subset; bold: significantly higher" + _family(results, "TMR subsets"),
+                     ["subset", "n"] + order,
                      [[Cell(x), Cell(systems[first]["tmr"][f"n_{x}"])]
                       + [_tested(results, "tmr", f"recall_{x}", s, systems[s]["tmr"][f"recall_{x}"]) for s in order]
                       for x in TMR_SUBSETS], "tmr"))
@@ -127,7 +146,8 @@ def tables(results: Mapping) -> List[Table]:
                 interval, tuple) else interval, totals(results))), Cell(gold)]
                 + [_tested(results, "bucket_f1", key, s, cells[s].get(interval, {}).get("f1", math.nan))
                    for s in order])
-    out.append(Table("Bucket F1 per attribute bucket (n: gold entities); bold: significantly better", ["attribute", "bucket", "n"] + order,
+    out.append(Table("Bucket F1 per attribute bucket (n: gold entities); bold: significantly better"
+                     + _family(results, "bucket F1 table"), ["attribute", "bucket", "n"] + order,
                      bucket_rows, "buckets"))
     with_nrb = [s for s in order if "nrb" in systems[s]]
     if with_nrb:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Dict, List, Mapping, Optional
 
+from .formatting import format_p
 from .uncertainty import SMALL
 
 
@@ -43,6 +44,7 @@ def findings(results: Mapping) -> List[Dict[str, object]]:
     summary = results.get("summary", {})
     rows = {row["key"]: row for row in summary.get("rows", []) if not row.get("bucket")}
     systems = summary.get("systems", [])
+    family = results.get("families", {}).get("headline", {}).get("description", "Holm-adjusted over the rows")
 
     # Between systems: per winner and loser, how many rows it wins and the largest wins in
     # numbers; then one sentence for the rows where no difference is significant.
@@ -58,19 +60,22 @@ def findings(results: Mapping) -> List[Dict[str, object]]:
                 loser = test["b"] if test["better"] == test["a"] else test["a"]
                 wins.setdefault((test["better"], loser), []).append((row, test, label))
             else:
-                not_significant.append(label)
+                not_significant.append((label, test["a"], test["b"]))
     for (winner, loser), won in wins.items():
         won.sort(key=lambda item: -abs(item[1]["difference"]))
         largest = "; ".join(
             f"{label} {row['values'][winner]:.3f} vs {row['values'][loser]:.3f} "
-            f"({_winner_minus_loser(test, winner)}, p = {test['p_adjusted']:.3g}, {_n(row['n'].get(winner))})"
+            f"({_winner_minus_loser(test, winner)}, adjusted p {format_p(test['p_adjusted'])}, "
+            f"{_n(row['n'].get(winner))})"
             for row, test, label in won[:3])
         found.append({"kind": "comparison", "weight": abs(won[0][1]["difference"]), "text": (
             f"{winner} is significantly better than {loser} on {len(won)} of the {len(compared)} compared "
-            f"measures (paired tests, Holm-adjusted); the largest differences: {largest}.")})
+            f"measures (paired tests, {family}); the largest differences: {largest}.")})
     if not_significant and len(systems) > 1:
         found.append({"kind": "comparison", "weight": 0.0, "text": (
-            "No significant difference between the systems on: " + ", ".join(dict.fromkeys(not_significant)) + ".")})
+            f"No significant difference ({family}) on: " + ", ".join(
+                f"{label} ({a} vs {b})" if len(systems) > 2 else label
+                for label, a, b in dict.fromkeys(not_significant)) + ".")})
 
     # Within each system: unseen versus seen mentions (TMR), where the errors fall (HardEval).
     for system in systems:

@@ -18,3 +18,11 @@ def format_interval(ci) -> str:
     if not ci or any(isinstance(v, float) and math.isnan(v) for v in ci):
         return ""
     return f"[{ci[0]:.4f}, {ci[1]:.4f}]"
+
+
+def format_p(p: float) -> str:
+    """``= 0.004``, ``= 2.5e-08`` (below 0.001, where an adjusted p is compared with a small
+    alpha / m) or ``= nan``."""
+    return "= nan" if math.isnan(p) else (f"= {p:.3f}" if p >= 0.001 else f"= {p:.1e}")
+
+

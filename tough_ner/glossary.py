@@ -108,7 +108,11 @@ TERMS: Dict[str, Tuple[str, str]] = {
     "correct": ("correct", "a prediction with exactly the gold span and type."),
     "wrong_type": ("wrong type", "a prediction with exactly the gold span but another type."),
     "wrong_boundary": ("wrong boundary", "the best overlapping prediction has other boundaries "
-                                         "(its overlap in tokens is given)."),
+                                         "(its overlap in tokens is given); on a predicted entity's row: an "
+                                         "extra prediction overlapping a gold entity."),
+    "extra_prediction": ("extra prediction", "a predicted entity that overlaps a gold entity but is the match "
+                                             "of none (each has a prediction at least as close); counted apart "
+                                             "from the gold entities' outcomes."),
     "spurious": ("spurious", "a predicted entity that overlaps no gold entity."),
 }
 

@@ -9,9 +9,9 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from . import glossary
 from .buckets import ATTRIBUTES, interval_text
-from .formatting import format_interval, format_value
+from .formatting import format_interval, format_p, format_value
 from .labels import UNITS, bucket_label, totals
-from .report import format_sizes, format_cell, format_test, significant_buckets
+from .report import format_sizes, format_cell, format_test, headline_family, significant_buckets
 from .uncertainty import SMALL
 
 STYLE = """
@@ -218,8 +218,8 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
     note = ("Systems ordered by F1. Each value has its "
             f"{statistics.get('confidence', 0.95):.0%} interval ({html.escape(str(statistics.get('interval', '')))}, "
             f"{statistics.get('n_resamples', '')} resamples of {html.escape(str(statistics.get('unit', '')))}s) "
-            f"and its n; a highlighted value is significantly better than the other systems' "
-            f"({html.escape(str(statistics.get('test', '')))}, Holm-adjusted over the rows, alpha "
+            f"and its n; a highlighted value is significantly better than every system it is compared with "
+            f"({html.escape(str(statistics.get('test', '')))}; {html.escape(headline_family(results))}, alpha "
             f"{statistics.get('alpha', '')}); otherwise no system is better. † fewer than {SMALL} items: a small "
             "subset. ↑ higher is better, ↓ lower, · shown but never ranked." if statistics else
             "Systems ordered by F1.")
@@ -289,19 +289,19 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
                         + [cells[s].get(i, {}).get("f1", math.nan) for s in systems] for i in intervals]
     parts.append(_table(["attribute", "bucket", term("n gold", "n")] + [term(f"F1 {s}", "f1") for s in systems],
                         bucket_rows))
-    if "comparison" in results:
-        a, b = results["comparison"]["systems"]
-        comparison = results["comparison"]["bucket_f1"]
+    for entry in results.get("comparisons", []):
+        a, b = entry["systems"]
+        comparison = entry["bucket_f1"]
         found = significant_buckets(comparison, counts)
         parts.append(f"<h3>{html.escape(a)} − {html.escape(b)}, per attribute bucket</h3><p class='note'>Paired "
-                     "F1 difference per bucket; bold cells with a frame differ significantly (Holm-adjusted over "
-                     "every bucket).</p>")
+                     "F1 difference per bucket; bold cells with a frame differ significantly ("
+                     f"{html.escape(results['families'][entry['family']]['description'])}).</p>")
         if plt:
             parts.append(_heatmap(plt, comparison))
         parts.append(_table(["attribute", "bucket", "n", "difference", "interval", "Holm p"],
                             [[term(item["attribute"], item["attribute"]),
                               bucket_cell(item["attribute"], item["interval"], counts), item["n"], f"{item['difference']:+.4f}",
-                              format_interval(item["ci"]), f"{item['p_adjusted']:.3f}"] for item in found])
+                              format_interval(item["ci"]), format_p(item["p_adjusted"])[2:]] for item in found])
                      if found else "<p class='note'>No bucket F1 differs significantly.</p>")
 
     if any("nrb" in results["systems"][s] for s in systems):
@@ -402,18 +402,23 @@ def error_section(rows: Sequence[dict], limit: int) -> str:
     """Every entity that is not correct, filterable by system, outcome and subset (a small
     inline script; with scripts off the whole table shows, grouped in one ``<details>`` per
     system)."""
-    from .errors import OUTCOMES
+    from .errors import GOLD_OUTCOMES, OUTCOMES, summary
 
     wrong = [row for row in rows if row["outcome"] != "correct"]
-    systems = list(dict.fromkeys(row["system"] for row in rows))
-    counts = {s: {o: 0 for o in OUTCOMES} for s in systems}
-    for row in rows:
-        counts[row["system"]][row["outcome"]] += 1
+    counts = summary(rows)
+    systems = list(counts)
     parts = ["<h2 id='errors'>Which entities failed</h2><p class='note'>Every gold and predicted entity that is not "
              "correct (the full table, correct ones included, is written by <code>--errors FILE</code>). "
              "Outcomes are explained in the <a href='#g-wrong_boundary'>glossary</a>.</p>",
-             _table(["system"] + [term(o, o.replace(" ", "_")) for o in OUTCOMES],
-                    [[s] + [counts[s][o] for o in OUTCOMES] for s in systems])]
+             _table(["system", "gold mentions"] + [term(o, o.replace(" ", "_")) for o in GOLD_OUTCOMES]
+                    + [term("extra predictions overlapping a gold entity", "extra_prediction"),
+                       term("spurious", "spurious")],
+                    [[s, sum(counts[s]["gold"].values()), *counts[s]["gold"].values(),
+                      *counts[s]["predicted"].values()] for s in systems], attrs=" id='error-summary'"),
+             "<p class='note'>Gold side: each gold mention has one outcome (correct, wrong type, wrong boundary "
+             "or missed), so these four sum to the gold mentions. Prediction side, counted apart: predicted "
+             "entities that are no gold mention's match, overlapping a gold entity (their rows say wrong "
+             "boundary) or overlapping none (spurious).</p>"]
     parts.append("<div id='error-filters' hidden>"
                  + _select("system", systems) + _select("outcome", [o for o in OUTCOMES if o != "correct"])
                  + _select("subset", ["seen", "unseen_tokens", "unseen_type", "tcm", "spurious"])

@@ -13,8 +13,8 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from .batch import Batch
 from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
-from .checks import training_data_warnings
-from .comparison import COUNTS, describe_test, finish, format_p, rows
+from .checks import identical_to_gold, training_data_warnings
+from .comparison import COUNTS, describe_test, family, finish, format_p, pairs, rows
 from .comparison import row as table_row
 from .corpus import Corpus
 from .errors import hardest
@@ -28,7 +28,8 @@ from .rockner import rockner
 from .scoring import matched
 from .stats import TrainStats
 from .tmr import mention_texts, tmr
-from .uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, analyse, check_options, holm
+from .uncertainty import (INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust, aggregate_runs,
+                          analyse, check_options, pooled, wilcoxon_runs)
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).
 METHODS: Dict[str, Callable[..., dict]] = {
@@ -56,6 +57,8 @@ ATTACK_ROWS = [("F1 original", "rockner", "f1_original"), ("F1 attacked", "rockn
 SUBSET_TABLES = {"hardeval": lambda key: key.startswith("ter_"),
                  "tmr": lambda key: key.startswith("recall_") and key != "recall_seen_minus_unseen",
                  "bucket_f1": lambda key: key.endswith("_f1") and key != "f1"}
+SUBSET_FAMILIES = {"hardeval": "HardEval subsets", "tmr": "TMR subsets", "bucket_f1": "bucket F1 table"}
+HEADLINE = "headline"
 WTS_FLOOR = 0.8  # below it, the NRB paper reads the gap as domain shift, not name bias
 
 Steps = Iterable[Tuple[str, Callable[[], None]]]
@@ -91,91 +94,133 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         type_map: TypeMap = None, attacked: Optional[Mapping[str, Sequence[Tuple[str, Corpus]]]] = None,
         bootstrap: int = 1000, seed: int = 0, progress: Callable[[Steps], Steps] = lambda steps: steps,
         confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05,
-        names: Optional[Sequence[str]] = None, train_is_reference: bool = False) -> dict:
+        names: Optional[Sequence[str]] = None, train_is_reference: bool = False,
+        baseline: Optional[str] = None) -> dict:
     """Every method for every system.
 
     A system's predictions in ``test.predictions`` are tags or a ``Batch`` (``as_batch``).
-    ``nrb_sets``: NRB and WTS corpora with one prediction list per system (types mapped by
-    ``type_map``).  ``attacked``: per system, attacked versions of the test set ``(label,
-    corpus with that system's predictions)``, mildest first; the ``rockner`` keys are those of
-    the last.  ``bootstrap`` resamples (by ``unit``, sentence or document) give every interval
-    and paired test (``tough_ner.uncertainty``); a system is marked better only when the test,
-    Holm-adjusted over the summary rows, is significant at ``alpha``.  ``progress`` wraps the
-    list of ``(label, step)`` pairs (a progress bar).
     ``names`` (or ``systems``): one name per prediction set, default ``system 1``, ``system 2``,
-    ...  ``train_is_reference``: the training data is not the systems' own (seen/unseen are
-    relative to it; said in ``warnings``).
+    ...; a name given several times makes those prediction sets runs (training seeds) of one
+    system: its values are the means over runs (``runs`` holds mean, sample std, min, max and
+    each run's value), its intervals and tests come from its counts pooled over runs, and its
+    details are those of its first run.  ``nrb_sets``: NRB and WTS corpora with one prediction
+    list per prediction set (types mapped by ``type_map``).  ``attacked``: per system (per run:
+    ``NAME#2`` for a name's second run), attacked versions of the test set ``(label, corpus
+    with those predictions)``, mildest first; the ``rockner`` keys are those of the last.
+    ``bootstrap`` resamples (by ``unit``, sentence or document) give every interval;
+    ``tough_ner.uncertainty.randomisation`` every paired test, of every pair of systems or of
+    each system against ``baseline``.  Each table is one family of tests (``families``):
+    its verdicts are Holm-adjusted over it at ``alpha`` and stored with its rows, and every
+    mark any view shows is read from them.  ``progress`` wraps the list of ``(label, step)``
+    pairs (a progress bar).  ``train_is_reference``: the training data is not the systems' own
+    (seen/unseen are relative to it; said in ``warnings``).
     """
     if systems is not None and names is not None and list(systems) != list(names):
         raise ValueError("give the system names once: systems= or names=")
-    systems = list(names if names is not None else systems if systems is not None else
-                   [f"system {i + 1}" for i in range(len(test.predictions))])
-    if len(systems) != len(test.predictions):
-        raise ValueError(f"{len(systems)} system names for {len(test.predictions)} prediction sets")
-    if len(set(systems)) != len(systems):
-        raise ValueError(f"system names must differ: {list(systems)}")
+    given = list(names if names is not None else systems if systems is not None else
+                 [f"system {i + 1}" for i in range(len(test.predictions))])
+    if len(given) != len(test.predictions):
+        raise ValueError(f"{len(given)} system names for {len(test.predictions)} prediction sets")
+    systems = list(dict.fromkeys(given))
+    labels = run_labels(given)  # one per prediction set
+    runs = {name: [label for label, of in zip(labels, given) if of == name] for name in systems}
     check_options(max(bootstrap, 1), confidence, unit, alpha)
-    results: dict = {"describe": {"train": {**stats.describe(), "tokens": stats.n_tokens}, "test": stats.describe_test(test.tokens, test.tags)},
-                     "systems": {name: {} for name in systems}, "details": {name: {} for name in systems},
+    compared = pairs(systems, baseline)
+    results: dict = {"describe": {"train": {**stats.describe(), "tokens": stats.n_tokens},
+                                  "test": stats.describe_test(test.tokens, test.tags)},
+                     "systems": {}, "details": {},
                      "statistics": {"test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": bootstrap,
                                     "confidence": confidence, "unit": unit, "alpha": alpha, "seed": seed,
-                                    "adjustment": "Holm, over the rows of each table", "small": SMALL}}
+                                    "adjustment": "Holm, over each family of tests (families)", "small": SMALL,
+                                    "baseline": baseline, "pairs": [list(pair) for pair in compared]}}
+    scores: Dict[str, dict] = {label: {} for label in labels}
+    details: Dict[str, dict] = {label: {} for label in labels}
     counts: Dict[str, Dict[str, Counts]] = {}
+    curves: Dict[str, list] = {}
 
-    def record(name: str, method: str, result: Mapping, scored=None) -> None:
-        results["systems"][name][method], tables = _split(result)
+    def record(label: str, method: str, result: Mapping, scored=None) -> None:
+        scores[label][method], tables = _split(result)
         if tables:
-            results["details"][name][method] = tables
+            details[label][method] = tables
         if scored is not None:
-            counts.setdefault(method, {})[name] = COUNTS[method](stats, scored, **(
+            counts.setdefault(method, {})[label] = COUNTS[method](stats, scored, **(
                 {"type_map": type_map} if method == "nrb" else {}))
 
     batches: Dict[str, Batch] = {}
 
-    def score_system(name: str, predictions) -> Callable[[], None]:
+    def score_system(label: str, predictions) -> Callable[[], None]:
         def step():
-            batch = batches[name] = _batch(test, predictions)
+            batch = batches[label] = _batch(test, predictions)
             for method, score in METHODS.items():
-                record(name, method, score(stats, batch, detailed=True, **OPTIONS.get(method, {})), batch)
-            record(name, "match_scores", report_scores(stats, batch, detailed=True))  # no intervals: no counts
-            results["details"][name]["hard_mentions"] = hard_mentions(stats, batch)
+                record(label, method, score(stats, batch, detailed=True, **OPTIONS.get(method, {})), batch)
+            record(label, "match_scores", report_scores(stats, batch, detailed=True))  # no intervals: no counts
+            details[label]["hard_mentions"] = hard_mentions(stats, batch)
         return step
 
-    def score_nrb(i: int, name: str) -> Callable[[], None]:
+    def score_nrb(i: int, label: str) -> Callable[[], None]:
         nrb_set, wts_set = nrb_sets
 
         def step():
             batch, portion = sets_batch({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
                                          "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])})
-            record(name, "nrb", nrb(batch, type_map, portion, stats, detailed=True), (batch, portion))
+            record(label, "nrb", nrb(batch, type_map, portion, stats, detailed=True), (batch, portion))
         return step
 
-    def score_attacks(name: str, versions) -> Callable[[], None]:
+    def score_attacks(label: str, versions) -> Callable[[], None]:
         def step():
-            original = _batch(test, test.predictions[list(systems).index(name)])
-            pairs = [(label, original, Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents))
-                     for label, corpus in versions]
-            curve = [(label, rockner(original, attacked_batch, True)) for label, original, attacked_batch in pairs]
-            record(name, "rockner", curve[-1][1], pairs[-1][1:])
-            results.setdefault("attack_curve", {})[name] = [
-                {"set": label, **{k: r[k] for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
-                for label, r in curve]
+            original = _batch(test, test.predictions[labels.index(label)])
+            scored = [(name, original, Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents))
+                      for name, corpus in versions]
+            curve = [(name, rockner(original, attacked_batch, True)) for name, original, attacked_batch in scored]
+            record(label, "rockner", curve[-1][1], scored[-1][1:])
+            curves[label] = [{"set": name, **{k: r[k] for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
+                             for name, r in curve]
         return step
 
-    steps = [(f"scoring {name}", score_system(name, predictions))
-             for name, predictions in zip(systems, test.predictions)]
+    steps = [(f"scoring {label}", score_system(label, predictions))
+             for label, predictions in zip(labels, test.predictions)]
     if nrb_sets is not None:
-        steps += [(f"NRB/WTS {name}", score_nrb(i, name)) for i, name in enumerate(systems)]
-    for name, versions in (attacked or {}).items():
-        if name not in results["systems"]:
-            raise ValueError(f"attacked predictions for {name!r}, which is not one of the systems {list(systems)}")
-        steps.append((f"attacks {name}", score_attacks(name, versions)))
+        steps += [(f"NRB/WTS {label}", score_nrb(i, label)) for i, label in enumerate(labels)]
+    for label, versions in (attacked or {}).items():
+        if label not in labels:
+            raise ValueError(f"attacked predictions for {label!r}, which is not one of the systems or runs {labels}")
+        steps.append((f"attacks {label}", score_attacks(label, versions)))
     steps.append(("confidence intervals and tests", lambda: None))
-    for label, step in progress(steps):
+    for _, step in progress(steps):
         step()
+    # Runs become their system: means of the values, counts pooled over runs, the first run's details.
+    for name in systems:
+        first = runs[name][0]
+        results["details"][name] = details[first]
+        if len(runs[name]) == 1:
+            results["systems"][name] = scores[first]
+            if first in curves:
+                results.setdefault("attack_curve", {})[name] = curves[first]
+            for by_label in counts.values():
+                if first in by_label:
+                    by_label[name] = by_label.pop(first)
+            continue
+        methods = [m for m in scores[first] if all(m in scores[label] for label in runs[name])]
+        results.setdefault("runs", {})[name] = {"runs": len(runs[name]), "details_from": "run 1", **{
+            method: aggregate_runs([scores[label][method] for label in runs[name]]) for method in methods}}
+        results["systems"][name] = {method: {key: _over_runs(value, results["runs"][name][method].get(key))
+                                             for key, value in scores[first][method].items()} for method in methods}
+        for by_label in counts.values():
+            if all(label in by_label for label in runs[name]):
+                by_label[name] = pooled([by_label.pop(label) for label in runs[name]])
+        if all(label in curves for label in runs[name]):
+            results.setdefault("attack_curve", {})[name] = [
+                {"set": point["set"], **{k: sum(curves[label][j][k] for label in runs[name]) / len(runs[name])
+                                         for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
+                for j, point in enumerate(curves[first])]
+    batches = {name: batches[runs[name][0]] for name in systems}
     # bootstrap=0: no resampling, so no intervals, no tests and no winner.
-    analyses = {method: analyse(by_system, None, bootstrap, confidence, seed, unit)
-                for method, by_system in counts.items() if bootstrap and _same_sentences(by_system)}
+    analyses = {method: analyse(by_system, None, bootstrap, confidence, seed, unit,
+                                pairs=[p for p in compared if p[0] in by_system and p[1] in by_system])
+                for method, by_system in counts.items()
+                if bootstrap and set(by_system) <= set(systems) and _same_sentences(by_system)}
+    if any(cell.get("units", MIN_UNITS) < MIN_UNITS for analysis in analyses.values() for cell in analysis.values()):
+        results["statistics"]["too_few_units"] = True
     for name in systems:  # bucket F1 whiskers: the intervals of the shared resamples
         bucket = results["details"][name]["bucket_f1"]
         if analyses:
@@ -183,27 +228,68 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                 attribute: [analyses["bucket_f1"][bucket_key(attribute, i, row["interval"])]["ci"][name]
                             for i, row in enumerate(rows)] for attribute, rows in bucket["buckets"].items()}
             bucket["diagnostics"]["bootstrap"]["f1"] = analyses["bucket_f1"]["f1"]["ci"][name]
-    if len(systems) > 1:
-        a, b = systems[:2]
-        results["comparison"] = {"systems": [a, b], "bucket_f1": bucket_comparison(
-            {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
-            {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
-            analyses.get("bucket_f1", {}), a, b, alpha)}
+    families: Dict[str, dict] = {}
+    results["comparisons"] = [{"systems": [a, b], "family": f"bucket F1, {a} - {b}", "bucket_f1": bucket_comparison(
+        {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
+        {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
+        analyses.get("bucket_f1", {}), a, b, alpha)} for a, b in compared]
+    for entry in results["comparisons"]:
+        m = sum(not math.isnan(p) for cells in entry["bucket_f1"].values() for p in cells["p_value"])
+        n_buckets = sum(len(cells["p_value"]) for cells in entry["bucket_f1"].values())
+        families[entry["family"]] = {"name": entry["family"], "rows": n_buckets, "tests": m, "adjustment": "Holm",
+                                     "alpha": alpha, "description": f"Holm over the {n_buckets} buckets ({m} tests)"}
     results["hardest"] = hardest(stats, batches, results["details"])
     results["summary"] = summary(results, analyses, alpha)
-    results["warnings"] = training_data_warnings(results, train_is_reference)
+    families[HEADLINE] = family(HEADLINE, results["summary"]["rows"], alpha, "headline rows")
+    _add_run_tests(results)
+    results["warnings"] = training_data_warnings(results, train_is_reference) + identical_to_gold(batches)
+    if results["statistics"].get("too_few_units"):
+        results["warnings"].append(f"fewer than {MIN_UNITS} resampling units ({unit}s): too few units for an "
+                                   "interval (each is shown as such)")
     contrast = analyses.get("tmr", {}).get("recall_seen_minus_unseen")
     if contrast:
         results["contrasts"] = {name: {"recall_seen_minus_unseen": {
             "value": contrast["values"][name], "ci": contrast["ci"][name], "n": contrast["n"][name]}}
             for name in systems}
-    # The subset tables' keys with their intervals and winners, Holm-adjusted over each table's rows
-    # (what the exports show).
-    results["tests"] = {method: {row["key"]: {"ci": row["ci"], "best": row["best"]} for row in rows(
-        {key: cell for key, cell in analysis.items() if SUBSET_TABLES[method](key)}, method, alpha=alpha)}
-        for method, analysis in analyses.items() if method in SUBSET_TABLES}
+    # Each method's subset table (what the exports show) is a family of its own.
+    results["tests"] = {}
+    for method, analysis in analyses.items():
+        if method in SUBSET_TABLES:
+            name = SUBSET_FAMILIES[method]
+            table = rows({key: cell for key, cell in analysis.items() if SUBSET_TABLES[method](key)}, method,
+                         alpha=alpha, family=name)
+            results["tests"][method] = {row["key"]: {"ci": row["ci"], "best": row["best"], "tests": row["tests"],
+                                                     "family": name} for row in table}
+            families[name] = family(name, table, alpha, "rows of the table")
+    results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
     results["findings"] = findings(results)
     return results
+
+
+def run_labels(names: Sequence[str]) -> List[str]:
+    """A label per prediction set: its system's name alone, or ``NAME#2`` for the second of
+    several runs of that system."""
+    return [name if names.count(name) == 1 else f"{name}#{names[:i].count(name) + 1}" for i, name in enumerate(names)]
+
+
+def _over_runs(first, aggregated: Optional[Mapping]):
+    """A flat key of a system with several runs: the first run's value where every run has it
+    (counts of the gold side, options), else the mean over runs."""
+    if aggregated is None or aggregated["min"] == aggregated["max"]:
+        return first
+    return aggregated["mean"]
+
+
+def _add_run_tests(results: dict) -> None:
+    """With several runs for both systems of a pair (as many each), the run-level test of each
+    headline row: Wilcoxon signed-rank over runs paired by index (the verdict stays the pooled
+    paired test's)."""
+    runs = results.get("runs", {})
+    for row in results["summary"]["rows"]:
+        for test in row["tests"]:
+            a, b = (runs.get(s, {}).get(row["method"], {}).get(row["key"]) for s in (test["a"], test["b"]))
+            if a and b and a["runs"] == b["runs"]:
+                test["runs_test"] = wilcoxon_runs(a["values"], b["values"])
 
 
 def _same_sentences(by_system: Mapping[str, Counts]) -> bool:
@@ -215,28 +301,31 @@ def _same_sentences(by_system: Mapping[str, Counts]) -> bool:
 def bucket_comparison(a: dict, b: dict, analysis: Mapping[str, dict], name_a: str, name_b: str,
                       alpha: float = 0.05) -> Dict[str, dict]:
     """Per attribute: each bucket's F1 difference A - B, its n (gold entities), the paired
-    interval, raw and Holm-adjusted p-values (over every bucket of every attribute) and whether
-    it is significant at ``alpha``."""
+    interval, and the verdicts of the family of every bucket of every attribute for this pair
+    (``tests``: Holm-adjusted over the family), with their ``p_value``, ``p_adjusted`` and
+    ``significant`` read from them."""
     table = compare(a, b)
+    family = f"bucket F1, {name_a} - {name_b}"
     for attribute, entry in table.items():
-        tests = [_oriented(analysis.get(bucket_key(attribute, i, interval), {}), name_a, name_b)
-                 for i, interval in enumerate(entry["intervals"])]
-        entry["n"] = [analysis.get(bucket_key(attribute, i, interval), {}).get("n", {}).get(name_a, 0)
-                      for i, interval in enumerate(entry["intervals"])]
-        entry["ci"] = [t["ci"] if t else [math.nan, math.nan] for t in tests]
-        entry["p_value"] = [t["p_value"] if t else math.nan for t in tests]
-    adjusted = iter(holm([p for entry in table.values() for p in entry["p_value"]]))
+        cells = [analysis.get(bucket_key(attribute, i, interval), {}) for i, interval in enumerate(entry["intervals"])]
+        entry["n"] = [cell.get("n", {}).get(name_a, 0) for cell in cells]
+        entry["tests"] = [_oriented(cell, name_a, name_b) or {
+            "a": name_a, "b": name_b, "difference": math.nan, "ci": [math.nan, math.nan], "p_value": math.nan}
+            for cell in cells]
+    verdicts = iter(adjust([t for entry in table.values() for t in entry["tests"]], alpha,
+                           ["high"] * sum(len(entry["tests"]) for entry in table.values()), family))
     for entry in table.values():
-        entry["p_adjusted"] = [next(adjusted) for _ in entry["p_value"]]
-        entry["significant"] = [not math.isnan(p) and p < alpha for p in entry["p_adjusted"]]
+        entry["tests"] = [next(verdicts) for _ in entry["tests"]]
+        for field in ("ci", "p_value", "p_adjusted", "significant"):
+            entry[field] = [test[field] for test in entry["tests"]]
     return table
 
 
 def _oriented(cell: Mapping, a: str, b: str) -> Optional[dict]:
-    """The test of systems a and b in an analysis cell, as a - b."""
+    """A copy of the test of systems a and b in an analysis cell, as a - b."""
     for test in cell.get("tests", []):
         if (test["a"], test["b"]) == (a, b):
-            return test
+            return {**test, "ci": list(test["ci"])}
         if (test["a"], test["b"]) == (b, a):
             return {**test, "a": a, "b": b, "difference": -test["difference"],
                     "ci": [-test["ci"][1], -test["ci"][0]]}
@@ -252,7 +341,8 @@ def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: fl
     order = sorted(systems, key=lambda s: -_number(systems[s]["tmr"]["f1"]))
     specs = SUMMARY_ROWS + [row for row in NRB_ROWS if "nrb" in analyses or _any(systems, "nrb")] \
         + [row for row in ATTACK_ROWS if "rockner" in analyses or _any(systems, "rockner")]
-    rows = [_row(label, method, key, systems, analyses, order) for label, method, key in specs]
+    runs = results.get("runs", {})
+    rows = [_row(label, method, key, systems, analyses, order, runs) for label, method, key in specs]
     for row in rows:
         if row["key"] == "gap":
             low = {s: v for s, v in systems_values(systems, "nrb", "wts_accuracy", order).items()
@@ -262,17 +352,17 @@ def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: fl
     best_system = order[0]
     for attribute in ATTRIBUTES:
         buckets = [(i, r) for i, r in enumerate(results["details"][best_system]["bucket_f1"]["buckets"][attribute])
-                   if not math.isnan(r["f1"])]
+                   if r["n_gold"] > 0 and not math.isnan(r["f1"])]  # a bucket without gold entities is no worst
         if not buckets:
             continue
         i, worst = min(buckets, key=lambda item: item[1]["f1"])
         key = bucket_key(attribute, i, worst["interval"])
-        row = _row(f"worst {attribute} bucket", "bucket_f1", key, systems, analyses, order)
+        row = _row(f"worst {attribute} bucket", "bucket_f1", key, systems, analyses, order, runs)
         row["bucket"] = bucket_label(attribute, worst["interval"], totals(results))
         row["interval"] = worst["interval"]
         row["worst_for"] = best_system
         rows.append(row)
-    finish(rows, alpha)
+    finish(rows, alpha, HEADLINE)
     return {"systems": order, "rows": rows}
 
 
@@ -285,28 +375,40 @@ def systems_values(systems: Mapping[str, dict], method: str, key: str, order: Se
 
 
 def _row(label: str, method: str, key: str, systems: Mapping[str, dict], analyses: Mapping[str, Mapping[str, dict]],
-         order: Sequence[str]) -> dict:
-    """One summary row: values from the results, intervals, n and tests from the analysis."""
+         order: Sequence[str], runs: Mapping[str, dict]) -> dict:
+    """One summary row: values from the results (a system with several runs: their mean and
+    sample std), intervals, n and tests from the analysis."""
     cell = analyses.get(method, {}).get(key)
-    values = {s: (cell["values"][s] if cell and s in cell["values"] else
+    over_runs = {s: runs[s][method][key] for s in order if key in runs.get(s, {}).get(method, {})}
+    values = {s: (over_runs[s]["mean"] if s in over_runs else cell["values"][s] if cell and s in cell["values"] else
                   systems[s].get(method, {}).get(key, math.nan)) for s in order}
     ci = {s: cell["ci"][s] for s in order if cell and s in cell["ci"]}
     n = {s: cell["n"][s] for s in order if cell and s in cell["n"]}
     tests = [_oriented(cell, *sorted((t["a"], t["b"]), key=list(order).index)) for t in cell["tests"]] if cell else []
-    return {**table_row(label, method, key, values, ci, n, tests), "not_run": [s for s in order if method not in systems[s]]}
+    return {**table_row(label, method, key, values, ci, n, tests), "not_run": [s for s in order if method not in systems[s]],
+            "std": {s: entry["std"] for s, entry in over_runs.items()}, "units": cell["units"] if cell else None}
 
 
 def _number(value) -> float:
     return -math.inf if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
+def headline_family(results: Mapping) -> str:
+    """How the headline's tests were adjusted, in words (``Holm over the 19 headline rows (57 tests)``)."""
+    return results.get("families", {}).get(HEADLINE, {}).get("description", "Holm-adjusted over the rows")
+
+
 def format_cell(row: dict, system: str) -> str:
-    """A summary cell: value, interval, ``*`` when significantly best, ``†`` when n < 30; ``-``
-    for a method not run for that system."""
+    """A summary cell: value (± sample std over runs), interval, ``*`` when significantly best,
+    ``†`` when n < 30; ``-`` for a method not run for that system."""
     if system in row.get("not_run", ()):
         return "- "
     text = format_value(row["values"][system])
-    interval = format_interval(row.get("ci", {}).get(system))
+    if system in row.get("std", {}):
+        text += f" ± {format_value(row['std'][system])}"
+    ci = row.get("ci", {}).get(system)
+    interval = "[too few units]" if ci and all(isinstance(v, float) and math.isnan(v) for v in ci) \
+        and (row.get("units") or MIN_UNITS) < MIN_UNITS else format_interval(ci)
     if interval:
         text += " " + interval
     if row.get("small", {}).get(system):
@@ -347,8 +449,13 @@ def format_text(results: dict, full: bool = False) -> str:
     cell = max([len(s) for s in order] + [len(text) for texts in cells for text in texts]) + 2
     n_width = max([len(text) for text in sizes] + [1]) + 2
     lines.append(f"summary: systems by F1; value [{statistics.get('confidence', 0.95):.0%} interval]; "
-                 f"* significantly better (paired test, Holm-adjusted p < {statistics.get('alpha', 0.05)}); "
+                 f"* significantly better than every system it is compared with (paired test, "
+                 f"{headline_family(results)}, adjusted p < {statistics.get('alpha', 0.05)}); "
                  f"† n < {SMALL}; ↑ higher / ↓ lower is better, · not ranked")
+    if results.get("runs"):
+        lines.append("runs: " + "; ".join(f"{name} {entry['runs']} runs (value: mean ± sample std over runs; "
+                                          "interval and tests: counts pooled over runs)"
+                                          for name, entry in results["runs"].items()))
     lines.append(" " * (width + 2) + "".join(s.rjust(cell - 1) + " " for s in order) + "n".rjust(n_width)
                  + ("   test" if len(order) > 1 else ""))
     for row, label, texts, size in zip(table["rows"], labels, cells, sizes):
@@ -370,11 +477,11 @@ def format_text(results: dict, full: bool = False) -> str:
                 lines.append(key.ljust(key_width) + "".join(
                     f"  {format_value(scores.get(method, {}).get(key, '-')):>12}"
                     for scores in results["systems"].values()))
-    if "comparison" in results:
-        a, b = results["comparison"]["systems"]
-        found = significant_buckets(results["comparison"]["bucket_f1"], totals(results))
-        lines += ["", f"bucket F1, {a} - {b}: buckets whose difference is significant (Holm-adjusted over "
-                      f"{sum(len(e['difference']) for e in results['comparison']['bucket_f1'].values())} buckets)"]
+    for entry in results.get("comparisons", []):
+        a, b = entry["systems"]
+        found = significant_buckets(entry["bucket_f1"], totals(results))
+        lines += ["", f"bucket F1, {a} - {b}: buckets whose difference is significant "
+                      f"({results['families'][entry['family']]['description']})"]
         lines += [f"  {item['attribute']:<5} {item['bucket']:<28} n {item['n']:>5}  {item['difference']:+.4f} "
                   f"{format_interval(item['ci'])}  Holm p {format_p(item['p_adjusted'])}" for item in found] \
             or ["  none: no bucket F1 differs significantly"]

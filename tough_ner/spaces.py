@@ -167,7 +167,7 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
              **options) -> str:
     """A markdown table of the headline keys: each system's value with its 95% interval and
     n, and with two systems the paired test (bold: significantly better, Holm-adjusted)."""
-    from .comparison import COUNTS, rows
+    from .comparison import COUNTS, family, rows
     from .report import format_cell, format_sizes, format_test
     from .uncertainty import analyse
 
@@ -176,10 +176,12 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
 
     counts = {name: COUNTS[method](stats, value, **options) for name, value in scored.items()}
     known = [k for k in keys if k in next(iter(counts.values())).keys]
-    table = rows(analyse(counts, known), method, labels={k: glossary.title(k) for k in known})
+    table = rows(analyse(counts, known), method, labels={k: glossary.title(k) for k in known}, family="headline")
+    described = family("headline", table, 0.05, "rows of this table")
     systems = list(scored)
     said = [item["text"] for item in findings({"summary": {"systems": systems, "rows": table},
-                                               "systems": {name: {} for name in systems}})]
+                                               "systems": {name: {} for name in systems},
+                                               "families": {"headline": described}})]
     lines = (["**Findings** (a difference is stated only when its paired test is significant):", ""]
              + [f"- {as_text(text)}" for text in said] + [""] if said else [])
     lines += ["| measure | " + " | ".join(map(as_text, systems)) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
@@ -192,7 +194,7 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
                      + (f" {format_test(row)} |" if len(systems) > 1 else ""))
     return "\n".join(lines).replace("*", "\\*").replace("\\*\\*", "**") + (
         "\n\nValues with their 95% percentile-bootstrap interval (1000 resamples of sentences); bold: "
-        "significantly better (approximate randomisation, Holm-adjusted over the rows); † fewer than 30 items.")
+        f"significantly better (paired randomisation test, {described['description']}); † fewer than 30 items.")
 
 
 def results_frame(results: Dict[str, dict], buckets: Optional[Dict[str, dict]] = None):

@@ -25,7 +25,11 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 import numpy as np
 
 UNITS = ("sentence", "document")
-TEST_NAME = "approximate randomisation (two-sided), paired bootstrap percentile interval"
+EXACT_UNITS = 16  # up to 2^16 swaps of differing units are enumerated; beyond, the normal approximation
+MIN_UNITS = 20  # fewer resampling units give no interval (a percentile of a handful of units)
+TEST_SHORT = "paired randomisation test (two-sided)"
+TEST_NAME = (f"{TEST_SHORT}: exact over every swap of the units whose counts differ when at most {EXACT_UNITS} do, "
+             "else its normal approximation (delta method); paired bootstrap percentile interval")
 INTERVAL_NAME = "percentile bootstrap"
 SMALL = 30  # subsets below this size are flagged as small
 
@@ -320,29 +324,130 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
             table[key]["ci"][name] = [float(low[j]), float(high[j])]
 
     pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
-    if pairs:
-        rng = np.random.default_rng([seed, 1])
-        swaps = (rng.random((n_resamples, len(strata))) < 0.5).astype(float)
-        index = {name: i for i, name in enumerate(names)}
-        differences = np.hstack([blocks[index[a]] - blocks[index[b]] for a, b in pairs])
-        moved = swaps @ differences  # A's total after the swaps = total B + moved
-        for k, (a, b) in enumerate(pairs):
-            total_a, total_b = blocks[index[a]].sum(axis=0), blocks[index[b]].sum(axis=0)
-            shifted = moved[:, k * width:(k + 1) * width]
-            swapped_a = evaluate(formulas, columns, total_b + shifted, keys)
-            swapped_b = evaluate(formulas, columns, total_a - shifted, keys)
-            observed = np.array([point[a][key] - point[b][key] for key in keys], dtype=float)
-            low, high = _percentiles(np.stack([boot[a][key] - boot[b][key] for key in keys], axis=1), confidence)
-            null = np.abs(np.stack([swapped_a[key] - swapped_b[key] for key in keys], axis=1))
-            # A tolerance so float noise in an exact tie does not count as less extreme.
-            threshold = np.abs(observed) - 1e-12 * np.maximum(1.0, np.abs(observed))
-            with np.errstate(invalid="ignore"):
-                extreme = np.count_nonzero(null >= threshold, axis=0)
-            p_values = np.where(np.isnan(observed), np.nan, (1 + extreme) / (n_resamples + 1))
-            for j, key in enumerate(keys):
-                table[key]["tests"].append({"a": a, "b": b, "difference": float(observed[j]),
-                                            "ci": [float(low[j]), float(high[j])], "p_value": float(p_values[j])})
+    index = {name: i for i, name in enumerate(names)}
+    for a, b in pairs:
+        low, high = _percentiles(np.stack([boot[a][key] - boot[b][key] for key in keys], axis=1), confidence)
+        tested = randomisation(formulas, columns, blocks[index[a]], blocks[index[b]], keys)
+        for j, key in enumerate(keys):
+            table[key]["tests"].append({"a": a, "b": b, "difference": float(point[a][key] - point[b][key]),
+                                        "ci": [float(low[j]), float(high[j])], **tested[key]})
+    if len(strata) < MIN_UNITS:  # a percentile of a handful of units is no interval: say so
+        for cell in table.values():
+            cell["ci"] = {name: [math.nan, math.nan] for name in names}
+            for test in cell["tests"]:
+                test["ci"] = [math.nan, math.nan]
+    for cell in table.values():
+        cell["units"] = len(strata)
     return table
+
+
+def randomisation(formulas: Mapping[str, tuple], columns: Mapping[str, int], a: np.ndarray, b: np.ndarray,
+                  keys: Sequence[str]) -> Dict[str, dict]:
+    """The paired randomisation test of systems A and B for each key: under the null, each
+    unit's counts are as likely to be A's as B's, so the statistic's null distribution is that
+    of A - B over the 2^k ways of swapping the k units whose counts differ.
+
+    The p-value (two-sided) is exact, over all 2^k swaps, when k <= ``EXACT_UNITS``; otherwise
+    it is the normal approximation of the same distribution: each unit's swap moves the
+    difference by about its linear contribution u_i (delta method at the mean of the two
+    systems' totals), so A - B has null variance sum u_i^2.  Neither is floored by a number
+    of draws.  ``a`` and ``b``: the systems' (units, columns) counts, rows paired."""
+    delta = a - b
+    total_a, total_b = a.sum(axis=0), b.sum(axis=0)
+    observed = {key: value_a - value_b for key, value_a, value_b in zip(
+        keys, evaluate(formulas, columns, total_a, keys).values(), evaluate(formulas, columns, total_b, keys).values())}
+    contributions = _contributions(formulas, columns, (total_a + total_b) / 2, delta)
+    differ = delta != 0
+    out = {}
+    for key in keys:
+        d = float(observed[key])
+        used = _columns_of(formulas, columns, key)
+        rows = np.flatnonzero(differ[:, used].any(axis=1))
+        k = len(rows)
+        if math.isnan(d):
+            p, how = math.nan, "no difference to test (a value is undefined)"
+        elif k == 0:
+            p, how = 1.0, "identical counts"
+        elif k <= EXACT_UNITS:
+            p, how = _exact(formulas, columns, key, used, total_a, total_b, delta[rows], d), "exact"
+        else:
+            variance = float(np.sum(contributions[key] ** 2))
+            p = math.erfc(abs(d) / math.sqrt(2 * variance)) if variance > 0 else (1.0 if d == 0 else math.nan)
+            how = "normal approximation"
+        out[key] = {"p_value": p, "test": f"{TEST_SHORT}, {how}", "units_differ": k}
+    return out
+
+
+def _columns_of(formulas: Mapping[str, tuple], columns: Mapping[str, int], key: str) -> List[int]:
+    """The count columns a key's value depends on."""
+    kind, *operands = formulas[key]
+    if kind in ("mean", "diff", "relative"):
+        return sorted({c for operand in operands for c in _columns_of(formulas, columns, operand)})
+    return sorted(columns[c] for c in operands)
+
+
+def _needed(formulas: Mapping[str, tuple], key: str) -> Dict[str, tuple]:
+    """The formulas of ``key`` and of the keys it is derived from, in definition order."""
+    wanted, stack = set(), [key]
+    while stack:
+        current = stack.pop()
+        wanted.add(current)
+        kind, *operands = formulas[current]
+        if kind in ("mean", "diff", "relative"):
+            stack += operands
+    return {k: f for k, f in formulas.items() if k in wanted}
+
+
+def _exact(formulas, columns, key, used, total_a, total_b, delta, observed) -> float:
+    """The share of the 2^k swaps of the differing units (rows of ``delta``) whose |A - B| is at
+    least the observed one (a tolerance keeps float noise in a tie from counting as less)."""
+    k = len(delta)
+    swaps = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1).astype(float)
+    moved = swaps @ delta[:, used]
+    local = {name: used.index(j) for name, j in columns.items() if j in used}
+    sub = _needed(formulas, key)
+    swapped_a = evaluate(sub, local, total_a[used] - moved, [key])[key]
+    swapped_b = evaluate(sub, local, total_b[used] + moved, [key])[key]
+    threshold = abs(observed) - 1e-12 * max(1.0, abs(observed))
+    with np.errstate(invalid="ignore"):
+        return float(np.count_nonzero(np.abs(swapped_a - swapped_b) >= threshold) / 2 ** k)
+
+
+def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at: np.ndarray,
+                   delta: np.ndarray) -> Dict[str, np.ndarray]:
+    """Per key, each unit's linear contribution to A - B: the key's gradient at the totals
+    ``at`` times the unit's count differences (rows of ``delta``).  Zero where the value is
+    undefined."""
+    values = evaluate(formulas, columns, at)
+    out: Dict[str, np.ndarray] = {}
+
+    def safe(x):
+        return np.where(x != 0, x, 1.0)
+
+    for key, (kind, *operands) in formulas.items():
+        if kind == "ratio":
+            (n, d), (dn, dd) = ((at[columns[c]] for c in operands), (delta[:, columns[c]] for c in operands))
+            u = dn / safe(d) - n * dd / safe(d) ** 2 if d > 0 else np.zeros(len(delta))
+        elif kind == "f1" and len(operands) == 4:  # 2cr / (cg + rp)
+            c, g, p, r = (at[columns[x]] for x in operands)
+            dc, dg, dp, dr = (delta[:, columns[x]] for x in operands)
+            den = c * g + r * p
+            u = (2 * r * r * p * dc + 2 * c * c * g * dr - 2 * c * c * r * dg - 2 * c * r * r * dp) / den ** 2 \
+                if den > 0 else np.zeros(len(delta))
+        elif kind == "f1":  # 2c / (g + p)
+            c, g, p = (at[columns[x]] for x in operands)
+            dc, dg, dp = (delta[:, columns[x]] for x in operands)
+            u = 2 * dc / (g + p) - 2 * c * (dg + dp) / (g + p) ** 2 if g + p > 0 else np.zeros(len(delta))
+        elif kind == "mean":
+            u = (out[operands[0]] + out[operands[1]]) / 2
+        elif kind == "diff":
+            u = out[operands[0]] - out[operands[1]]
+        else:  # relative: a / b
+            x, y = values[operands[0]], values[operands[1]]
+            u = out[operands[0]] / y - x * out[operands[1]] / y ** 2 if y and not math.isnan(y) and not math.isnan(x) \
+                else np.zeros(len(delta))
+        out[key] = np.nan_to_num(np.asarray(u, dtype=float))
+    return out
 
 
 def holm(p_values: Sequence[float]) -> List[float]:
@@ -358,20 +463,26 @@ def holm(p_values: Sequence[float]) -> List[float]:
     return adjusted.tolist()
 
 
-def adjust(tests: Sequence[dict], alpha: float = 0.05, better: Optional[Sequence[str]] = None) -> None:
-    """Add ``p_adjusted`` (Holm, over all the given tests), ``significant`` and ``better`` (the
-    significantly better system, or None) to each test in place.  ``better`` gives, per test,
-    ``"high"`` or ``"low"`` (which direction is better), or None for a key that is not ranked."""
+def adjust(tests: Sequence[dict], alpha: float = 0.05, better: Optional[Sequence[str]] = None,
+           family: str = "table") -> List[dict]:
+    """The verdicts of one family of tests: a new dict per test (the tests are not changed, so
+    a test shown in two tables gets two verdicts, one per family) with ``family``, ``m`` (tests
+    in the family), ``p_adjusted`` (Holm over the family), ``significant`` and ``better`` (the
+    significantly better system, or None).  ``better`` gives, per test, ``"high"`` or ``"low"``
+    (which direction is better), or None for a key that is not ranked."""
     adjusted = holm([t["p_value"] for t in tests])
+    m = sum(not math.isnan(t["p_value"]) for t in tests)
+    out = []
     for i, (test, p) in enumerate(zip(tests, adjusted)):
         direction = better[i] if better is not None else "high"
-        test["p_adjusted"] = p
-        test["significant"] = bool(not math.isnan(p) and p < alpha)
+        significant = bool(not math.isnan(p) and p < alpha)
         winner = None
-        if test["significant"] and direction in ("high", "low") and test["difference"] != 0:
+        if significant and direction in ("high", "low") and test["difference"] != 0:
             a_higher = test["difference"] > 0
             winner = test["a"] if a_higher == (direction == "high") else test["b"]
-        test["better"] = winner
+        out.append({**test, "family": family, "m": m, "p_adjusted": p,
+                    "significant": significant, "better": winner})
+    return out
 
 
 def intervals(counts: Counts, keys: Optional[Sequence[str]] = None, n_resamples: int = 1000,
@@ -396,8 +507,8 @@ def with_intervals(result: dict, counts: Counts, n_resamples: int = 1000, confid
 
 # ---- several runs per system ---------------------------------------------------------------
 def aggregate_runs(runs: Sequence[Mapping]) -> Dict[str, Dict[str, float]]:
-    """Mean, sample standard deviation (n - 1; NaN for one run), min and max of each numeric
-    flat key over runs (e.g. training seeds) on the same test set; NaN if any run is NaN."""
+    """Mean, sample standard deviation (n - 1; NaN for one run), min, max and the values of each
+    numeric flat key over runs (e.g. training seeds) on the same test set; NaN if any run is NaN."""
     if not runs:
         raise ValueError("aggregate needs at least one run")
     table = {}
@@ -407,7 +518,8 @@ def aggregate_runs(runs: Sequence[Mapping]) -> Dict[str, Dict[str, float]]:
         values = np.array([run[key] for run in runs], dtype=float)
         table[key] = {"mean": float(np.mean(values)),
                       "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
-                      "min": float(np.min(values)), "max": float(np.max(values)), "runs": len(values)}
+                      "min": float(np.min(values)), "max": float(np.max(values)), "runs": len(values),
+                      "values": values.tolist()}
     return table
 
 
@@ -446,12 +558,13 @@ def compare_runs(results_a: Sequence[Mapping], results_b: Sequence[Mapping], cou
             "difference": test["difference"], "ci": test["ci"], "p_value": test["p_value"],
             "test": TEST_NAME + ", counts pooled over runs"}}
         if paired:
-            entry["wilcoxon"] = _wilcoxon([r[key] for r in results_a], [r[key] for r in results_b])
+            entry["wilcoxon"] = wilcoxon_runs([r[key] for r in results_a], [r[key] for r in results_b])
         out[key] = entry
     return out
 
 
-def _wilcoxon(a: Sequence[float], b: Sequence[float]) -> dict:
+def wilcoxon_runs(a: Sequence[float], b: Sequence[float]) -> dict:
+    """The Wilcoxon signed-rank test of two systems' values over runs paired by index."""
     differences = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     keep = ~np.isnan(differences)
     result = {"n_pairs": int(keep.sum()), "test": "Wilcoxon signed-rank over runs paired by index"}
