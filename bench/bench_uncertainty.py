@@ -1,6 +1,7 @@
 """Intervals and paired tests on CoNLL-2003 test with two systems, 1000 resamples: every key
-of every method (counts + one resampling), beside seqeval measured in the same run; and the
-whole `tough-ner report` with intervals, two systems and HTML plots, as a command.
+of every method (counts + one resampling), beside seqeval measured in the same run; five
+systems with every headline and subset test (all 10 pairs, the verdicts of each family); and
+the whole `tough-ner report` with intervals, two systems and HTML plots, as a command.
 
     python bench/bench_uncertainty.py [path/to/conll2003] [--quick]
 
@@ -22,7 +23,7 @@ from seqeval.metrics import classification_report, f1_score
 from tough_ner import Batch, TrainStats, read_conll
 from tough_ner.attacks import entity_attack
 from tough_ner.baselines import memorization
-from tough_ner.comparison import COUNTS
+from tough_ner.comparison import COUNTS, rows
 from tough_ner.corpus import write_conll
 from tough_ner.uncertainty import analyse
 
@@ -61,11 +62,25 @@ def main():
         return tables
 
     from tough_ner import bucket_f1, hardeval, tmr
-    for batch in systems.values():  # scored once, as the report does before its intervals
+    five = {**systems, **{f"noisy {rate}": Batch(test.tokens, test.tags, noisy(test.tags, rate, k))
+                          for k, rate in enumerate((0.05, 0.3, 0.6), start=2)}}
+    for batch in five.values():  # scored once, as the report does before its intervals
         hardeval(stats, batch), tmr(stats, batch), bucket_f1(stats, batch, bootstrap=0)
+
+    def five_systems():
+        """Every key of the three test-set methods for five systems, all 10 pairs tested, and the
+        verdicts of each method's table as one family (the report's subset tables and headline
+        read the same tests)."""
+        verdicts = 0
+        for method in ("hardeval", "tmr", "bucket_f1"):
+            table = rows(analyse({name: COUNTS[method](stats, batch) for name, batch in five.items()}, None,
+                                 resamples), method)
+            verdicts += sum(len(row["tests"]) for row in table)
+        return verdicts
     repeat = 1 if QUICK else 3
     t_all, tables = best(lambda: every_method(False), repeat)
     t_fresh, _ = best(lambda: every_method(True), repeat)
+    t_five, n_five = best(five_systems, repeat)
     n_keys = sum(len(table) for table in tables.values())
     t_report_seqeval, _ = best(lambda: classification_report(test.tags, a, digits=4), repeat)
     t_f1_seqeval, _ = best(lambda: f1_score(test.tags, a), repeat)
@@ -96,6 +111,7 @@ def main():
     print_table([
         (f"intervals + paired tests, {n_keys} keys of 4 methods, on scored batches", t_all, Goal("<= 1 s", 1.0)),
         ("the same from new batches (decoding and classification included)", t_fresh, ""),
+        (f"5 systems, {n_five} paired tests (10 pairs) and their verdicts, intervals", t_five, Goal("<= 2 s", 2.0)),
         ("seqeval classification_report, one system (peer, run)", t_report_seqeval, ""),
         ("seqeval f1_score, one system (peer, run)", t_f1_seqeval, ""),
         (f"tough-ner report, whole command, 2 systems, HTML {'with' if with_plots else 'WITHOUT'} plots",

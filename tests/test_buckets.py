@@ -190,7 +190,7 @@ def test_bootstrap_is_seeded_and_brackets_the_estimate():
 
 
 def test_bootstrap_equals_a_plain_loop_over_resamples_in_canonical_order():
-    tokens, gold, pred = random_batch(11, n_sentences=12)
+    tokens, gold, pred = random_batch(17, n_sentences=24)
     batch = Batch(tokens, gold, pred)
     result = bucket_f1(STATS, batch, detailed=True, bootstrap=200, seed=5)
     # The engine resamples sentences sorted by their content hash (distinct sentences here).
@@ -690,7 +690,7 @@ def _plain_bootstrap(tokens, gold, pred, n_resamples, seed):
 
 
 def test_intervals_options_equal_a_plain_loop():
-    tokens, gold, pred = random_batch(11, n_sentences=12)
+    tokens, gold, pred = random_batch(17, n_sentences=24)
     batch = Batch(tokens, gold, pred)
     assert len(set(batch.sentence_keys.tolist())) == len(tokens)
     loop = _plain_bootstrap(tokens, gold, pred, 120, 5)

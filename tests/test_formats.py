@@ -368,7 +368,8 @@ def test_match_option_credits_by_hand():
     one, two = result["buckets"]["eLen"][:2]  # the prediction has 1 token, the gold entity 2
     assert (one["n_pred"], one["n_correct"], one["precision"], one["n_gold"]) == (1, 0.5, 0.5, 0)
     assert (two["n_gold"], two["n_correct_gold"], two["recall"], two["n_pred"]) == (1, 0.5, 0.5, 0)
-    assert result["f1"] == 0.5 and result["diagnostics"]["bootstrap"]["f1"] == [0.5, 0.5]
+    # one sentence: too few units for an interval
+    assert result["f1"] == 0.5 and all(math.isnan(v) for v in result["diagnostics"]["bootstrap"]["f1"])
     with pytest.raises(ValueError, match="unknown match 'loose'"):
         tough_ner.tmr(stats, batch, match="loose")
 

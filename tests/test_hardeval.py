@@ -290,11 +290,11 @@ def test_size_of_the_hardeval_key_is_unseen_plus_diff_tokens():
 
 
 def test_intervals_of_identical_sentences_are_the_point_value():
-    # Five copies of one sentence: every resample holds copies only, so every rate of every
+    # Twenty copies of one sentence: every resample holds copies only, so every rate of every
     # resample equals the point value, and each interval is that value, for each option.
     changes = {**WRONG, 8: "B-ORG", 4: "B-PER"}  # Apple: diff-O, not strict; Jordan ORG as PER: a type error
     sentence = ([c[0] for c in CASES], [c[1] for c in CASES], tags_with(changes))
-    batch = Batch(*([part] * 5 for part in sentence))
+    batch = Batch(*([part] * 20 for part in sentence))
     seen = set()
     for strict in (False, True):
         for error in ("bilou", "io"):

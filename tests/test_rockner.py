@@ -477,7 +477,10 @@ def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
     paired = rockner_counts(ORIGINAL, paired_attack)
     assert len(paired) == 3 and paired.strata.tolist() == [0, 0, 0]
     assert all(same(v, rockner(ORIGINAL, paired_attack)[k]) for k, v in paired.point().items())
-    with_ci = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=30)
+    with_ci = rockner(ORIGINAL, ATTACKED, ci=True, n_resamples=30)  # 5 sentences: too few units for an interval
+    assert math.isnan(with_ci["f1_drop_ci_low"]) and math.isnan(with_ci["f1_drop_ci_high"])
+    many = [Batch(b.tokens * 4, b.references * 4, b.predictions * 4) for b in (ORIGINAL, ATTACKED)]
+    with_ci = rockner(*many, ci=True, n_resamples=30)
     assert with_ci["f1_drop_ci_low"] <= with_ci["f1_drop"] <= with_ci["f1_drop_ci_high"]
     # Unpaired: each set's columns are zero on the other set's rows.
     for name, column in table.names.items():
@@ -514,12 +517,12 @@ def test_resampling_defaults():
 
 
 def test_intervals_resample_the_unit_given():
-    # Two documents of one found and one missed PER each (F1 2/3 on both versions): any
+    # Twenty documents of one found and one missed PER each (F1 2/3 on both versions): any
     # resample of documents holds the same sentences, so the interval by document is the
     # estimate itself; resampling sentences gives a wider one.
-    tokens, gold = [["Jordan", "scored"]] * 4, [["B-PER", "O"]] * 4
-    pred = [["B-PER", "O"], ["O", "O"]] * 2
-    original, attacked = (Batch(tokens, gold, pred, documents=["a", "a", "b", "b"]) for _ in range(2))
+    tokens, gold = [["Jordan", "scored"]] * 40, [["B-PER", "O"]] * 40
+    pred = [["B-PER", "O"], ["O", "O"]] * 20
+    original, attacked = (Batch(tokens, gold, pred, documents=[s // 2 for s in range(40)]) for _ in range(2))
     by_document = rockner(original, attacked, ci=True, n_resamples=200, unit="document")
     assert by_document["f1_original"] == by_document["f1_attacked"] == pytest.approx(2 / 3)
     for version in ("original", "attacked"):

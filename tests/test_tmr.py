@@ -103,8 +103,8 @@ def test_counts_and_scores_under_each_match_by_hand(match, credit):
 
 
 def test_intervals_are_those_of_the_match_asked():
-    # Twelve copies of one sentence: every resample is the whole set, so each interval is its point.
-    batch = as_batch(MATCH_TOKENS[:1] * 12, MATCH_GOLD[:1] * 12, MATCH_PRED[:1] * 12)
+    # Twenty copies of one sentence: every resample is the whole set, so each interval is its point.
+    batch = as_batch(MATCH_TOKENS[:1] * 20, MATCH_GOLD[:1] * 20, MATCH_PRED[:1] * 20)
     for match, recall in (("strict", 0.5), ("partial", 0.75), ("type", 1.0)):  # Ann Lee 0 / 0.5 / 1, Bonn 1
         result = tmr(STATS, batch, ci=True, n_resamples=20, match=match)
         assert result["recall"] == result["recall_ci_low"] == result["recall_ci_high"] == recall

@@ -6,6 +6,7 @@ import json
 import math
 import random
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
 from tough_ner.comparison import COUNTS, best, rows
-from tough_ner.corpus import Corpus, read_conll, write_conll
+from tough_ner.corpus import Corpus, read_conll
 from tough_ner.demo import load_demo
 from tough_ner.export import markdown, tables
 from tough_ner.formatting import format_p
@@ -43,16 +44,19 @@ def families(results):
     return grouped
 
 
-def check_marks(results, alpha):
-    """Every mark of every view equals the stored verdict."""
+def check_marks(results, alpha, page=None):
+    """Every mark of every view equals the stored verdict (``page``: the HTML written for
+    these results, else rendered here)."""
     grouped = families(results)
     assert set(grouped) <= set(results["families"])
+    number = lambda v: math.nan if v is None else v  # noqa: E731 -- NaN is null in a written report
     for name, members in grouped.items():
-        p = [test["p_value"] for _, test in members]
-        assert [test["p_adjusted"] for _, test in members] == pytest.approx(holm(p), nan_ok=True)
+        p = [number(test["p_value"]) for _, test in members]
+        assert [number(test["p_adjusted"]) for _, test in members] == pytest.approx(holm(p), nan_ok=True)
         assert {test["m"] for _, test in members} == {results["families"][name]["tests"]}
         for _, test in members:
-            assert test["significant"] == (not math.isnan(test["p_adjusted"]) and test["p_adjusted"] < alpha)
+            adjusted = number(test["p_adjusted"])
+            assert test["significant"] == (not math.isnan(adjusted) and adjusted < alpha)
             assert test["better"] is None or (test["significant"] and test["better"] in (test["a"], test["b"]))
     summary = results["summary"]
     order = summary["systems"]
@@ -63,7 +67,7 @@ def check_marks(results, alpha):
     for row in summary["rows"]:
         for s in order:
             assert format_cell(row, s).endswith("*") == (s in row["best"])
-        if row["tests"]:
+        if row["tests"] and row["tests"][0]["p_adjusted"] is not None:
             assert f"(Holm {format_p(row['tests'][0]['p_adjusted'])})" in text
     assert results["families"]["headline"]["description"] in text
     # JSON: the same verdicts after a round trip
@@ -79,8 +83,9 @@ def check_marks(results, alpha):
             assert [cell.bold for cell in cells[2:]] == [s in stored["best"] for s in order]
     assert results["families"]["HardEval subsets"]["description"] in markdown(results)
     # HTML: highlighted headline cells exactly where best is
-    from tough_ner.html import render
-    page = render({"tough_ner_version": "x", "inputs": {}, "options": {}, "results": results})
+    if page is None:
+        from tough_ner.html import render
+        page = render({"tough_ner_version": "x", "inputs": {}, "options": {}, "results": results})
     headline = page.split("<h2 id='headline'>")[1].split("</table>")[0]
     body_rows = headline.split("<tbody>")[1].split("</tr>")[:-1]
     for html_row, row in zip(body_rows, summary["rows"]):
@@ -201,3 +206,125 @@ def test_f1_093_against_057_is_significant_among_10_systems(sample):
         strong = [t for t in row["tests"] if "s0" in (t["a"], t["b"])]
         assert all(t["better"] == "s0" and t["p_adjusted"] <= 0.005 for t in strong)
         assert row["values"]["s0"] > 0.9 and max(v for s, v in row["values"].items() if s != "s0") < 0.65
+
+
+# ---- the direction of every comparison, by name, on every path -----------------------------------
+def write_documents(path, *columns):
+    """A CoNLL file of the demo test set's sentences, five to a document (-DOCSTART- lines)."""
+    blocks, previous = [], None
+    for s, document in enumerate(s // 5 for s in range(len(TEST.tokens))):
+        if document != previous:
+            blocks.append(" ".join(["-DOCSTART-"] + ["O"] * (len(columns) - 1)))
+            previous = document
+        blocks.append("\n".join(" ".join(cells) for cells in zip(*(column[s] for column in columns))))
+    Path(path).write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def conll_files(folder, named_predictions):
+    """One prediction CoNLL file (token gold prediction) per system over the demo test set."""
+    return {name: write_documents(folder / f"{name}.conll", TEST.tokens, TEST.tags, predictions)
+            for name, predictions in named_predictions.items()}
+
+
+@pytest.fixture(scope="module")
+def good_and_bad(tmp_path_factory):
+    rng = random.Random(5)
+    folder = tmp_path_factory.mktemp("direction")
+    predictions = {"good": corrupted(TEST.tags, 0.02, rng), "bad": corrupted(TEST.tags, 0.7, rng)}
+    gold = write_documents(folder / "gold.conll", TEST.tokens, TEST.tags)
+    return folder, conll_files(folder, predictions), gold
+
+
+@pytest.mark.parametrize("command,key", [("tmr", "recall"), ("hardeval", "hardeval")])
+@pytest.mark.parametrize("good_first", [True, False])
+def test_versus_names_the_better_system(good_and_bad, capsys, command, key, good_first):
+    from tough_ner.cli import main
+    from tough_ner.demo import TRAIN as TRAIN_PATH
+    _, paths, _ = good_and_bad
+    first, second = ("good", "bad") if good_first else ("bad", "good")
+    assert main([command, "--train", str(TRAIN_PATH), "--test", paths[first], "--versus", paths[second],
+                 "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["key"] == key)
+    test = row["tests"][0]
+    assert (test["a"], test["b"]) == (paths[first], paths[second])
+    assert test["better"] == paths["good"] and row["best"] == [paths["good"]]
+    # A - B is the first file's value minus the second's
+    assert test["difference"] == pytest.approx(row["values"][paths[first]] - row["values"][paths[second]])
+
+
+def test_tmr_runs_versus_keeps_each_side(good_and_bad, capsys):
+    from tough_ner.cli import main
+    from tough_ner.demo import TRAIN as TRAIN_PATH
+    folder, paths, _ = good_and_bad
+    rng = random.Random(9)
+    more = conll_files(folder, {"good2": corrupted(TEST.tags, 0.02, rng), "bad2": corrupted(TEST.tags, 0.7, rng)})
+    assert main(["tmr", "--train", str(TRAIN_PATH), "--test", paths["bad"], "--test", more["bad2"],
+                 "--versus", paths["good"], "--versus", more["good2"], "--json"]) == 0
+    table = json.loads(capsys.readouterr().out)
+    recall = table["comparison"]["recall"]
+    assert recall["pooled"]["difference"] < 0  # A (bad runs) - B (good runs)
+    assert recall["A"]["mean"] < recall["B"]["mean"] == table["versus"]["recall"]["mean"]
+
+
+@pytest.mark.parametrize("good_first", [True, False])
+def test_rockner_versus_names_the_better_system(good_and_bad, capsys, good_first):
+    from tough_ner.cli import main
+    folder, paths, _ = good_and_bad
+    rng = random.Random(11)
+    attacked = conll_files(folder, {"good_attacked": corrupted(TEST.tags, 0.1, rng),
+                                    "bad_attacked": corrupted(TEST.tags, 0.9, rng)})
+    sides = {"good": [paths["good"], attacked["good_attacked"]], "bad": [paths["bad"], attacked["bad_attacked"]]}
+    first, second = ("good", "bad") if good_first else ("bad", "good")
+    assert main(["rockner", "--original", sides[first][0], "--attacked", sides[first][1],
+                 "--versus", *sides[second], "--json"]) == 0
+    row = next(r for r in json.loads(capsys.readouterr().out)["rows"] if r["key"] == "f1_attacked")
+    assert row["tests"][0]["better"] == ("A" if good_first else "B")
+
+
+@pytest.mark.parametrize("baseline", [None, "bad"])
+def test_report_names_the_better_system_and_reads_its_options(good_and_bad, capsys, baseline):
+    from tough_ner.cli import main
+    from tough_ner.demo import TRAIN as TRAIN_PATH
+    folder, paths, gold = good_and_bad
+    out, page = folder / f"report-{baseline}.json", folder / f"report-{baseline}.html"
+    extra = ["--baseline", baseline] if baseline else []
+    assert main(["report", "--train", str(TRAIN_PATH), "--test", gold, "--pred", f"bad={paths['bad']}",
+                 "--pred", f"good={paths['good']}", "--json", str(out), "--quiet", "--alpha", "0.01",
+                 "--unit", "document", "--resamples", "200", "--confidence", "0.9", "--html", str(page), *extra]) == 0
+    results = json.loads(out.read_text())["results"]
+    assert results["statistics"] | {} == {**results["statistics"], "alpha": 0.01, "unit": "document",
+                                          "n_resamples": 200, "confidence": 0.9, "baseline": baseline}
+    f1 = next(row for row in results["summary"]["rows"] if row["key"] == "f1")
+    assert f1["best"] == ["good"] and f1["tests"][0]["better"] == "good"
+    assert results["comparisons"][0]["systems"] == (["good", "bad"] if baseline else ["bad", "good"])
+    check_marks(results, 0.01, page.read_text())
+
+
+def test_report_runs_of_one_system(good_and_bad, capsys):
+    """A repeated --pred NAME adds a run: mean ± sample std over runs, tests on pooled counts."""
+    from tough_ner.cli import main
+    from tough_ner.demo import TRAIN as TRAIN_PATH
+    from tough_ner.tmr import tmr
+    folder, paths, gold = good_and_bad
+    rng = random.Random(13)
+    second = {"good_b": corrupted(TEST.tags, 0.02, rng), "bad_b": corrupted(TEST.tags, 0.7, rng)}
+    more = conll_files(folder, second)
+    out = folder / "runs.json"
+    latex = folder / "runs.tex"
+    assert main(["report", "--train", str(TRAIN_PATH), "--test", gold, "--pred", f"good={paths['good']}",
+                 "--pred", f"good={more['good_b']}", "--pred", f"bad={paths['bad']}", "--pred", f"bad={more['bad_b']}",
+                 "--json", str(out), "--latex", str(latex), "--quiet", "--resamples", "100"]) == 0
+    text = capsys.readouterr().out
+    results = json.loads(out.read_text())["results"]
+    assert list(results["systems"]) == ["good", "bad"] and results["runs"]["good"]["runs"] == 2
+    good = [tmr(STATS, Batch(TEST.tokens, TEST.tags, p))["f1"] for p in (read_conll(paths["good"], 1).predictions[0],
+                                                                          second["good_b"])]
+    cell = results["runs"]["good"]["tmr"]["f1"]
+    assert cell["mean"] == pytest.approx(np.mean(good)) and cell["std"] == pytest.approx(np.std(good, ddof=1))
+    f1 = next(row for row in results["summary"]["rows"] if row["key"] == "f1")
+    assert f1["values"]["good"] == pytest.approx(np.mean(good)) and f1["std"]["good"] == pytest.approx(cell["std"])
+    assert f1["best"] == ["good"] and f1["tests"][0]["runs_test"]["n_pairs"] == 2
+    assert f"{np.mean(good):.4f} ± {cell['std']:.4f}" in text
+    assert f"{np.mean(good):.4f} ± {cell['std']:.4f}" in latex.read_text()
+    assert "good 2 runs" in text

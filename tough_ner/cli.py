@@ -45,7 +45,7 @@ def _keep_freed_memory() -> None:
 from ._util import write_atomic  # noqa: E402
 from .batch import Batch  # noqa: E402
 from .corpus import Corpus, read_batch, read_conll, read_system, source_name  # noqa: E402
-from .formatting import format_interval, format_value  # noqa: E402
+from .formatting import format_interval, format_p, format_value  # noqa: E402
 from .stats import TrainStats  # noqa: E402
 
 
@@ -248,7 +248,7 @@ def cmd_buckets(args) -> None:
         print(f"{label} = {name}  (F1 {format_value(results[name]['f1'])})")
     if second is not None:
         print(f"A - B: paired difference sys0 - sys1 [{args.confidence:.0%} interval]; * significant "
-              f"(approximate randomisation, Holm-adjusted over every bucket, alpha {args.alpha})")
+              f"(paired randomisation test, Holm over the family of every bucket, alpha {args.alpha})")
     for attribute in ATTRIBUTES:
         print(f"\n{attribute}".ljust(24) + "n_gold" + "".join(f"  {n:>8}" for n in labels)
               + ("      A-B" if second is not None else ""))
@@ -263,7 +263,7 @@ def cmd_buckets(args) -> None:
             if second is not None:
                 cell = table["comparison"][attribute]
                 line += f"  {cell['difference'][i]:+7.4f} {format_interval(cell['ci'][i])}"
-                line += f"  Holm p = {cell['p_adjusted'][i]:.3f}" + (" *" if cell["significant"][i] else "")
+                line += f"  Holm p {format_p(cell['p_adjusted'][i])}" + (" *" if cell["significant"][i] else "")
             print(line)
         worst = first["diagnostics"]["self"][attribute]
         if worst["worst"] is not None:

@@ -398,19 +398,25 @@ def _needed(formulas: Mapping[str, tuple], key: str) -> Dict[str, tuple]:
     return {k: f for k, f in formulas.items() if k in wanted}
 
 
+_SWAPS: List[np.ndarray] = []  # row r: the bits of r, the swaps of every unit but the last, made once
+
+
 def _exact(formulas, columns, key, used, total_a, total_b, delta, observed) -> float:
     """The share of the 2^k swaps of the differing units (rows of ``delta``) whose |A - B| is at
-    least the observed one (a tolerance keeps float noise in a tie from counting as less)."""
+    least the observed one (a tolerance keeps float noise in a tie from counting as less).
+    Swapping every unit exchanges A and B, so each swap's |A - B| is its complement's: half
+    of the swaps (the last unit never swapped) give the same share."""
     k = len(delta)
-    swaps = ((np.arange(2 ** k)[:, None] >> np.arange(k)) & 1).astype(float)
-    moved = swaps @ delta[:, used]
+    if not _SWAPS:
+        _SWAPS.append(((np.arange(2 ** (EXACT_UNITS - 1))[:, None] >> np.arange(EXACT_UNITS - 1)) & 1).astype(float))
+    moved = _SWAPS[0][:2 ** (k - 1), :k - 1] @ delta[:k - 1, used]
     local = {name: used.index(j) for name, j in columns.items() if j in used}
     sub = _needed(formulas, key)
     swapped_a = evaluate(sub, local, total_a[used] - moved, [key])[key]
     swapped_b = evaluate(sub, local, total_b[used] + moved, [key])[key]
     threshold = abs(observed) - 1e-12 * max(1.0, abs(observed))
     with np.errstate(invalid="ignore"):
-        return float(np.count_nonzero(np.abs(swapped_a - swapped_b) >= threshold) / 2 ** k)
+        return float(np.count_nonzero(np.abs(swapped_a - swapped_b) >= threshold) / 2 ** (k - 1))
 
 
 def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at: np.ndarray,
