@@ -328,3 +328,4 @@ def test_report_runs_of_one_system(good_and_bad, capsys):
     assert f"{np.mean(good):.4f} ± {cell['std']:.4f}" in text
     assert f"{np.mean(good):.4f} ± {cell['std']:.4f}" in latex.read_text()
     assert "good 2 runs" in text
+
