@@ -12,12 +12,22 @@ from types import ModuleType
 # Each name is imported from its module when first used: "import tough_ner" loads no numpy,
 # so the command line can configure numpy before anything loads it (tough_ner.cli).
 _EXPORTS = {
-    "Batch": "batch", "as_batch": "formats", "bucket_f1": "buckets", "compare": "comparison", "Corpus": "corpus",
-    "from_dataset": "corpus", "read_conll": "corpus", "read_predictions": "corpus", "read_batch": "corpus",
-    "hardeval": "hardeval", "kfold_hard_tokens": "hardeval", "match_scores": "matching", "decode": "schemes",
-    "to_bilou": "schemes", "to_bio": "schemes", "to_io": "schemes", "TrainStats": "stats", "tmr": "tmr",
-    "combine": "metrics.combine",
+    "Batch": "core.batch", "as_batch": "core.formats", "bucket_f1": "methods.buckets",
+    "compare": "methods.comparison", "Corpus": "core.corpus", "from_dataset": "core.corpus",
+    "read_conll": "core.corpus", "read_predictions": "core.corpus", "read_batch": "core.corpus",
+    "hardeval": "methods.hardeval", "kfold_hard_tokens": "methods.hardeval", "match_scores": "core.matching",
+    "decode": "core.schemes", "to_bilou": "core.schemes", "to_bio": "core.schemes", "to_io": "core.schemes",
+    "TrainStats": "core.stats", "tmr": "methods.tmr", "combine": "metrics.combine",
 }
+# The layers (README, "Layout"): core <- methods <- attacks <- present <- the outer ring (metrics,
+# trainer, register, cli, demo).  Each module's path in the flat layout it had before still
+# names it: tough_ner.stats is tough_ner.core.stats, the same module object.
+_MOVED = {name: f"{layer}.{name}" for layer, names in (
+    ("core", ("schemes", "corpus", "formats", "batch", "stats", "scoring", "matching", "uncertainty", "checks")),
+    ("methods", ("hardeval", "tmr", "buckets", "nrb", "rockner", "comparison")),
+    ("attacks", ("dictionaries", "fine_classes", "augment", "taggers", "baselines")),
+    ("present", ("findings", "glossary", "labels", "errors", "export", "report", "html", "spaces", "formatting")),
+) for name in names}
 
 __version__ = "0.1.0"
 
@@ -43,12 +53,34 @@ class _Package(ModuleType):
     the submodule of the same name sets the package's attribute to that module."""
 
     def __setattr__(self, name, value):
-        if isinstance(value, ModuleType) and _EXPORTS.get(name) == name:
+        if isinstance(value, ModuleType) and _EXPORTS.get(name, "").rpartition(".")[2] == name:
             value = getattr(value, name)
         super().__setattr__(name, value)
 
 
+class _FlatPaths:
+    """Finds ``tough_ner.stats`` (a flat path of ``_MOVED``) as the module it names now."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        from importlib.machinery import ModuleSpec
+        package, _, name = fullname.partition(".")
+        return ModuleSpec(fullname, _FlatPaths) if package == __name__ and name in _MOVED else None
+
+    @staticmethod
+    def create_module(spec):
+        from importlib import import_module
+        module = import_module(f"{__name__}.{_MOVED[spec.name.partition('.')[2]]}")
+        spec.loader_state = module.__spec__  # the import system sets the flat spec on it next
+        return module
+
+    @staticmethod
+    def exec_module(module):
+        module.__spec__ = module.__spec__.loader_state  # already run where it lives: its own spec back
+
+
 sys.modules[__name__].__class__ = _Package
+sys.meta_path.append(_FlatPaths)
 
 
 __all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset",

@@ -43,10 +43,10 @@ def _keep_freed_memory() -> None:
 
 
 from ._util import write_atomic  # noqa: E402
-from .batch import Batch  # noqa: E402
-from .corpus import Corpus, read_batch, read_conll, read_system, source_name  # noqa: E402
-from .formatting import format_interval, format_p, format_value  # noqa: E402
-from .stats import TrainStats  # noqa: E402
+from .core.batch import Batch  # noqa: E402
+from .core.corpus import Corpus, read_batch, read_conll, read_system, source_name  # noqa: E402
+from .present.formatting import format_interval, format_p, format_value  # noqa: E402
+from .core.stats import TrainStats  # noqa: E402
 
 
 def _json(value) -> str:
@@ -108,8 +108,8 @@ def _batch(corpus: Corpus, column: int = 0) -> Batch:
 
 def _versus(args, method: str, systems: dict, **options) -> bool:
     """With ``--versus``: print the paired comparison of the systems and return True."""
-    from .comparison import compare
-    from .report import format_comparison
+    from .methods.comparison import compare
+    from .present.report import format_comparison
 
     if len(systems) < 2:
         return False
@@ -128,7 +128,7 @@ def _runs(args, paths, versus=()):
             raise ValueError(f"--pred-format {args.pred_format} reads --pred JSONL files: give --pred")
         batches = _read_runs(paths + versus, getattr(args, "columns", None))
     else:
-        from .formats import batch_from_files
+        from .core.formats import batch_from_files
 
         tests = args.test if isinstance(args.test, list) else [args.test]
         if len(tests) != 1:
@@ -156,7 +156,7 @@ def _names(paths) -> List[str]:
 
 
 def cmd_hardeval(args) -> None:
-    from .hardeval import hardeval
+    from .methods.hardeval import hardeval
 
     stats = TrainStats.coerce(args.train)
     options = {"strict": args.strict, "error": args.error}
@@ -170,7 +170,7 @@ def cmd_hardeval(args) -> None:
 
 
 def _read_runs(paths, columns=None) -> List[Batch]:
-    from .checks import first_difference
+    from .core.checks import first_difference
 
     runs = [_read_batch(path, columns) for path in paths]
     first = source_name(paths[0])
@@ -183,8 +183,8 @@ def _read_runs(paths, columns=None) -> List[Batch]:
 
 
 def cmd_tmr(args) -> None:
-    from .tmr import counts, tmr
-    from .uncertainty import aggregate_runs, compare_runs
+    from .methods.tmr import counts, tmr
+    from .core.uncertainty import aggregate_runs, compare_runs
 
     stats = TrainStats.coerce(args.train)
     paths = args.pred or args.test
@@ -220,7 +220,7 @@ def cmd_tmr(args) -> None:
 
 
 def cmd_buckets(args) -> None:
-    from .buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts, interval_text
+    from .methods.buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts, interval_text
 
     stats = TrainStats.coerce(args.train)
     runs, _ = _runs(args, args.pred or args.test)
@@ -233,8 +233,8 @@ def cmd_buckets(args) -> None:
     table = {"systems": results, "attribute_wise": attribute_wise(list(results.values()))}
     first, second = (list(results.values()) + [None])[:2]
     if second is not None:
-        from .report import bucket_comparison
-        from .uncertainty import analyse
+        from .present.report import bucket_comparison
+        from .core.uncertainty import analyse
 
         a, b = names[:2]
         analysis = analyse({name: counts(stats, batches[name], **options) for name in (a, b)}, None,
@@ -272,8 +272,8 @@ def cmd_buckets(args) -> None:
 
 
 def cmd_nrb(args) -> None:
-    from .nrb import read_nrb, read_nrb_predictions, score_sets, sets_batch
-    from .taggers import spacy_tagger
+    from .methods.nrb import read_nrb, read_nrb_predictions, score_sets, sets_batch
+    from .attacks.taggers import spacy_tagger
 
     sets = [(name, read_nrb(path)) for name, path in (("nrb", args.nrb), ("wts", args.wts)) if path]
     if bool(args.pred) == bool(args.spacy):
@@ -303,7 +303,7 @@ def cmd_nrb(args) -> None:
 
 
 def _dictionary(sources, types):
-    from . import dictionaries
+    from .attacks import dictionaries
 
     scheme = dictionaries.scheme_for(types)
     person, place = ("PER", "LOC") if scheme == "conll" else ("PERSON", "GPE")
@@ -324,9 +324,9 @@ def _pos(source, path):
     if source is None:
         return None
     if source == "column":  # the test file's second column (CoNLL-2003 has POS there)
-        from .corpus import read_columns
+        from .core.corpus import read_columns
         return read_columns(path, [1])[0]
-    from .taggers import spacy_pos
+    from .attacks.taggers import spacy_pos
     return spacy_pos(source.partition(":")[2] if source.startswith("spacy:") else source)
 
 
@@ -335,7 +335,7 @@ def _victim(spec):
     if spec is None:
         return None
     if spec.startswith("spacy:"):
-        from .taggers import spacy_tagger
+        from .attacks.taggers import spacy_tagger
         return spacy_tagger(spec.partition(":")[2])
     module, _, name = spec.partition(":")
     if not module or not name:
@@ -355,8 +355,8 @@ def _victim(spec):
 
 def cmd_attack(args) -> None:
     from .attacks import attack, audit, summary, write_attacked
-    from .corpus import read_columns
-    from .fine_classes import ROUTES
+    from .core.corpus import read_columns
+    from .attacks.fine_classes import ROUTES
 
     test = _read(args.test)
     if args.level in ("context", "both") and (args.mlm is None or args.pos is None):
@@ -373,7 +373,7 @@ def cmd_attack(args) -> None:
         dictionary = _dictionary(args.dictionary, Batch(test.tokens, test.tags).types)
     fill_mask = pos = None
     if args.level in ("context", "both"):
-        from .taggers import mlm_fill_mask
+        from .attacks.taggers import mlm_fill_mask
         fill_mask = mlm_fill_mask(args.mlm, top_k=args.ranks[1])
         pos = _pos(args.pos, args.test)
     victim = _victim(args.victim)
@@ -400,7 +400,7 @@ def cmd_attack(args) -> None:
 
 
 def cmd_rockner(args) -> None:
-    from .rockner import rockner
+    from .methods.rockner import rockner
 
     base = _read_batch(args.original, args.columns)
     if args.versus:
@@ -509,9 +509,9 @@ def system_names(specs: List[str]) -> List[tuple]:
 
 def cmd_report(args) -> None:
     from . import __version__
-    from .checks import first_difference
+    from .core.checks import first_difference
     from .demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
-    from .report import format_text, run, run_labels
+    from .present.report import format_text, run, run_labels
 
     nrb_sets = type_map = attacked = None
     demo = args.train is None and args.test is None
@@ -533,7 +533,7 @@ def cmd_report(args) -> None:
         named = system_names(args.pred)
         for _, path in named:
             if args.pred_format != "tags" or path.endswith(".jsonl"):
-                from .formats import batch_from_files
+                from .core.formats import batch_from_files
 
                 test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
                                                          documents=test.documents))
@@ -573,9 +573,9 @@ def cmd_report(args) -> None:
     print(format_text(results, full=args.full))
     rows = None
     if args.errors or args.html:
-        from .errors import error_rows
+        from .present.errors import error_rows
 
-        from .report import _batch
+        from .present.report import _batch
 
         rows = [row for name, predictions in zip(run_labels(systems), test.predictions)
                 for row in error_rows(stats, _batch(test, predictions), name)]
@@ -585,19 +585,19 @@ def cmd_report(args) -> None:
         write_atomic(args.json, _json(report) + "\n")
         written.append(args.json)
     if args.html:
-        from .html import render
+        from .present.html import render
 
         os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
         write_atomic(args.html, render(report, errors=rows))
         written.append(args.html)
     if args.errors:
-        from .errors import write
+        from .present.errors import write
 
         write(rows, args.errors)
         written.append(args.errors)
     for path, fmt in ((args.latex, "latex"), (args.markdown, "markdown")):
         if path:
-            from .export import write as export
+            from .present.export import write as export
 
             export(results, path, fmt)
             written.append(path)
@@ -606,7 +606,7 @@ def cmd_report(args) -> None:
 
 
 def cmd_explain(args) -> None:
-    from . import glossary
+    from .present import glossary
 
     if args.key is None:
         print(glossary.text())
@@ -619,7 +619,7 @@ def cmd_explain(args) -> None:
 
 def cmd_space(args) -> None:
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from .spaces import build, export, launch
+    from .present.spaces import build, export, launch
 
     if args.export:
         for path in export(args.name, args.export, args.stats):

@@ -5,9 +5,9 @@ from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
 from .attacks import attack, entity_attack
-from .baselines import memorization
-from .corpus import Corpus, read_conll
-from .stats import TrainStats
+from .attacks.baselines import memorization
+from .core.corpus import Corpus, read_conll
+from .core.stats import TrainStats
 
 DATA = Path(__file__).parent / "data"
 TRAIN = DATA / "demo_train.conll"

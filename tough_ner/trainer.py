@@ -24,9 +24,9 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .batch import Batch
-from .scoring import ratio, span_scores
-from .stats import TrainStats
+from .core.batch import Batch
+from .core.scoring import ratio, span_scores
+from .core.stats import TrainStats
 
 OVERALL = ("precision", "recall", "f1", "accuracy")
 # Every tough-ner method reporting these means the same micro span scores: they are kept once, unprefixed.

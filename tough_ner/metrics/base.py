@@ -9,11 +9,11 @@ import datasets
 import evaluate
 from datasets.utils.py_utils import temp_seed
 
-from ..batch import Batch
-from ..formats import as_batch
-from ..matching import match_scores
-from ..stats import TrainStats
-from ..uncertainty import check_options as check_resampling
+from ..core.batch import Batch
+from ..core.formats import as_batch
+from ..core.matching import match_scores
+from ..core.stats import TrainStats
+from ..core.uncertainty import check_options as check_resampling
 
 # evaluate.EvaluationModule.__init__'s own keywords, forwarded untouched.
 EVALUATE_KEYWORDS = ("config_name", "keep_in_memory", "cache_dir", "num_process", "process_id", "seed",

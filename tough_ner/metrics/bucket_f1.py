@@ -1,10 +1,10 @@
 """The ``bucket_f1`` evaluate metric."""
 from __future__ import annotations
 
-from ..batch import Batch
-from ..buckets import bucket_f1, check_options
-from ..matching import check_match
-from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..core.batch import Batch
+from ..methods.buckets import bucket_f1, check_options
+from ..core.matching import check_match
+from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Interpretable evaluation (Fu, Liu & Neubig, 2020): entity F1 per bucket of an entity
 attribute: entity length (eLen), sentence length (sLen), entity density (eDen), OOV density

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional, Sequence
 
-from ..batch import Batch
+from ..core.batch import Batch
 from ..register import METRICS, metric_class
 from ..trainer import SPAN_SCORES, prefixed, standard_scores
-from .base import ToughMetric
+from ..metrics.base import ToughMetric
 
 
 class Seqeval:

@@ -1,9 +1,9 @@
 """The ``hardeval`` evaluate metric."""
 from __future__ import annotations
 
-from ..batch import Batch
-from ..hardeval import ERROR_SCHEMES, hardeval
-from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
+from ..core.batch import Batch
+from ..methods.hardeval import ERROR_SCHEMES, hardeval
+from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """HardEval (Bernier-Colborne & Langlais, 2020): token error rates on the test tokens that
 are hard for a model that memorises its training data: tokens never seen in training

@@ -1,9 +1,9 @@
 """The ``nrb`` evaluate metric."""
 from __future__ import annotations
 
-from ..batch import Batch
-from ..nrb import nrb, resolve_type_map
-from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
+from ..core.batch import Batch
+from ..methods.nrb import nrb, resolve_type_map
+from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Name Regularity Bias (Ghaddar et al., TACL 2021): accuracy on sentences whose one target
 entity can only be typed from its context (NRB), on the same names in easy contexts (WTS, the

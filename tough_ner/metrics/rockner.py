@@ -1,10 +1,10 @@
 """The ``rockner`` evaluate metric."""
 from __future__ import annotations
 
-from ..batch import Batch
-from ..rockner import rockner, split_versions
-from ..formats import select
-from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..core.batch import Batch
+from ..methods.rockner import rockner, split_versions
+from ..core.formats import select
+from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """RockNER (Lin et al., EMNLP 2021): how much a system's F1 drops from the original test
 set to its natural adversarial version (entities replaced by other real entities of the same

@@ -1,10 +1,10 @@
 """The ``tmr`` evaluate metric."""
 from __future__ import annotations
 
-from ..batch import Batch
-from ..matching import check_match
-from ..tmr import tmr
-from .base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..core.batch import Batch
+from ..core.matching import check_match
+from ..methods.tmr import tmr
+from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Tough Mentions Recall: recall on gold test mentions that are unseen in training (by
 text, or by text and type) and on type-confusable mentions (text with 2+ types in the test

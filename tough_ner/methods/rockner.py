@@ -17,11 +17,11 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ._util import no_gc
-from .batch import Batch
-from .checks import check_types
-from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
-from .uncertainty import per_sentence, with_intervals
+from .._util import no_gc
+from ..core.batch import Batch
+from ..core.checks import check_types
+from ..core.scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
+from ..core.uncertainty import per_sentence, with_intervals
 
 CATEGORIES = ("exact_right_type", "exact_wrong_type",
               "overlap_right_type_d1", "overlap_right_type_d2", "overlap_right_type_d3plus",
@@ -104,7 +104,7 @@ def counts(original: Batch, attacked: Batch):
         table = original.counts()
         rows = {"original": np.arange(len(original)), "attacked": np.arange(len(attacked))}
     else:
-        from .uncertainty import Counts
+        from ..core.uncertainty import Counts
         table = Counts(np.concatenate([original.sentence_keys, attacked.sentence_keys]),
                        np.repeat([0, 1], [len(original), len(attacked)]))
         rows = {"original": np.arange(len(original)), "attacked": len(original) + np.arange(len(attacked))}

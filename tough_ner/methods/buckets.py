@@ -34,14 +34,14 @@ from typing import Dict, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from ._util import no_gc
-from .batch import Batch, span_positions
-from .checks import check_inputs
-from .matching import check_match, credits, outcomes, _table
-from .scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
+from .._util import no_gc
+from ..core.batch import Batch, span_positions
+from ..core.checks import check_inputs
+from ..core.matching import check_match, credits, outcomes, _table
+from ..core.scoring import (f1 as harmonic_f1, input_counts, matched, prf, ratio, span_scores, unplaced_per_sentence,
                       unplaced_types)
-from .stats import TrainStats
-from .uncertainty import intervals, per_sentence, with_intervals
+from ..core.stats import TrainStats
+from ..core.uncertainty import intervals, per_sentence, with_intervals
 
 ATTRIBUTES = ("eLen", "sLen", "eDen", "oDen", "eFre", "tFre", "eCon", "tCon", "tag")
 TOKEN_LEVEL = ("tFre", "tCon")

@@ -29,13 +29,13 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import numpy as np
 
-from ._util import write_atomic
-from .batch import Batch
-from .buckets import ATTRIBUTES, attribute_values, make_bucketing
-from .hardeval import classify as hard_tokens_of, gold_types
+from .._util import write_atomic
+from ..core.batch import Batch
+from ..methods.buckets import ATTRIBUTES, attribute_values, make_bucketing
+from ..methods.hardeval import classify as hard_tokens_of, gold_types
 from .labels import bucket_label
-from .stats import TrainStats
-from .tmr import classify as mention_subsets
+from ..core.stats import TrainStats
+from ..methods.tmr import classify as mention_subsets
 
 OUTCOMES = ("correct", "wrong type", "wrong boundary", "missed", "spurious")
 GOLD_OUTCOMES = ("correct", "wrong type", "wrong boundary", "missed")  # of a gold entity: one each

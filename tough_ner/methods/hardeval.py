@@ -17,12 +17,12 @@ from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
-from .batch import Batch
-from .checks import check_inputs
-from .corpus import factorize
-from .scoring import input_counts, ratio
-from .stats import TrainStats
-from .uncertainty import per_sentence, with_intervals
+from ..core.batch import Batch
+from ..core.checks import check_inputs
+from ..core.corpus import factorize
+from ..core.scoring import input_counts, ratio
+from ..core.stats import TrainStats
+from ..core.uncertainty import per_sentence, with_intervals
 
 SUBSETS = ("unseen_I", "unseen_O", "diff_I", "diff_O", "diff_E")
 GROUPS = {"unseen": ("unseen_I", "unseen_O"), "diff": ("diff_I", "diff_O", "diff_E")}

@@ -8,7 +8,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._util import no_gc
+from .._util import no_gc
 from .schemes import PREFIX_CODES, Span, check_sentence, decode, decode_flat, parse_label
 
 # Token label codes: 0 is O; an entity token is 1 + 4 * type id + its role.

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from typing import Mapping, Optional
 
-from .buckets import SPECIAL
+from ..methods.buckets import SPECIAL
 
 # attribute -> training total its values are shares of (key of ``totals``)
 COUNT_SHARES = {"eFre": "mentions", "tFre": "tokens"}

@@ -27,12 +27,12 @@ from collections import Counter
 from functools import lru_cache
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
-from ._util import no_gc, write_atomic
-from .batch import Batch
-from .corpus import Corpus, Sentences, from_dataset
+from .._util import no_gc, write_atomic
+from ..core.batch import Batch
+from ..core.corpus import Corpus, Sentences, from_dataset
 from .dictionaries import Dictionary, DictionaryLike, builtin, normalize, scheme_for
-from .schemes import Span, decode, spans_to_tags
-from .stats import TrainStats
+from ..core.schemes import Span, decode, spans_to_tags
+from ..core.stats import TrainStats
 from .taggers import Tagger
 
 Record = Dict[str, Union[str, int]]
@@ -75,7 +75,7 @@ def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = N
     tokens, tags, records = as_lists(data, tags)
     columns = dict(columns or {})  # read only: new sentences are new lists
     if hasattr(data, "column_names"):
-        from .corpus import decode_tag_ids, tag_names
+        from ..core.corpus import decode_tag_ids, tag_names
         for name in data.column_names:  # other per-token columns (pos_tags, chunk_tags ...)
             if name in ("tokens", "ner_tags", "replacements", "document", "id") or name in columns:
                 continue

@@ -15,9 +15,9 @@ import random
 import string
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from .attacks import draw_other, rewrite
-from .schemes import Span, decode, spans_to_tags
-from .stats import TrainStats
+from . import draw_other, rewrite
+from ..core.schemes import Span, decode, spans_to_tags
+from ..core.stats import TrainStats
 
 
 class _Augmentation:

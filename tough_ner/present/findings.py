@@ -11,7 +11,7 @@ import math
 from typing import Dict, List, Mapping, Optional
 
 from .formatting import format_p
-from .uncertainty import SMALL
+from ..core.uncertainty import SMALL
 
 
 def _pct(value: float) -> str:

@@ -16,12 +16,12 @@ from typing import Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .batch import Batch
-from .checks import type_names
-from .corpus import quote, read_text
-from .scoring import input_counts, ratio
-from .stats import TrainStats
-from .uncertainty import with_intervals
+from ..core.batch import Batch
+from ..core.checks import type_names
+from ..core.corpus import quote, read_text
+from ..core.scoring import input_counts, ratio
+from ..core.stats import TrainStats
+from ..core.uncertainty import with_intervals
 
 NRB_TYPES = ("PERSON", "LOCATION", "ORGANIZATION")
 PORTIONS = ("nrb", "wts")
@@ -203,7 +203,7 @@ def _read_txt(path: str) -> Tuple[List[List[str]], List[List[str]], List[int]]:
 
 
 def _one_target(tags: Sequence[str], path: str, line: int):
-    from .schemes import decode
+    from ..core.schemes import decode
 
     spans = decode(tags)
     if len(spans) != 1:

@@ -20,14 +20,14 @@ from typing import Dict, List, Sequence
 
 import numpy as np
 
-from .batch import Batch
-from ._util import no_gc
-from .checks import check_inputs
-from .corpus import factorize
-from .matching import check_match, credit_scores, credits
-from .scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
-from .stats import TrainStats
-from .uncertainty import aggregate_runs, per_sentence, with_intervals
+from ..core.batch import Batch
+from .._util import no_gc
+from ..core.checks import check_inputs
+from ..core.corpus import factorize
+from ..core.matching import check_match, credit_scores, credits
+from ..core.scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
+from ..core.stats import TrainStats
+from ..core.uncertainty import aggregate_runs, per_sentence, with_intervals
 
 SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
 

@@ -11,24 +11,24 @@ import math
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from .batch import Batch
-from .buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
-from .checks import identical_to_gold, training_data_warnings
-from .comparison import COUNTS, describe_test, family, finish, format_p, pairs, rows
-from .comparison import row as table_row
-from .corpus import Corpus
+from ..core.batch import Batch
+from ..methods.buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
+from ..core.checks import identical_to_gold, training_data_warnings
+from ..methods.comparison import COUNTS, describe_test, family, finish, format_p, pairs, rows
+from ..methods.comparison import row as table_row
+from ..core.corpus import Corpus
 from .errors import hardest
 from .findings import findings
 from .formatting import format_interval, format_value
-from .hardeval import hardeval
+from ..methods.hardeval import hardeval
 from .labels import bucket_label, totals
-from .matching import report_scores
-from .nrb import TypeMap, nrb, sets_batch
-from .rockner import rockner
-from .scoring import matched
-from .stats import TrainStats
-from .tmr import mention_texts, tmr
-from .uncertainty import (INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust, aggregate_runs,
+from ..core.matching import report_scores
+from ..methods.nrb import TypeMap, nrb, sets_batch
+from ..methods.rockner import rockner
+from ..core.scoring import matched
+from ..core.stats import TrainStats
+from ..methods.tmr import mention_texts, tmr
+from ..core.uncertainty import (INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust, aggregate_runs,
                           analyse, check_options, pooled, wilcoxon_runs)
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).

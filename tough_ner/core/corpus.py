@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._util import no_gc, write_atomic
+from .._util import no_gc, write_atomic
 from .batch import Batch, span_positions
 
 Sentences = List[List[str]]

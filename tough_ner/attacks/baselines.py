@@ -5,8 +5,8 @@ from typing import List, Sequence
 
 import numpy as np
 
-from .schemes import spans_to_tags
-from .stats import TrainStats
+from ..core.schemes import spans_to_tags
+from ..core.stats import TrainStats
 
 
 def memorization(stats: TrainStats, tokens: Sequence[Sequence[str]]) -> List[List[str]]:

@@ -27,7 +27,7 @@ from typing import Iterable, List, Mapping, Optional
 
 import numpy as np
 
-from ._util import no_gc
+from .._util import no_gc
 from .batch import Batch
 from .corpus import quote
 

@@ -8,11 +8,11 @@ import math
 from typing import Callable, Dict, List, Optional, Sequence
 
 from . import glossary
-from .buckets import ATTRIBUTES, interval_text
+from ..methods.buckets import ATTRIBUTES, interval_text
 from .formatting import format_interval, format_p, format_value
 from .labels import UNITS, bucket_label, totals
 from .report import format_sizes, format_cell, format_test, headline_family, significant_buckets
-from .uncertainty import SMALL
+from ..core.uncertainty import SMALL
 
 STYLE = """
 body { font-family: sans-serif; margin: 2em auto; max-width: 70em; color: #222; }
@@ -350,7 +350,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
 def rockner_section(results: dict) -> str:
     """RockNER's error analysis of the last attacked set: each category's share of the gold
     entities on the original and the attacked set, and the confusion difference."""
-    from .rockner import CATEGORIES
+    from ..methods.rockner import CATEGORIES
 
     with_attacks = [s for s in results["systems"] if "rockner" in results["systems"][s]]
     parts = ["<h3 id='rockner-errors'>Error categories (last attacked set)</h3><p class='note'>Share of the gold "

@@ -22,7 +22,7 @@ from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 Dictionary = Dict[str, Dict[str, Tuple[str, ...]]]
 DictionaryLike = Mapping[str, Union[Sequence[str], Mapping[str, Sequence[str]]]]
 
-BUILTIN = Path(__file__).parent / "data" / "entities.json.gz"
+BUILTIN = Path(__file__).parents[1] / "data" / "entities.json.gz"
 SCHEMES = ("conll", "ontonotes")
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import List, Mapping, NamedTuple, Optional, Sequence
 
-from .buckets import ATTRIBUTES, bucket_key
+from ..methods.buckets import ATTRIBUTES, bucket_key
 from .labels import bucket_label, totals
 
 HARDEVAL_SUBSETS = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
@@ -228,7 +228,7 @@ def write(results: Mapping, path, fmt: str) -> None:
     """Write ``latex`` or ``markdown`` tables to ``path`` atomically."""
     import os
 
-    from ._util import write_atomic
+    from .._util import write_atomic
 
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     write_atomic(path, {"latex": latex, "markdown": markdown}[fmt](results))

@@ -16,9 +16,9 @@ from .nrb import counts as nrb_counts
 from .rockner import CATEGORIES, VERSIONS
 from .rockner import counts as rockner_counts
 from .tmr import counts as tmr_counts
-from .stats import TrainStats
-from .formatting import format_p
-from .uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options
+from ..core.stats import TrainStats
+from ..present.formatting import format_p
+from ..core.uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options
 
 # method -> counts of (stats, scored input, options); the scored input is a Batch, except for
 # nrb (a (Batch, portion per sentence or None) pair) and rockner (an (original, attacked) pair).
