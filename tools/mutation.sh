@@ -198,7 +198,7 @@ for module in "${MODULES[@]}"; do
     echo "[mutmut]"
     echo "source_paths = tough_ner/"
     echo "also_copy = metrics/"  # the evaluate modules the tests load by path
-    echo "only_mutate = tough_ner/$module.py"
+    echo "only_mutate = $(cd "$ROOT" && ls tough_ner/*/"$module".py tough_ner/"$module".py 2>/dev/null | head -n 1)"
     printf 'pytest_add_cli_args =\n    -q\n    -p\n    no:cacheprovider\n'  # mutmut adds -x itself
     echo "pytest_add_cli_args_test_selection ="
     for t in $tests; do [ -f "$work/${t%%::*}" ] && echo "    $t"; done  # files or test ids

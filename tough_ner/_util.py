@@ -57,3 +57,12 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
         with suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+QUOTE = 200  # error messages quote at most this many characters of a line or value
+
+
+def quote(value) -> str:
+    """``repr`` of (at most the first 200 characters of) a value, for error messages."""
+    text = value if isinstance(value, str) else str(value)
+    return repr(text[:QUOTE]) + ("…" if len(text) > QUOTE else "")

@@ -45,22 +45,8 @@ def _keep_freed_memory() -> None:
 from ._util import write_atomic  # noqa: E402
 from .core.batch import Batch  # noqa: E402
 from .core.corpus import Corpus, read_batch, read_conll, read_system, source_name  # noqa: E402
-from .present.formatting import format_interval, format_p, format_value  # noqa: E402
+from .present.formatting import format_interval, format_p, format_value, to_json as _json  # noqa: E402
 from .core.stats import TrainStats  # noqa: E402
-
-
-def _json(value) -> str:
-    def clean(item):
-        if isinstance(item, float) and math.isnan(item):
-            return None
-        if isinstance(item, float) and math.isinf(item):  # open bucket bounds; strict JSON has no Infinity
-            return "inf" if item > 0 else "-inf"
-        if isinstance(item, dict):
-            return {k: clean(v) for k, v in item.items()}
-        if isinstance(item, list):
-            return [clean(v) for v in item]
-        return item
-    return json.dumps(clean(value), indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def _print_flat(result: dict) -> None:
@@ -447,7 +433,7 @@ def cmd_stats(args) -> None:
 
 
 def cmd_register(args) -> None:
-    from .register import register
+    from .metrics.register import register
 
     for path in register(args.names or None, args.modules_cache):
         print(path)
@@ -619,7 +605,7 @@ def cmd_explain(args) -> None:
 
 def cmd_space(args) -> None:
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from .present.spaces import build, export, launch
+    from .spaces import build, export, launch
 
     if args.export:
         for path in export(args.name, args.export, args.stats):

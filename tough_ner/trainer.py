@@ -54,7 +54,7 @@ def _scorers(metrics: Sequence[MetricSpec], stats: Optional[TrainStats], options
              ) -> List[Tuple[str, Callable[[Batch], dict]]]:
     """(prefix, batch -> flat result) for each requested metric, built once."""
     from .metrics.base import ToughMetric
-    from .register import METRICS, metric_class
+    from .metrics.register import METRICS, metric_class
 
     scorers = []
     for spec in metrics:

@@ -11,7 +11,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from .._util import no_gc, write_atomic
+from .._util import no_gc, quote, write_atomic
 from .batch import Batch, span_positions
 
 Sentences = List[List[str]]
@@ -66,14 +66,7 @@ STDIN = ("-", "/dev/stdin")
 OTHER_SPACE = ("\x0b\x0c\r\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
                "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000")
 _FIELD = re.compile("[^ \t\n]+")
-QUOTE = 200  # error messages quote at most this many characters of a line or value
 BOM = "\ufeff"
-
-
-def quote(value) -> str:
-    """``repr`` of (at most the first 200 characters of) a value, for error messages."""
-    text = value if isinstance(value, str) else str(value)
-    return repr(text[:QUOTE]) + ("…" if len(text) > QUOTE else "")
 
 
 def source_name(path) -> str:

@@ -27,7 +27,7 @@ def parse_label(label, sentence: int | None = None, position: int | None = None)
     """Split a tag into a normalised prefix (O, B, I, E, S) and its type."""
     parsed = _PARSED.get(label) if isinstance(label, str) else None
     if parsed is None:
-        from .corpus import quote
+        from .._util import quote
 
         where = "" if sentence is None else f"sentence {sentence}, position {position}: "
         if not isinstance(label, str):
@@ -50,7 +50,7 @@ def check_sentence(tags, sentence: int, what: str = "tags") -> None:
     """A sentence's tags (or tokens) must be a list, not one string (``"OOO"`` would be read
     as three tags)."""
     if isinstance(tags, str):
-        from .corpus import quote
+        from .._util import quote
 
         raise ValueError(f"sentence {sentence}: {what} must be a list of strings, not one string {quote(tags)}")
 

@@ -27,9 +27,9 @@ from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, 
 
 import numpy as np
 
-from .._util import no_gc, write_atomic
+from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import span_positions
-from .corpus import (QUOTE, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, quote, read_pieces,
+from .corpus import (STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, read_pieces,
                      factorize, scan, source_name, tag_names)
 from .schemes import PREFIX_CODES, check_sentence, decode, decode_flat, parse_label
 

@@ -17,7 +17,6 @@ from .rockner import CATEGORIES, VERSIONS
 from .rockner import counts as rockner_counts
 from .tmr import counts as tmr_counts
 from ..core.stats import TrainStats
-from ..present.formatting import format_p
 from ..core.uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options
 
 # method -> counts of (stats, scored input, options); the scored input is a Batch, except for
@@ -129,12 +128,3 @@ def compare(systems: Mapping[str, object], method: str = "tmr", train=None, keys
     return {"method": method, "test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": n_resamples,
             "confidence": confidence, "unit": unit, "alpha": alpha, "rows": table,
             "family": family(f"{method} table", table, alpha, "rows of the table")}
-
-
-def describe_test(test: Mapping) -> str:
-    """A one-line reading of a test: ``+0.0170 [0.0060, 0.0290], p = 0.004 (Holm = 0.012)``."""
-    low, high = test["ci"]
-    p, adjusted = test["p_value"], test.get("p_adjusted", math.nan)
-    difference = round(test["difference"], 4) + 0.0  # no "-0.0000"
-    text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {format_p(p)}"
-    return text + (f" (Holm {format_p(adjusted)})" if not math.isnan(adjusted) else "")

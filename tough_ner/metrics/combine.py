@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional, Sequence
 
 from ..core.batch import Batch
-from ..register import METRICS, metric_class
+from .register import METRICS, metric_class
 from ..trainer import SPAN_SCORES, prefixed, standard_scores
 from ..metrics.base import ToughMetric
 

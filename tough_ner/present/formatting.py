@@ -3,7 +3,9 @@ the HTML page, the Spaces).  Its own module, without imports of the methods, so 
 printing one method's result does not load them all."""
 from __future__ import annotations
 
+import json
 import math
+from typing import Mapping
 
 
 def format_value(value) -> str:
@@ -26,3 +28,25 @@ def format_p(p: float) -> str:
     return "= nan" if math.isnan(p) else (f"= {p:.3f}" if p >= 0.001 else f"= {p:.1e}")
 
 
+def describe_test(test: Mapping) -> str:
+    """A one-line reading of a test: ``+0.0170 [0.0060, 0.0290], p = 0.004 (Holm = 0.012)``."""
+    low, high = test["ci"]
+    p, adjusted = test["p_value"], test.get("p_adjusted", math.nan)
+    difference = round(test["difference"], 4) + 0.0  # no "-0.0000"
+    text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {format_p(p)}"
+    return text + (f" (Holm {format_p(adjusted)})" if not math.isnan(adjusted) else "")
+
+
+def to_json(value) -> str:
+    """Indented JSON of a result: NaN as null, infinite bucket bounds as "inf" / "-inf"."""
+    def clean(item):
+        if isinstance(item, float) and math.isnan(item):
+            return None
+        if isinstance(item, float) and math.isinf(item):  # open bucket bounds; strict JSON has no Infinity
+            return "inf" if item > 0 else "-inf"
+        if isinstance(item, dict):
+            return {k: clean(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [clean(v) for v in item]
+        return item
+    return json.dumps(clean(value), indent=2, ensure_ascii=False, allow_nan=False)

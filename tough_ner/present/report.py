@@ -14,12 +14,12 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from ..core.batch import Batch
 from ..methods.buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
 from ..core.checks import identical_to_gold, training_data_warnings
-from ..methods.comparison import COUNTS, describe_test, family, finish, format_p, pairs, rows
+from ..methods.comparison import COUNTS, family, finish, pairs, rows
 from ..methods.comparison import row as table_row
 from ..core.corpus import Corpus
 from .errors import hardest
 from .findings import findings
-from .formatting import format_interval, format_value
+from .formatting import describe_test, format_interval, format_p, format_value
 from ..methods.hardeval import hardeval
 from .labels import bucket_label, totals
 from ..core.matching import report_scores

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from ._util import write_atomic
+from .._util import write_atomic
 
 # metric name -> class name in tough_ner.metrics.<name>
 METRICS: Dict[str, str] = {"hardeval": "Hardeval", "tmr": "Tmr", "bucket_f1": "BucketF1", "nrb": "Nrb",

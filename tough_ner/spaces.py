@@ -18,13 +18,13 @@ import os
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from .. import demo as demo_data
-from ..core.batch import Batch
-from ..core.checks import InputWarning
-from ..core.corpus import Corpus, conll_text, parse_conll, read_text, split_rows
-from .html import label_counts
-from .formatting import format_value
-from ..core.stats import TrainStats
+from . import demo as demo_data
+from .core.batch import Batch
+from .core.checks import InputWarning
+from .core.corpus import Corpus, conll_text, parse_conll, read_text, split_rows
+from .present.html import label_counts
+from .present.formatting import format_value
+from .core.stats import TrainStats
 
 NAMES = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
 TITLES = {"hardeval": "HardEval", "tmr": "Tough Mentions Recall", "bucket_f1": "Bucket F1",
@@ -167,12 +167,12 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
              **options) -> str:
     """A markdown table of the headline keys: each system's value with its 95% interval and
     n, and with two systems the paired test (bold: significantly better, Holm-adjusted)."""
-    from ..methods.comparison import COUNTS, family, rows
-    from .report import format_cell, format_sizes, format_test
-    from ..core.uncertainty import analyse
+    from .methods.comparison import COUNTS, family, rows
+    from .present.report import format_cell, format_sizes, format_test
+    from .core.uncertainty import analyse
 
-    from . import glossary
-    from .findings import findings
+    from .present import glossary
+    from .present.findings import findings
 
     counts = {name: COUNTS[method](stats, value, **options) for name, value in scored.items()}
     known = [k for k in keys if k in next(iter(counts.values())).keys]
@@ -201,8 +201,8 @@ def results_frame(results: Dict[str, dict], buckets: Optional[Dict[str, dict]] =
     """The one results table: each flat key in words (glossary), its key, its n and every
     system's value; counts used as an n column are not repeated as rows.  ``buckets``: a
     system's detailed bucket tables, to name bucket keys and give their gold counts."""
-    from . import glossary
-    from .labels import bucket_label
+    from .present import glossary
+    from .present.labels import bucket_label
 
     systems = list(results)
     first = results[systems[0]]
@@ -237,11 +237,11 @@ def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[List[
     and the results table as LaTeX (booktabs)."""
     import tempfile
 
-    from .. import __version__
-    from ..cli import _json
-    from .._util import write_atomic
-    from .errors import to_text
-    from .export import Cell, Table, latex_tables
+    from . import __version__
+    from .present.formatting import to_json as _json
+    from ._util import write_atomic
+    from .present.errors import to_text
+    from .present.export import Cell, Table, latex_tables
 
     folder = tempfile.mkdtemp(prefix="tough-ner-space-")
     paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
@@ -256,7 +256,7 @@ def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[List[
 
 
 def _error_rows(stats: Optional[TrainStats], batches: Dict[str, Batch]) -> Optional[List[dict]]:
-    from .errors import error_rows
+    from .present.errors import error_rows
 
     if stats is None:
         return None
@@ -264,7 +264,7 @@ def _error_rows(stats: Optional[TrainStats], batches: Dict[str, Batch]) -> Optio
 
 
 def _hardest_tokens(stats, batches: Dict[str, Batch], details: Dict[str, dict], top: int = 15):
-    from .errors import hardest, predicted_text
+    from .present.errors import hardest, predicted_text
 
     names = list(batches)
     rows = hardest(stats, batches, {n: {"hardeval": {"hard_tokens": details[n]}, "hard_mentions": []}
@@ -276,8 +276,8 @@ def _hardest_tokens(stats, batches: Dict[str, Batch], details: Dict[str, dict], 
 
 
 def _hardest_mentions(stats, batches: Dict[str, Batch], top: int = 15):
-    from .errors import hardest, predicted_text
-    from .report import hard_mentions
+    from .present.errors import hardest, predicted_text
+    from .present.report import hard_mentions
 
     names = list(batches)
     rows = hardest(stats, batches, {n: {"hardeval": {"hard_tokens": {}}, "hard_mentions": hard_mentions(
@@ -295,7 +295,7 @@ def _frame(rows: List[list], header: List[str]):
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
-    from .html import _plotting, fit_ticks, grouped_bars, legend_outside
+    from .present.html import _plotting, fit_ticks, grouped_bars, legend_outside
 
     plt = _plotting()
     figure, ax = plt.subplots(figsize=(7, 2.8))
@@ -308,14 +308,14 @@ def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str
 
 
 def _warnings(results: Dict[str, dict]) -> List[str]:
-    from ..core.checks import training_data_warnings
+    from .core.checks import training_data_warnings
 
     return training_data_warnings({"systems": {n: {"tmr": r} for n, r in results.items()}})
 
 
 # ---- one scorer per metric: (inputs...) -> (summary, results table, plot, hardest/details, 3 files) -------------
 def score_hardeval(train_text, test_text, strict=False, error="bilou", names_text=""):
-    from ..methods.hardeval import hardeval
+    from .methods.hardeval import hardeval
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
@@ -336,7 +336,7 @@ def score_hardeval(train_text, test_text, strict=False, error="bilou", names_tex
 
 
 def score_tmr(train_text, test_text, names_text=""):
-    from ..methods.tmr import SUBSETS, tmr
+    from .methods.tmr import SUBSETS, tmr
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
@@ -351,8 +351,8 @@ def score_tmr(train_text, test_text, names_text=""):
 
 
 def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_text=""):
-    from ..methods.buckets import ATTRIBUTES, bucket_f1
-    from .html import _plotting, bucket_figure
+    from .methods.buckets import ATTRIBUTES, bucket_f1
+    from .present.html import _plotting, bucket_figure
 
     if not 0 <= int(bootstrap) <= MAX_BOOTSTRAP:
         raise ValueError(f"bootstrap resamples must lie in 0 .. {MAX_BOOTSTRAP}, got {bootstrap}")
@@ -373,7 +373,7 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_tex
 
 
 def score_nrb(nrb_text, wts_text, train_text="", type_map="auto", names_text=""):
-    from ..methods.nrb import nrb, sets_batch
+    from .methods.nrb import nrb, sets_batch
 
     stats = _optional_stats(train_text)
     sets = {"nrb": _systems(nrb_text, "NRB data")}
@@ -402,7 +402,7 @@ def score_nrb(nrb_text, wts_text, train_text="", type_map="auto", names_text="")
 
 
 def score_rockner(original_text, attacked_text, train_text="", names_text=""):
-    from ..methods.rockner import CATEGORIES, rockner
+    from .methods.rockner import CATEGORIES, rockner
 
     original, attacked = _systems(original_text, "original data"), _systems(attacked_text, "attacked data")
     if len(original.predictions) != len(attacked.predictions):
@@ -430,7 +430,7 @@ def score_rockner(original_text, attacked_text, train_text="", names_text=""):
 
 def attack_text(train_text, original_text, ratio, seed) -> str:
     """The original test set (gold columns) under the entity attack, as CoNLL ``token tag``."""
-    from ..attacks import entity_attack
+    from .attacks import entity_attack
 
     original = _systems(original_text, "original data")
     stats = _optional_stats(train_text)
@@ -458,7 +458,7 @@ def demo_inputs(name: str, ratio: float = 1.0, seed: int = 0) -> Tuple[str, ...]
 # ---- the apps -----------------------------------------------------------------------------
 def _card(name: str) -> str:
     """The metric's own documentation: description, inputs and outputs, citation."""
-    from ..register import metric_class
+    from .metrics.register import metric_class
 
     cls = metric_class(name)
     return (f"{cls.description}\n\n```\n{cls.inputs_text.strip()}\n```\n\nReferences: "
@@ -531,7 +531,7 @@ def ui(name: str, stats: Optional[TrainStats] = None) -> None:
     built-in training statistics, used when the training data is left empty."""
     import gradio as gr
 
-    from . import glossary
+    from .present import glossary
 
     gr.Markdown(f"## {TITLES[name]}\nPaste or upload CoNLL text (a blank line between sentences), or load "
                 "the embedded demo corpus. Test files: `token gold prediction [second prediction]`."
@@ -810,13 +810,13 @@ def export(name: str, folder, stats_path=None) -> List[str]:
     import shutil
     import tempfile
 
-    from .._util import write_atomic
+    from ._util import write_atomic
 
     stats = TrainStats.load(stats_path) if stats_path is not None else None  # refuses a bad file before writing
     stats_file = "train_stats" + (os.path.splitext(os.fspath(stats_path))[1] or ".npz") if stats_path else None
     files = space_files(name, stats_file, stats)
     os.makedirs(folder, exist_ok=True)
-    source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the package, above present/
+    source = os.path.dirname(os.path.abspath(__file__))
     target = os.path.join(folder, "tough_ner")
     # The copy is made beside its place and swapped in, so a failed export leaves no half package.
     staging = tempfile.mkdtemp(prefix=".tough_ner-", dir=folder)
