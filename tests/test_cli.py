@@ -67,16 +67,16 @@ def test_the_command_ends_with_its_output_written_and_its_status(tmp_path):
 def test_freed_memory_is_kept_only_on_linux(monkeypatch):
     import ctypes
 
-    from tough_ner import cli
+    from tough_ner import _process
 
     calls = []
     monkeypatch.setattr(ctypes, "CDLL", lambda name: calls.append(name) or type("libc", (), {
         "mallopt": staticmethod(lambda option, value: calls.append((option, value)) or 1)}))
-    monkeypatch.setattr(cli.sys, "platform", "win32")  # where CDLL(None) raises TypeError
-    cli._keep_freed_memory()
+    monkeypatch.setattr(_process.sys, "platform", "win32")  # where CDLL(None) raises TypeError
+    _process.keep_freed_memory()
     assert calls == []
-    monkeypatch.setattr(cli.sys, "platform", "linux")
-    cli._keep_freed_memory()
+    monkeypatch.setattr(_process.sys, "platform", "linux")
+    _process.keep_freed_memory()
     assert calls == [None, (-3, 2 ** 25), (-1, 2 ** 25)]  # the mmap threshold first, then the trim one
 
 

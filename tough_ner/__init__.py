@@ -20,13 +20,13 @@ _EXPORTS = {
     "TrainStats": "core.stats", "tmr": "methods.tmr", "combine": "metrics.combine",
 }
 # The layers (README, "Layout"): core <- methods <- attacks <- present <- the outer ring (metrics,
-# trainer, cli, spaces, demo).  Each module's path in the flat layout it had before still
+# trainer, cli, spaces).  Each module's path in the flat layout it had before still
 # names it: tough_ner.stats is tough_ner.core.stats, the same module object.
 _MOVED = {name: f"{layer}.{name}" for layer, names in (
     ("core", ("schemes", "corpus", "formats", "batch", "stats", "scoring", "matching", "uncertainty", "checks")),
     ("methods", ("hardeval", "tmr", "buckets", "nrb", "rockner", "comparison")),
     ("attacks", ("dictionaries", "fine_classes", "augment", "taggers", "baselines")),
-    ("present", ("findings", "glossary", "labels", "errors", "export", "report", "html", "formatting")),
+    ("present", ("findings", "glossary", "labels", "errors", "export", "report", "html", "formatting", "demo")),
     ("metrics", ("register",)),
 ) for name in names}
 

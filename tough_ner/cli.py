@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import math
 import os
@@ -11,35 +10,12 @@ import warnings
 from collections import Counter
 from typing import List, Optional
 
-# Run as the command (not imported by a program or a test).
+# Run as the command (not imported by a program or a test): its process settings (_process).
 AS_COMMAND = __name__ == "__main__" or os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner"
-# Before anything loads numpy (hence the lazy package), keep OpenBLAS on one thread: its
-# worker threads spin at start-up, about 0.1 s of CPU (a third of a small command), and the
-# commands' matrix products (resampling) take no longer on one thread.  A value the user set wins.
-if AS_COMMAND:
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    # The start-up (numpy, the package, argparse) makes ~100k long-lived objects and no
-    # garbage: the collector is paused until the command runs, and they are frozen then.
-    gc.disable()
+if AS_COMMAND:  # before anything loads numpy (hence the lazy package)
+    from . import _process
 
-
-def _keep_freed_memory() -> None:
-    """glibc hands each array of more than ~128 KB back to the system once it is freed
-    (munmap, or trimming the heap), so the next one is faulted in page by page again: about
-    3k page faults and 12 ms of system time in a hardeval of CoNLL-2003, whose reader frees
-    and makes such arrays piece after piece.  A command is short-lived: it keeps up to 32 MB
-    (glibc's limit) of freed memory for reuse instead.  Other systems: nothing changes."""
-    if not sys.platform.startswith("linux"):
-        return
-    import ctypes  # numpy has imported it
-
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):  # not glibc
-        return
-    # M_MMAP_THRESHOLD first: setting M_TRIM_THRESHOLD alone would freeze the mmap one at 128 KB
-    if mallopt(-3, 2 ** 25):
-        mallopt(-1, 2 ** 25)
+    _process.at_start()
 
 
 from ._util import write_atomic  # noqa: E402
@@ -496,7 +472,7 @@ def system_names(specs: List[str]) -> List[tuple]:
 def cmd_report(args) -> None:
     from . import __version__
     from .core.checks import first_difference
-    from .demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
+    from .present.demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
     from .present.report import format_text, run, run_labels
 
     nrb_sets = type_map = attacked = None
@@ -850,38 +826,11 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     args = parser.parse_args(argv)
     if AS_COMMAND:
-        gc.freeze()
-        gc.enable()
-        if args.command != "space":  # a server runs for long
-            _keep_freed_memory()
+        _process.at_run(args.command)
     code = _run(args)
-    if AS_COMMAND:  # the process ends next: its last full collection would walk every object
-        gc.freeze()  # built (~13 ms of a 0.17 s command) to free memory the system takes back anyway
-        _exit_now(code)
+    if AS_COMMAND:
+        _process.at_end(code)
     return code
-
-
-def _exit_now(code: int) -> None:
-    """End the process once the exit handlers have run and the output is written, without
-    tearing the interpreter down: that frees every object one by one (~4 ms after a hardeval
-    of CoNLL-2003), memory the system takes back at once.  Not while other threads run (a
-    normal exit waits for them), nor under a tracer or profiler (coverage, cProfile, pdb),
-    which writes its results after the program returns."""
-    threading = sys.modules.get("threading")
-    monitoring = getattr(sys, "monitoring", None)  # Python 3.12+
-    if ((threading is not None and threading.active_count() > 1) or sys.gettrace() is not None
-            or sys.getprofile() is not None or (monitoring is not None and any(map(monitoring.get_tool, range(6))))):
-        return
-    import atexit
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            if stream is not None:  # None when the descriptor was closed before the start
-                stream.flush()
-        except (OSError, ValueError):  # output closed early (| head): nothing more can be written
-            pass
-    os._exit(code)
 
 
 def _run(args) -> int:

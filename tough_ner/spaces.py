@@ -18,7 +18,7 @@ import os
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from . import demo as demo_data
+from .present import demo as demo_data
 from .core.batch import Batch
 from .core.checks import InputWarning
 from .core.corpus import Corpus, conll_text, parse_conll, read_text, split_rows

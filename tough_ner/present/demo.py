@@ -4,12 +4,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Dict, List, Sequence, Tuple
 
-from .attacks import attack, entity_attack
-from .attacks.baselines import memorization
-from .core.corpus import Corpus, read_conll
-from .core.stats import TrainStats
+from ..attacks import attack, entity_attack
+from ..attacks.baselines import memorization
+from ..core.corpus import Corpus, read_conll
+from ..core.stats import TrainStats
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 TRAIN = DATA / "demo_train.conll"
 TEST = DATA / "demo_test.conll"  # token gold memorizer contextual
 NRB = DATA / "demo_nrb.conll"  # token gold memorizer contextual: NRB-style sentences
