@@ -24,24 +24,19 @@ from common import DATA, clean_python, option, print_table, print_verdicts, quic
 
 # Code run before the command, as ``python -c``: turns one setting off, then runs the command as
 # ``python -m tough_ner.cli`` would (the same module run as __main__, so it applies its settings).
-WRAPPER = """import gc, os, runpy, sys
+WRAPPER = """import runpy, sys
 import tough_ner._process as process
 off = sys.argv[1]
 if off in ("openblas", "all"):
-    process.at_start = gc.disable
-if off in ("collector at start-up", "all"):
-    process.at_start = (lambda: None) if off == "all" else (lambda: os.environ.setdefault("OPENBLAS_NUM_THREADS", "1"))
+    process.at_start = lambda: None
 if off in ("freed memory kept", "all"):
     process.keep_freed_memory = lambda: None
-if off in ("collector frozen at the end", "all"):
-    process.at_end = process.exit_now
 if off in ("no interpreter teardown", "all"):
-    process.at_end = (lambda code: None) if off == "all" else (lambda code: gc.freeze())
+    process.exit_now = lambda code: None
 sys.argv = ["tough_ner.cli"] + sys.argv[2:]
 runpy.run_module("tough_ner.cli", run_name="__main__", alter_sys=True)
 """
-SETTINGS = ("openblas", "collector at start-up", "freed memory kept", "collector frozen at the end",
-            "no interpreter teardown")
+SETTINGS = ("openblas", "freed memory kept", "no interpreter teardown")
 
 
 def main():

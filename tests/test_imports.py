@@ -147,19 +147,17 @@ def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_
     """OpenBLAS's idle worker threads spin for ~0.1 s of CPU when numpy loads: run as the
     command (python -m tough_ner.cli, or the tough-ner script), the module sets
     OPENBLAS_NUM_THREADS=1 before numpy loads (on Linux a thread count shows it took
-    effect); a value the user set wins.  The command pauses the collector while numpy, the
-    package and argparse load (their ~100k objects are no garbage: a program importing the
-    same made ~35 collections, the command ~3 before it paused), enables it for the run, and
-    freezes it as it ends (no last full collection), then ends the process once the exit
-    handlers have run (no interpreter teardown).  A program that imports it and calls
-    ``main`` keeps its environment and its collector, and gets the exit status back."""
-    one = "1 1 True True" if os.path.isdir("/proc/self/task") else "1 ? True True"
-    for argv0 in ("-m", "/venv/bin/tough-ner"):
-        *state, collections, end = _as_command(argv0).split()
-        assert " ".join(state) == one and int(collections) < 10 and end == "exited"
+    effect); a value the user set wins.  The collector is left as it is (pausing it saved
+    under 5%: tough_ner/_process.py); the command ends the process once the exit handlers
+    have run (no interpreter teardown).  A program that imports it and calls ``main`` keeps
+    its environment, and gets the exit status back."""
+    one = "1 1 False True" if os.path.isdir("/proc/self/task") else "1 ? False True"
+    for argv0 in ("-m", "/venv/bin/tough-ner"):  # the command ends the process itself
+        *state, _, end = _as_command(argv0).split()
+        assert " ".join(state) == one and end == "exited"
     assert _as_command("-m", OPENBLAS_NUM_THREADS="2").split()[0] == "2"
-    openblas, _, frozen, enabled, collections, end = _as_command("my_program.py").split()
-    assert [openblas, frozen, enabled, end] == ["None", "False", "True", "returned"] and int(collections) > 20
+    openblas, _, frozen, enabled, _, end = _as_command("my_program.py").split()
+    assert [openblas, frozen, enabled, end] == ["None", "False", "True", "returned"]
 
 
 def test_submodules_named_like_functions_leave_the_functions_exported():

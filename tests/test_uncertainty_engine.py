@@ -427,17 +427,39 @@ def test_p_value_is_not_floored_by_the_resamples():
     empty.ratio("rate", [0, 0, 0], [0, 0, 0])
     test = analyse({"a": empty, "b": empty}, n_resamples=20)["rate"]["tests"][0]
     assert math.isnan(test["difference"]) and math.isnan(test["p_value"])
-    # 40 units all one way: far below 1 / (R + 1), whatever R; z = sqrt(40)
+    # 40 units all one way: far below 1 / (R + 1), whatever R; each unit moves the difference by
+    # 1/40, the continuity correction is one such step: z = (40 - 1) / sqrt(40)
     a, b = Counts(np.arange(40, dtype=np.uint64)), Counts(np.arange(40, dtype=np.uint64))
     a.ratio("rate", [1] * 40, [1] * 40)
     b.ratio("rate", [0] * 40, [1] * 40)
     p = [analyse({"a": a, "b": b}, n_resamples=r)["rate"]["tests"][0]["p_value"] for r in (9, 999)]
-    assert p[0] == p[1] == pytest.approx(math.erfc(math.sqrt(40) / math.sqrt(2)))
+    assert p[0] == p[1] == pytest.approx(math.erfc(39 / math.sqrt(40) / math.sqrt(2)))
+    # never below what a permutation test over k units can give (2 / 2^k), where erfc underflows
+    a3k, b3k = Counts(np.arange(3000, dtype=np.uint64)), Counts(np.arange(3000, dtype=np.uint64))
+    a3k.ratio("rate", [1] * 3000, [1] * 3000)
+    b3k.ratio("rate", [0] * 3000, [1] * 3000)
+    assert analyse({"a": a3k, "b": b3k}, n_resamples=9)["rate"]["tests"][0]["p_value"] == 2.0 ** (1 - 3000)
     # 16 units all one way: exact, the observed split and its mirror of 2^16
     a16, b16 = Counts(np.arange(16, dtype=np.uint64)), Counts(np.arange(16, dtype=np.uint64))
     a16.ratio("rate", [1] * 16, [1] * 16)
     b16.ratio("rate", [0] * 16, [1] * 16)
     assert analyse({"a": a16, "b": b16}, n_resamples=9)["rate"]["tests"][0]["p_value"] == 2 / 2 ** 16
+
+
+@pytest.mark.parametrize("alpha", [0.05, 0.01, 0.001])
+def test_normal_approximation_keeps_alpha_where_contributions_are_equal(alpha):
+    """Equal contributions are the worst case of the approximation (the exact distribution is
+    a binomial's): with k = 17 to 60 differing units, the share of all 2^k sign patterns the
+    test rejects (its exact null rejection rate) stays at or below alpha."""
+    for k in range(17, 61):
+        a, b = Counts(np.arange(k, dtype=np.uint64)), Counts(np.arange(k, dtype=np.uint64))
+        rejected = 0.0
+        for j in range(k + 1):  # j units where a is right and b wrong, the rest the other way
+            a.ratio("rate", [1] * j + [0] * (k - j), [1] * k)
+            b.ratio("rate", [0] * j + [1] * (k - j), [1] * k)
+            p = analyse({"a": a, "b": b}, n_resamples=1)["rate"]["tests"][0]["p_value"]
+            rejected += math.comb(k, j) / 2 ** k if p < alpha else 0
+        assert rejected <= alpha, (k, rejected)
 
 
 def test_each_key_has_its_own_p_value():

@@ -329,3 +329,35 @@ def test_report_runs_of_one_system(good_and_bad, capsys):
     assert f"{np.mean(good):.4f} ± {cell['std']:.4f}" in latex.read_text()
     assert "good 2 runs" in text
 
+
+
+def test_runs_show_their_means_and_the_tested_differences():
+    """With runs, a bucket's F1 is the runs' mean (with its std), and the bucket comparison
+    shows the difference its test decided on (counts pooled over runs)."""
+    rng = random.Random(21)
+    predictions = [corrupted(TEST.tags, rate, rng) for rate in (0.05, 0.3, 0.6)]
+    results = run(STATS, Corpus(TEST.tokens, TEST.tags, predictions), ["a", "a", "b"], bootstrap=50)
+    rows = results["details"]["a"]["bucket_f1"]["buckets"]["eLen"]
+    aggregated = results["runs"]["a"]["bucket_f1"]
+    for i, row in enumerate(rows):
+        key = f"eLen_{i}_f1"
+        if key in aggregated:
+            assert row["f1"] == aggregated[key]["mean"] and row["f1_std"] == aggregated[key]["std"]
+    for cells in results["comparisons"][0]["bucket_f1"].values():
+        for difference, test in zip(cells["difference"], cells["tests"]):
+            assert difference == test["difference"] or math.isnan(test["difference"])
+
+
+def test_runs_attacked_in_part_are_said_and_leave_the_others_tested():
+    rng = random.Random(22)
+    predictions = [corrupted(TEST.tags, rate, rng) for rate in (0.05, 0.1, 0.5)]
+    attacked = {label: [("attacked", Corpus(TEST.tokens, TEST.tags, [corrupted(TEST.tags, 0.5, rng)]))]
+                for label in ("a#1", "b")}
+    results = run(STATS, Corpus(TEST.tokens, TEST.tags, predictions), ["a", "a", "b"], attacked=attacked,
+                  bootstrap=50)
+    assert any(w.startswith("a: no intervals or tests for rockner (1 of its 2 runs have them)")
+               for w in results["warnings"])
+    row = next(r for r in results["summary"]["rows"] if r["key"] == "f1_attacked")
+    assert "b" in row["ci"] and "a" not in row["ci"] and row["tests"] == []
+    with pytest.raises(ValueError, match="the same label"):
+        run(STATS, Corpus(TEST.tokens, TEST.tags, predictions), ["a", "a", "a#2"], bootstrap=0)

@@ -175,7 +175,7 @@ def cmd_tmr(args) -> None:
         if others and key in table["comparison"]:
             entry = table["comparison"][key]
             pooled = entry["pooled"]
-            line += f"   A-B {pooled['difference']:+.4f} {format_interval(pooled['ci'])}, p = {pooled['p_value']:.3f}"
+            line += f"   A-B {pooled['difference']:+.4f} {format_interval(pooled['ci'])}, p {format_p(pooled['p_value'])}"
             if "wilcoxon" in entry and not math.isnan(entry["wilcoxon"]["p_value"]):
                 line += f"; Wilcoxon p = {entry['wilcoxon']['p_value']:.3f} ({entry['wilcoxon']['n_pairs']} pairs)"
         print(line)
@@ -825,11 +825,11 @@ def main(argv: Optional[List[str]] = None) -> int:
             add_arguments(commands.add_parser(name, help=help_text))
 
     args = parser.parse_args(argv)
-    if AS_COMMAND:
-        _process.at_run(args.command)
+    if AS_COMMAND and args.command != "space":  # a server runs for long
+        _process.keep_freed_memory()
     code = _run(args)
     if AS_COMMAND:
-        _process.at_end(code)
+        _process.exit_now(code)
     return code
 
 

@@ -9,10 +9,12 @@ one matrix product: resample weights (resamples x units) times the count matrix.
 - Intervals: percentile bootstrap over units (sentences, or documents), resampled within
   strata (the NRB and WTS sets are resampled separately).
 - Paired tests between systems scored on the same test set: the difference A - B with a
-  paired bootstrap percentile interval (the same resamples for both systems), and a
-  two-sided p-value by approximate randomisation (each unit's counts swapped between the two
-  systems with probability 1/2): p = (1 + #{|d*| >= |d|}) / (R + 1).  Holm's step-down
-  adjustment over the rows of a table.
+  paired bootstrap percentile interval (the same resamples for both systems), and the
+  two-sided p-value of the paired randomisation test (each unit's counts as likely the one
+  system's as the other's; ``randomisation``): exact over every swap of the units whose counts
+  differ when at most ``EXACT_UNITS`` do, else its normal approximation, never floored by a
+  number of draws.  ``adjust`` decides the verdicts of one family of tests (Holm).
+- Fewer than ``MIN_UNITS`` resampling units give no interval (NaN).
 - Units are put in a canonical order (a hash of each sentence's tokens and gold tags, then its
   counts) before resampling, so a result depends on the data and the seed only, not on the
   order of the sentences or on how ``evaluate`` split them across processes.
@@ -350,8 +352,8 @@ def randomisation(formulas: Mapping[str, tuple], columns: Mapping[str, int], a: 
     The p-value (two-sided) is exact, over all 2^k swaps, when k <= ``EXACT_UNITS``; otherwise
     it is the normal approximation of the same distribution: each unit's swap moves the
     difference by about its linear contribution u_i (delta method at the mean of the two
-    systems' totals), so A - B has null variance sum u_i^2.  Neither is floored by a number
-    of draws.  ``a`` and ``b``: the systems' (units, columns) counts, rows paired."""
+    systems' totals), so A - B has null variance sum u_i^2 (with a continuity correction of
+    the smallest |u_i|).  Neither is floored by a number of draws.  ``a`` and ``b``: the systems' (units, columns) counts, rows paired."""
     delta = a - b
     total_a, total_b = a.sum(axis=0), b.sum(axis=0)
     observed = {key: value_a - value_b for key, value_a, value_b in zip(
@@ -371,8 +373,14 @@ def randomisation(formulas: Mapping[str, tuple], columns: Mapping[str, int], a: 
         elif k <= EXACT_UNITS:
             p, how = _exact(formulas, columns, key, used, total_a, total_b, delta[rows], d), "exact"
         else:
-            variance = float(np.sum(contributions[key] ** 2))
-            p = math.erfc(abs(d) / math.sqrt(2 * variance)) if variance > 0 else (1.0 if d == 0 else math.nan)
+            u = contributions[key]
+            variance = float(np.sum(u ** 2))
+            # Continuity correction: half the smallest step the difference can take (with equal
+            # contributions, where the distribution is a binomial's, it keeps the test at or
+            # below alpha); p no smaller than a permutation test over k units can give.
+            step = float(np.min(np.abs(u[u != 0]))) if np.any(u != 0) else 0.0
+            p = (max(math.erfc(max(abs(d) - step, 0.0) / math.sqrt(2 * variance)), 2.0 ** (1 - k))
+                 if variance > 0 else (1.0 if d == 0 else math.nan))
             how = "normal approximation"
         out[key] = {"p_value": p, "test": f"{TEST_SHORT}, {how}", "units_differ": k}
     return out
@@ -519,8 +527,8 @@ def aggregate_runs(runs: Sequence[Mapping]) -> Dict[str, Dict[str, float]]:
         raise ValueError("aggregate needs at least one run")
     table = {}
     for key, value in runs[0].items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or any(key not in run for run in runs):
+            continue  # a key some run lacks (a type only one run predicted) has no aggregate
         values = np.array([run[key] for run in runs], dtype=float)
         table[key] = {"mean": float(np.mean(values)),
                       "std": float(np.std(values, ddof=1)) if len(values) > 1 else math.nan,
@@ -562,7 +570,7 @@ def compare_runs(results_a: Sequence[Mapping], results_b: Sequence[Mapping], cou
         test = row["tests"][0]
         entry = {"A": aggregated_a.get(key), "B": aggregated_b.get(key), "pooled": {
             "difference": test["difference"], "ci": test["ci"], "p_value": test["p_value"],
-            "test": TEST_NAME + ", counts pooled over runs"}}
+            "test": test["test"] + ", counts pooled over runs"}}
         if paired:
             entry["wilcoxon"] = wilcoxon_runs([r[key] for r in results_a], [r[key] for r in results_b])
         out[key] = entry

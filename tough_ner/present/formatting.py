@@ -33,7 +33,8 @@ def describe_test(test: Mapping) -> str:
     low, high = test["ci"]
     p, adjusted = test["p_value"], test.get("p_adjusted", math.nan)
     difference = round(test["difference"], 4) + 0.0  # no "-0.0000"
-    text = f"{difference:+.4f} [{low:.4f}, {high:.4f}], p {format_p(p)}"
+    interval = "[no interval]" if math.isnan(low) else f"[{low:.4f}, {high:.4f}]"
+    text = f"{difference:+.4f} {interval}, p {format_p(p)}"
     return text + (f" (Holm {format_p(adjusted)})" if not math.isnan(adjusted) else "")
 
 

@@ -189,6 +189,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     for _, step in progress(steps):
         step()
     # Runs become their system: means of the values, counts pooled over runs, the first run's details.
+    not_pooled: List[str] = []
     for name in systems:
         first = runs[name][0]
         results["details"][name] = details[first]
@@ -205,15 +206,28 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             method: aggregate_runs([scores[label][method] for label in runs[name]]) for method in methods}}
         results["systems"][name] = {method: {key: _over_runs(value, results["runs"][name][method].get(key))
                                              for key, value in scores[first][method].items()} for method in methods}
-        for by_label in counts.values():
-            if all(label in by_label for label in runs[name]):
-                by_label[name] = pooled([by_label.pop(label) for label in runs[name]])
+        buckets = details[first].get("bucket_f1", {}).get("buckets", {})
+        for attribute, bucket_rows in buckets.items():  # the bucket F1 shown: the runs' mean, as every value
+            for i, row in enumerate(bucket_rows):
+                aggregated = results["runs"][name].get("bucket_f1", {}).get(bucket_key(attribute, i, row["interval"]))
+                if aggregated:
+                    row["f1"], row["f1_std"] = aggregated["mean"], aggregated["std"]
+        for method, by_label in counts.items():
+            mine = [by_label.pop(label) for label in runs[name] if label in by_label]
+            try:
+                if len(mine) != len(runs[name]):
+                    raise ValueError(f"{len(mine)} of its {len(runs[name])} runs have them")
+                by_label[name] = pooled(mine)
+            except ValueError as error:  # runs scored on different sets or with other columns
+                not_pooled.append(f"{name}: no intervals or tests for {method} ({error})")
         if all(label in curves for label in runs[name]):
             results.setdefault("attack_curve", {})[name] = [
                 {"set": point["set"], **{k: sum(curves[label][j][k] for label in runs[name]) / len(runs[name])
                                          for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
                 for j, point in enumerate(curves[first])]
     batches = {name: batches[runs[name][0]] for name in systems}
+    not_pooled = [f"{text}: runs pooled only when all are scored on the same sentences with the same columns"
+                  for text in not_pooled]
     # bootstrap=0: no resampling, so no intervals, no tests and no winner.
     analyses = {method: analyse(by_system, None, bootstrap, confidence, seed, unit,
                                 pairs=[p for p in compared if p[0] in by_system and p[1] in by_system])
@@ -243,6 +257,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     families[HEADLINE] = family(HEADLINE, results["summary"]["rows"], alpha, "headline rows")
     _add_run_tests(results)
     results["warnings"] = training_data_warnings(results, train_is_reference) + identical_to_gold(batches)
+    results["warnings"] += not_pooled
     if results["statistics"].get("too_few_units"):
         results["warnings"].append(f"fewer than {MIN_UNITS} resampling units ({unit}s): too few units for an "
                                    "interval (each is shown as such)")
@@ -269,7 +284,11 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
 def run_labels(names: Sequence[str]) -> List[str]:
     """A label per prediction set: its system's name alone, or ``NAME#2`` for the second of
     several runs of that system."""
-    return [name if names.count(name) == 1 else f"{name}#{names[:i].count(name) + 1}" for i, name in enumerate(names)]
+    labels = [name if names.count(name) == 1 else f"{name}#{names[:i].count(name) + 1}" for i, name in enumerate(names)]
+    if len(set(labels)) != len(labels):
+        raise ValueError(f"system names {sorted(set(names))} give runs the same label: rename the system named like "
+                         "a run (NAME#2)")
+    return labels
 
 
 def _over_runs(first, aggregated: Optional[Mapping]):
@@ -316,6 +335,9 @@ def bucket_comparison(a: dict, b: dict, analysis: Mapping[str, dict], name_a: st
                            ["high"] * sum(len(entry["tests"]) for entry in table.values()), family))
     for entry in table.values():
         entry["tests"] = [next(verdicts) for _ in entry["tests"]]
+        # the difference shown is the one tested (with runs: of counts pooled over runs)
+        entry["difference"] = [d if math.isnan(t["difference"]) else t["difference"]
+                               for d, t in zip(entry["difference"], entry["tests"])]
         for field in ("ci", "p_value", "p_adjusted", "significant"):
             entry[field] = [test[field] for test in entry["tests"]]
     return table
