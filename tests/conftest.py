@@ -1,5 +1,6 @@
 """Shared fixtures and helpers (test modules import from here, never from each other)."""
 import atexit
+import contextlib
 import functools
 import importlib
 import os
@@ -7,6 +8,7 @@ import random
 import re
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 
 import pytest
@@ -133,7 +135,7 @@ def random_batch(seed, n_sentences=8):
     words = ["Paris", "Hilton", "is", "Rome", "New", "York", "x", "France"]
     tokens = [[rng.choice(words) for _ in range(rng.randint(0, 9))] for _ in range(n_sentences)]
     gold = [random_tags(rng, len(s)) for s in tokens]
-    pred = [g if rng.random() < 0.4 else random_tags(rng, len(g), ("PER", "LOC", "MISC")) for g in gold]
+    pred = [g if rng.random() < 0.4 else random_tags(rng, len(g), ("PER", "LOC", "ORG")) for g in gold]
     return tokens, gold, pred
 
 
@@ -148,6 +150,23 @@ def corrupted(gold, rate, rng):
             tags.append("O" if drop and tag != "O" else tag)
         out.append(tags)
     return out
+
+
+@contextlib.contextmanager
+def input_warnings(absent_types):
+    """Assert the input warnings a block raises (the suite makes them errors elsewhere): some,
+    each about predicted types absent from the gold and training data and naming
+    ``absent_types``, when there are such types; none otherwise."""
+    from tough_ner.core.checks import InputWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        yield
+    found = [str(w.message) for w in caught if issubclass(w.category, InputWarning)]
+    if absent_types:
+        assert found and all(m.startswith("predicted entity types absent") for m in found), found
+        assert all(t in found[0] for t in absent_types), (found, absent_types)
+    else:
+        assert found == []
 
 
 def batch_view(batch, stats=None):

@@ -837,6 +837,7 @@ def _run(args) -> int:
     """Run the parsed command: its exit status, errors as one line on stderr."""
     try:
         with warnings.catch_warnings():
+            warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set
             warnings.showwarning = lambda message, category, *rest, **kw: print(
                 f"tough-ner {args.command}: warning: {message}", file=sys.stderr)
             args.run(args)
