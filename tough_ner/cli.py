@@ -32,13 +32,18 @@ def _print_flat(result: dict) -> None:
         print(f"{key:<{width}}  {format_value(value)}")
 
 
-def _read(path, n_predictions: int = 0, columns=None) -> Corpus:
-    """A test or prediction file; one holding no sentence is an error here (the Python API
+def _some(read, path):
+    """What ``read`` makes of a file; one holding no sentence is an error here (the Python API
     returns NaN with n = 0 for it)."""
-    corpus = read_conll(path, n_predictions, columns)
-    if not len(corpus):
-        raise ValueError(f"{corpus.path} holds no sentence")
-    return corpus
+    read_in = read()
+    if not len(read_in):
+        raise ValueError(f"{source_name(path)} holds no sentence")
+    return read_in
+
+
+def _read(path, n_predictions: int = 0, columns=None) -> Corpus:
+    """A test or prediction file (``corpus.read_conll``)."""
+    return _some(lambda: read_conll(path, n_predictions, columns), path)
 
 
 def _resampling(args) -> dict:
@@ -48,20 +53,14 @@ def _resampling(args) -> dict:
 
 def _read_batch(path, columns=None) -> Batch:
     """A prediction file as a ``Batch`` (``corpus.read_batch``): token ... gold prediction, or
-    the columns chosen by --columns; one holding no sentence is an error, as in ``_read``."""
-    batch = read_batch(path, columns)
-    if not len(batch):
-        raise ValueError(f"{source_name(path)} holds no sentence")
-    return batch
+    the columns chosen by --columns."""
+    return _some(lambda: read_batch(path, columns), path)
 
 
 def _read_system(path, columns=None) -> Corpus:
     """A system's CoNLL file for report (``corpus.read_system``): token ... gold prediction, or
-    token prediction (no gold); one holding no sentence is an error, as in ``_read``."""
-    corpus = read_system(path, columns)
-    if not len(corpus):
-        raise ValueError(f"{corpus.path} holds no sentence")
-    return corpus
+    token prediction (no gold)."""
+    return _some(lambda: read_system(path, columns), path)
 
 
 def _batch(corpus: Corpus, column: int = 0) -> Batch:

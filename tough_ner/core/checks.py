@@ -27,9 +27,8 @@ from typing import Iterable, List, Mapping, Optional
 
 import numpy as np
 
-from .._util import no_gc
+from .._util import no_gc, quote
 from .batch import Batch
-from .corpus import quote
 
 
 class InputWarning(UserWarning):

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..core.batch import Batch
 from ..core.checks import type_names
-from ..core.corpus import quote, read_text
+from .._util import quote
+from ..core.corpus import read_text
 from ..core.scoring import input_counts, ratio
 from ..core.stats import TrainStats
 from ..core.uncertainty import with_intervals

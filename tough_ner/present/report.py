@@ -2,7 +2,8 @@
 
 ``run`` returns one JSON-ready dict: ``describe``, each system's flat keys per method
 (``systems``), the nested tables (``details``), a compact ``summary`` with the best system per
-row, and, when asked, the bucket ``comparison`` and the ``attack_curve``.  ``format_text``
+row, each compared pair's bucket ``comparisons``, the ``families`` of tests whose verdicts the
+rows hold, ``runs`` for systems with several, and, when asked, the ``attack_curve``.  ``format_text``
 renders it for a terminal; ``tough_ner.html`` renders it as one self-contained page.
 """
 from __future__ import annotations
@@ -214,20 +215,21 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                     row["f1"], row["f1_std"] = aggregated["mean"], aggregated["std"]
         for method, by_label in counts.items():
             mine = [by_label.pop(label) for label in runs[name] if label in by_label]
-            try:
-                if len(mine) != len(runs[name]):
-                    raise ValueError(f"{len(mine)} of its {len(runs[name])} runs have them")
-                by_label[name] = pooled(mine)
-            except ValueError as error:  # runs scored on different sets or with other columns
-                not_pooled.append(f"{name}: no intervals or tests for {method} ({error})")
+            why = f"{len(mine)} of its {len(runs[name])} runs have them" if len(mine) != len(runs[name]) else None
+            if why is None:
+                try:
+                    by_label[name] = pooled(mine)
+                except ValueError as error:  # runs scored on different sets or with other columns
+                    why = str(error)
+            if why is not None:
+                not_pooled.append(f"{name}: no intervals or tests for {method} ({why}): runs pooled only when all "
+                                  "are scored on the same sentences with the same columns")
         if all(label in curves for label in runs[name]):
             results.setdefault("attack_curve", {})[name] = [
                 {"set": point["set"], **{k: sum(curves[label][j][k] for label in runs[name]) / len(runs[name])
                                          for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
                 for j, point in enumerate(curves[first])]
     batches = {name: batches[runs[name][0]] for name in systems}
-    not_pooled = [f"{text}: runs pooled only when all are scored on the same sentences with the same columns"
-                  for text in not_pooled]
     # bootstrap=0: no resampling, so no intervals, no tests and no winner.
     analyses = {method: analyse(by_system, None, bootstrap, confidence, seed, unit,
                                 pairs=[p for p in compared if p[0] in by_system and p[1] in by_system])
@@ -247,17 +249,14 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
         {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
         analyses.get("bucket_f1", {}), a, b, alpha)} for a, b in compared]
-    for entry in results["comparisons"]:
-        m = sum(not math.isnan(p) for cells in entry["bucket_f1"].values() for p in cells["p_value"])
-        n_buckets = sum(len(cells["p_value"]) for cells in entry["bucket_f1"].values())
-        families[entry["family"]] = {"name": entry["family"], "rows": n_buckets, "tests": m, "adjustment": "Holm",
-                                     "alpha": alpha, "description": f"Holm over the {n_buckets} buckets ({m} tests)"}
+    for entry in results["comparisons"]:  # a bucket is a row of its family, with one test
+        buckets = [{"tests": [test]} for cells in entry["bucket_f1"].values() for test in cells["tests"]]
+        families[entry["family"]] = family(entry["family"], buckets, alpha, "buckets")
     results["hardest"] = hardest(stats, batches, results["details"])
     results["summary"] = summary(results, analyses, alpha)
     families[HEADLINE] = family(HEADLINE, results["summary"]["rows"], alpha, "headline rows")
     _add_run_tests(results)
-    results["warnings"] = training_data_warnings(results, train_is_reference) + identical_to_gold(batches)
-    results["warnings"] += not_pooled
+    results["warnings"] = training_data_warnings(results, train_is_reference) + identical_to_gold(batches) + not_pooled
     if results["statistics"].get("too_few_units"):
         results["warnings"].append(f"fewer than {MIN_UNITS} resampling units ({unit}s): too few units for an "
                                    "interval (each is shown as such)")
