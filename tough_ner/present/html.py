@@ -2,6 +2,7 @@
 the ``plots`` extra).  Nothing external is referenced: no script, style sheet or font."""
 from __future__ import annotations
 
+import hashlib
 import html
 import io
 import math
@@ -55,11 +56,17 @@ def plain_text(figure):
 
 
 def _svg(figure) -> str:
+    import matplotlib
     import matplotlib.pyplot as plt
+    from matplotlib.text import Text
 
     plain_text(figure)
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
+    # Clip-path ids are salted with a random uuid unless a salt is set: salt them with the
+    # figure's own texts, so the same report is the same bytes and two figures differ.
+    salt = hashlib.sha256("\n".join(t.get_text() for t in figure.findobj(Text)).encode()).hexdigest()
+    with matplotlib.rc_context({"svg.hashsalt": salt}):
+        figure.savefig(buffer, format="svg", bbox_inches="tight", metadata={"Date": None})
     plt.close(figure)
     text = buffer.getvalue()
     return text[text.index("<svg"):]  # drop the XML prologue and DOCTYPE: the SVG sits inside HTML
