@@ -20,7 +20,7 @@ from tough_ner import TrainStats, read_conll
 from tough_ner.attacks.baselines import memorization
 from tough_ner.core.corpus import write_conll
 
-from common import DATA, clean_python, option, print_table, print_verdicts, quick, run_process
+from common import DATA, clean_python, closed, option, print_table, print_verdicts, quick, run_process
 
 # Code run before the command, as ``python -c``: turns one setting off, then runs the command as
 # ``python -m tough_ner.cli`` would (the same module run as __main__, so it applies its settings).
@@ -74,6 +74,7 @@ def main():
     else:
         stays = sum(note.startswith("stays") for _, _, note in rows)
         print(f"settings: {stays} stay, {len(SETTINGS) - stays} go")
+        closed()
 
 
 if __name__ == "__main__":

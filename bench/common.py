@@ -2,11 +2,16 @@
 (resident set size), whole-job runs of commands, the data folder, the ``--quick`` smoke mode,
 and goals judged MET / MISSED on the same run's figures.
 
-    python bench/bench_X.py [CONLL_DIR] [--quick]
+    python bench/bench_X.py [CONLL_DIR] [--quick] [--save]
 
 ``--quick`` runs every step once on the small embedded demo corpus (written as CoNLL files to
 a temporary folder): it checks that the benchmark runs, never its speed, so no goal is judged
 (tests/test_bench_smoke.py runs it for every benchmark).
+
+``--save`` also writes what the run prints to ``bench/results/bench_X.txt``, after a header
+naming the command, the date, the commit and the machine, once the closing line is printed (a
+run that fails saves nothing).  docs/benchmarks.md includes these files: the figures in the
+documentation are the benchmarks' own output, never typed by hand.
 
 Like for like: each figure says what it covers.  A *whole job* is a fresh process doing
 everything from the input files (interpreter start, imports, reading, statistics, scoring);
@@ -33,6 +38,68 @@ def quick() -> bool:
     return "--quick" in sys.argv[1:]
 
 
+FLAGS = ("--quick", "--save")  # options without a value
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+class _Tee:
+    """Standard output that also keeps a copy of what is written."""
+
+    def __init__(self, stream):
+        self.stream, self.kept = stream, []
+
+    def write(self, text):
+        self.kept.append(text)
+        return self.stream.write(text)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _header(script: Path) -> str:
+    """Who ran what, where: the command line, the date, the commit and the machine."""
+    import platform
+
+    def git(*args):
+        done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=script.parent)
+        return done.stdout.strip() if done.returncode == 0 else "unknown"
+
+    model = "unknown processor"
+    if os.path.exists("/proc/cpuinfo"):
+        with open("/proc/cpuinfo") as info:
+            model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), model)
+    arguments = " ".join(a for a in sys.argv[1:] if a != "--save")
+    return (f"$ python bench/{script.name}{' ' + arguments if arguments else ''}\n"
+            f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, commit {git('rev-parse', '--short', 'HEAD')}, "
+            f"{os.cpu_count()} cores ({model}), Python {platform.python_version()}\n\n")
+
+
+def _save() -> None:
+    """With --save: keep what the run prints, and write it out when the run closes."""
+    if "--save" not in sys.argv[1:]:
+        return
+    if quick():
+        raise SystemExit("--save keeps a real run's figures: not with --quick")
+    script = Path(sys.argv[0]).resolve()
+    tee = sys.stdout = _Tee(sys.stdout)
+
+    def write():
+        text = "".join(tee.kept)
+        if not _closed:  # the run failed or stopped before its closing line
+            return
+        RESULTS.mkdir(exist_ok=True)
+        target = RESULTS / f"{script.stem}.txt"
+        scratch = target.with_name(f".{target.name}.tmp")
+        scratch.write_text(_header(script) + text, encoding="utf-8")
+        os.replace(scratch, target)
+        sys.__stdout__.write(f"saved to {target.relative_to(RESULTS.parent.parent)}\n")
+
+    atexit.register(write)
+
+
+_closed: list = []
+
+
 def _data() -> Path:
     if quick():
         from tough_ner.corpus import write_conll
@@ -45,13 +112,14 @@ def _data() -> Path:
         write_conll(folder / "test.txt", test.tokens, test.tags)
         return folder
     values = {sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a.startswith("--") and "=" not in a
-              and a not in ("--quick",)}
+              and a not in FLAGS}
     folders = [a for a in sys.argv[1:] if not a.startswith("--") and a not in values]
     # absolute: peers run from their own folders (EvalNER from nereval/) get the same files
     return Path(folders[0]).resolve() if folders else Path(__file__).resolve().parents[2] / "shared/data/conll2003"
 
 
 DATA = _data()
+_save()
 
 
 def best(function, repeat=5, clock=time.perf_counter):
@@ -275,6 +343,12 @@ def print_verdicts(title: Optional[str] = None) -> None:
         return
     missed = _verdicts.count(False)
     print(f"{title or 'goals'}: {_verdicts.count(True)} MET, {missed} MISSED")
+    closed()
+
+
+def closed() -> None:
+    """The run printed its closing line: --save may write what it printed."""
+    _closed.append(True)
 
 
 def _do_nothing():
