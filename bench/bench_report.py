@@ -24,7 +24,7 @@ import time
 
 from tough_ner import Batch, TrainStats, read_conll
 from tough_ner.baselines import memorization
-from tough_ner.cli import _json
+from tough_ner.present.formatting import to_json as _json
 from tough_ner.corpus import write_conll
 from tough_ner.errors import error_rows, to_text
 from tough_ner.export import latex, markdown

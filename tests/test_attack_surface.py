@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from tough_ner import TrainStats, dictionaries, read_conll, to_bio
 from tough_ner.attacks import (audit, case_attack, case_pattern, context_attack, cross_type_attack, entity_attack,
                                summary, typo, typo_attack)
-from tough_ner.cli import _victim, main
+from tough_ner.cli import main
+from tough_ner.cli.attack import _victim
 from tough_ner.corpus import read_columns
 from tough_ner.fine_classes import ROUTES
 from tough_ner.schemes import decode

@@ -13,7 +13,8 @@ from seqeval.metrics.sequence_labeling import get_entities
 from tough_ner import Batch, TrainStats, bucket_f1, read_conll, tmr
 from tough_ner.buckets import (ATTRIBUTES, attribute_values, attribute_wise, compare, equal_count_cuts, friedman,
                                make_bucketing, spearman, wilcoxon)
-from tough_ner.cli import _json as cli_json, main
+from tough_ner.cli import main
+from tough_ner.present.formatting import to_json as cli_json
 from tough_ner.demo import load_demo
 
 from conftest import ROOT, input_warnings, random_batch, small_stats, write

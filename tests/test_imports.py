@@ -95,9 +95,13 @@ def test_a_method_command_without_resampling_loads_neither_the_report_nor_hashli
     assert imported(["import", "site"], files, ("zipfile", "random")) == (0, [])  # the probe's start loads neither
 
 
-def test_the_package_loads_numpy_only_when_a_name_is_used(tmp_path):
+def test_the_package_and_the_command_load_numpy_only_when_used(tmp_path):
+    """The dispatcher imports a command group (and numpy) only once the command is chosen,
+    after its process settings."""
     assert imported(["import", "tough_ner"], tmp_path, ("numpy",)) == (0, [])
-    assert imported(["import", "tough_ner.cli"], tmp_path, ("numpy",)) == (0, ["numpy"])
+    assert imported(["import", "tough_ner.cli"], tmp_path, ("numpy",)) == (0, [])
+    assert imported(["explain", "ter_unseen"], tmp_path, ("numpy",)) == (0, [])
+    assert imported(["import", "tough_ner.cli.methods"], tmp_path, ("numpy",)) == (0, ["numpy"])
 
 
 def _python(code: str, *argv: str, **env) -> subprocess.CompletedProcess:

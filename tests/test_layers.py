@@ -7,7 +7,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "tough_ner"
 # Lowest first; the outer ring (metrics, trainer, cli, _process, spaces, the package itself) may import any layer.
 LAYERS = ["_util", "core", "methods", "attacks", "present"]
 OUTER = len(LAYERS)
-TOP = {"__init__.py", "_util.py", "_process.py", "core", "methods", "attacks", "present", "metrics", "cli.py",
+TOP = {"__init__.py", "_util.py", "_process.py", "core", "methods", "attacks", "present", "metrics", "cli",
        "spaces.py", "trainer.py", "data"}
 
 

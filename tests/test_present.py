@@ -12,7 +12,8 @@ from hypothesis import given, settings, strategies as st
 from tough_ner import Batch, TrainStats, glossary
 from tough_ner.buckets import bucket_f1
 from tough_ner.checks import REFERENCE_NOTE, training_data_warnings
-from tough_ner.cli import main, system_names
+from tough_ner.cli import main
+from tough_ner.cli.report import system_names
 from tough_ner.corpus import write_conll
 from tough_ner.demo import TRAIN, load_demo, load_demo_nrb
 from tough_ner.errors import COLUMNS, error_rows, error_table, outcome_counts, summary, write

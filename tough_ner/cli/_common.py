@@ -1,0 +1,137 @@
+"""What every command shares: reading test and prediction files (an empty one is an error
+here), the resampling and column options, and the paired comparison of --versus."""
+from __future__ import annotations
+
+import os
+from typing import List
+
+from ..core.batch import Batch
+from ..core.corpus import Corpus, read_batch, read_conll, read_system, source_name
+from ..present.formatting import format_value, to_json as _json
+
+
+def _print_flat(result: dict) -> None:
+    flat = {key: value for key, value in result.items() if not isinstance(value, (dict, list))}
+    width = max(map(len, flat), default=0)
+    for key, value in flat.items():
+        print(f"{key:<{width}}  {format_value(value)}")
+
+
+def _some(read, path):
+    """What ``read`` makes of a file; one holding no sentence is an error here (the Python API
+    returns NaN with n = 0 for it)."""
+    read_in = read()
+    if not len(read_in):
+        raise ValueError(f"{source_name(path)} holds no sentence")
+    return read_in
+
+
+def _read(path, n_predictions: int = 0, columns=None) -> Corpus:
+    """A test or prediction file (``corpus.read_conll``)."""
+    return _some(lambda: read_conll(path, n_predictions, columns), path)
+
+
+def _resampling(args) -> dict:
+    """The resampling options of a command (``--ci`` and friends)."""
+    return {"n_resamples": args.resamples, "confidence": args.confidence, "seed": args.seed, "unit": args.unit}
+
+
+def _read_batch(path, columns=None) -> Batch:
+    """A prediction file as a ``Batch`` (``corpus.read_batch``): token ... gold prediction, or
+    the columns chosen by --columns."""
+    return _some(lambda: read_batch(path, columns), path)
+
+
+def _read_system(path, columns=None) -> Corpus:
+    """A system's CoNLL file for report (``corpus.read_system``): token ... gold prediction, or
+    token prediction (no gold)."""
+    return _some(lambda: read_system(path, columns), path)
+
+
+def _batch(corpus: Corpus, column: int = 0) -> Batch:
+    return Batch(corpus.tokens, corpus.tags, corpus.predictions[column], corpus.documents)
+
+
+def _versus(args, method: str, systems: dict, **options) -> bool:
+    """With ``--versus``: print the paired comparison of the systems and return True."""
+    from ..methods.comparison import compare
+    from ..present.report import format_comparison
+
+    if len(systems) < 2:
+        return False
+    table = compare(systems, method, **options, **_resampling(args), alpha=args.alpha)
+    print(_json(table)) if args.json else print(format_comparison(table))
+    return True
+
+
+def _runs(args, paths, versus=()):
+    """(batches of ``paths``, batches of ``versus``): prediction CoNLL files (token ... gold
+    prediction) with the same tokens and gold tags, or with ``--pred`` JSON Lines files in
+    ``--pred-format`` over the gold CoNLL file ``--test``."""
+    paths, versus = list(paths), list(versus or ())
+    if not args.pred:
+        if args.pred_format != "tags":
+            raise ValueError(f"--pred-format {args.pred_format} reads --pred JSONL files: give --pred")
+        batches = _read_runs(paths + versus, getattr(args, "columns", None))
+    else:
+        from ..core.formats import batch_from_files
+
+        tests = args.test if isinstance(args.test, list) else [args.test]
+        if len(tests) != 1:
+            raise ValueError("with --pred, give one --test file: the gold CoNLL file (token ... gold)")
+        gold = _read(tests[0])
+        batches = [batch_from_files(gold.tokens, gold.tags, path, args.pred_format, documents=gold.documents)
+                   for path in paths + versus]
+    return batches[:len(paths)], batches[len(paths):]
+
+
+def _read_runs(paths, columns=None) -> List[Batch]:
+    from ..core.checks import first_difference
+
+    runs = [_read_batch(path, columns) for path in paths]
+    first = source_name(paths[0])
+    for path, run in zip(paths[1:], runs[1:]):
+        where = first_difference(source_name(path), first, token=(run.tokens, runs[0].tokens),
+                                 gold=(run.references, runs[0].references))
+        if where:
+            raise ValueError(f"{source_name(path)} does not hold the tokens and gold tags of {first}: {where}")
+    return runs
+
+
+def _add_pred_format(p, repeat_help: str) -> None:
+    p.add_argument("--pred", action="append",
+                   help="predictions as JSON Lines, one sentence per line in --pred-format; --test is then the "
+                        "gold CoNLL file (token ... gold) and --versus files are JSONL too" + repeat_help)
+    p.add_argument("--pred-format", default="tags", choices=["tags", "spans", "chars", "mentions"],
+                   help="form of each --pred line: a list of tags; of [start, end, type] token spans; "
+                        '{"text", "entities": [{"start", "end", "label"}]} character spans; or of '
+                        '{"text", "type"} mentions (LLM output; unplaced ones count as hallucinated)')
+
+
+def _names(paths) -> List[str]:
+    """Display names of files: their paths, made unique."""
+    names = [os.fspath(p) for p in paths]
+    return names if len(set(names)) == len(names) else [f"{name} ({i + 1})" for i, name in enumerate(names)]
+
+
+def _resampling_flags(p, command: str) -> None:
+    """--ci and the resampling options (tough_ner.uncertainty), the same for every method."""
+    p.add_argument("--ci", action="store_true", help="add a confidence interval (<key>_ci_low/_ci_high) to every rate")
+    if command == "buckets":  # --bootstrap is the older name of --resamples here
+        p.add_argument("--resamples", "--bootstrap", dest="resamples", type=int, default=1000,
+                       help="bootstrap resamples (default 1000; 0: no intervals)")
+    else:
+        p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    if command != "buckets":
+        p.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
+                   help="resample sentences, or whole documents (-DOCSTART- groups)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
+
+
+def _columns_flag(p, command: str) -> None:
+    p.add_argument("--columns", help="the columns of the prediction files: indices token,gold,pred (e.g. 0,3,4) or one "
+                                     "name per column (e.g. token,pos,chunk,gold,pred; other names are skipped)"
+                                     + ("; for report, of the --pred files" if command == "report" else ""))
+

@@ -1,0 +1,210 @@
+"""The report command: every method, every system (text, JSON, HTML and exports)."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import List
+
+from .._util import write_atomic
+from ..core.corpus import Corpus, read_conll
+from ..core.stats import TrainStats
+from ..present.formatting import to_json as _json
+from ._common import _columns_flag, _read, _read_system
+
+
+def _file_input(path) -> dict:
+    """A report input: its path and the SHA-256 of its content."""
+    import hashlib
+
+    with open(path, "rb") as handle:
+        return {"path": os.fspath(path), "sha256": hashlib.sha256(handle.read()).hexdigest()}
+
+
+def _progress(quiet: bool):
+    """A progress bar on stderr over the report's steps; silent off a terminal or with --quiet."""
+    def wrap(steps):
+        from tqdm import tqdm
+
+        steps = list(steps)
+        bar = tqdm(steps, file=sys.stderr, unit="step", disable=quiet or not sys.stderr.isatty(), leave=False)
+        for label, step in bar:
+            bar.set_description(label)
+            yield label, step
+    return wrap
+
+
+def _with_progress(label: str, work, quiet: bool):
+    """``work()`` shown as one step of a progress bar (on a terminal)."""
+    result = None
+    for _, step in _progress(quiet)([(label, work)]):
+        result = step()
+    return result
+
+
+def system_names(specs: List[str]) -> List[tuple]:
+    """``--pred`` values as (name, path): ``NAME=path`` (an existing file path is taken whole),
+    or a path named by its file stem; stems shared by several files get their folder, then
+    a number.  A name given several times names runs (training seeds) of one system; the
+    same file given twice is an error."""
+    pairs = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        pairs.append((name, path) if sep and name and not os.path.exists(spec) else (None, spec))
+    given = [name for name, _ in pairs if name is not None]
+    paths = [os.path.abspath(path) for _, path in pairs]
+    twice = sorted({path for _, path in pairs if paths.count(os.path.abspath(path)) > 1})
+    if twice:
+        raise ValueError(f"--pred {', '.join(twice)} given more than once")
+    stem = [os.path.splitext(os.path.basename(path))[0] for _, path in pairs]
+    folder = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}/{s}" for (_, path), s in zip(pairs, stem)]
+    unnamed = [s for (name, _), s in zip(pairs, stem) if name is None]
+    names = [name if name is not None else (s if unnamed.count(s) == 1 and s not in given else f)
+             for (name, _), s, f in zip(pairs, stem, folder)]
+    for i, ((name, _), shown) in enumerate(zip(pairs, list(names))):
+        if name is None and names.count(shown) > 1:  # unnamed files never become runs of one system
+            names[i] = f"{shown} ({names[:i].count(shown) + 1})"
+    return [(name, path) for name, (_, path) in zip(names, pairs)]
+
+
+def cmd_report(args) -> None:
+    from .. import __version__
+    from ..core.checks import first_difference
+    from ..present.demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
+    from ..present.report import format_text, run, run_labels
+
+    nrb_sets = type_map = attacked = None
+    demo = args.train is None and args.test is None
+    if demo:
+        train, test = load_demo()
+        stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
+        systems, nrb_sets, type_map = list(SYSTEMS), load_demo_nrb(), NRB_TYPE_MAP
+        attacked = _with_progress("entity attacks", lambda: demo_attacks(stats, test), args.quiet)
+        inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
+                  "nrb": _file_input(NRB), "wts": _file_input(WTS), "attacked": "the demo test set under the "
+                  "entity attack (built-in dictionary, seed 0), predicted by the memorization baseline"}
+        args.html = args.html or os.path.join(args.out_dir, "report.html")
+        args.json = args.json or os.path.join(args.out_dir, "report.json")
+    elif args.train is None or args.test is None or not args.pred:
+        raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
+    else:
+        stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
+        test = _read(args.test)
+        named = system_names(args.pred)
+        for _, path in named:
+            if args.pred_format != "tags" or path.endswith(".jsonl"):
+                from ..core.formats import batch_from_files
+
+                test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
+                                                         documents=test.documents))
+                continue
+            predicted = _read_system(path, args.columns)
+            where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
+                                     gold=(predicted.tags, test.tags))
+            if where:
+                raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of --test {test.path}: "
+                                 f"{where} (was a prediction file given as --test? a system file is read as token "
+                                 f"... gold prediction, or token prediction; choose its columns with --columns)")
+            test.predictions.append(predicted.predictions[0])
+        systems = [name for name, _ in named]
+        inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
+                  "pred": [{"name": name, **_file_input(path)} for name, path in named]}
+        if bool(args.nrb) != bool(args.wts):
+            raise ValueError("give --nrb and --wts together")
+        if args.nrb:  # token gold, then one prediction column per --pred system
+            nrb_sets = tuple(read_conll(path, n_predictions=len(systems)) for path in (args.nrb, args.wts))
+            type_map = args.type_map
+            inputs.update(nrb=_file_input(args.nrb), wts=_file_input(args.wts))
+        if args.attacked:
+            versions = [(os.path.basename(path), read_conll(path, n_predictions=len(systems)))
+                        for path in args.attacked]
+            attacked = {label: [(name, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
+                                for name, corpus in versions] for i, label in enumerate(run_labels(systems))}
+            inputs["attacked"] = [_file_input(path) for path in args.attacked]
+    if args.errors and os.path.splitext(args.errors)[1].lower() not in (".csv", ".jsonl", ".json"):
+        raise ValueError(f"--errors {args.errors}: the extension must be .csv or .jsonl")  # before the work
+    options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map or "auto", "n_buckets": 4,
+               "systems": systems, "train_is_reference": args.train_is_reference, "confidence": args.confidence,
+               "unit": args.unit, "alpha": args.alpha, "baseline": args.baseline}
+    results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
+                  progress=_progress(args.quiet), train_is_reference=args.train_is_reference,
+                  confidence=args.confidence, unit=args.unit, alpha=args.alpha, baseline=args.baseline)
+    report = {"tough_ner_version": __version__, "inputs": inputs, "options": options, "results": results}
+    print(format_text(results, full=args.full))
+    rows = None
+    if args.errors or args.html:
+        from ..present.errors import error_rows
+
+        from ..present.report import _batch
+
+        rows = [row for name, predictions in zip(run_labels(systems), test.predictions)
+                for row in error_rows(stats, _batch(test, predictions), name)]
+    written = []
+    if args.json:
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        write_atomic(args.json, _json(report) + "\n")
+        written.append(args.json)
+    if args.html:
+        from ..present.html import render
+
+        os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
+        write_atomic(args.html, render(report, errors=rows))
+        written.append(args.html)
+    if args.errors:
+        from ..present.errors import write
+
+        write(rows, args.errors)
+        written.append(args.errors)
+    for path, fmt in ((args.latex, "latex"), (args.markdown, "markdown")):
+        if path:
+            from ..present.export import write as export
+
+            export(results, path, fmt)
+            written.append(path)
+    if written:
+        print("\nwrote " + ", ".join(written))
+
+
+
+
+def _report_arguments(p) -> None:
+    p.add_argument("--train", help="training CoNLL file or saved stats (.npz)")
+    p.add_argument("--test", help="gold CoNLL file (gold tag last)")
+    p.add_argument("--pred", action="append", metavar="[NAME=]PATH",
+                   help="a system's CoNLL file (prediction last), or a JSON Lines file in --pred-format (.jsonl), "
+                        "optionally named (default: the file stem); repeatable")
+    p.add_argument("--pred-format", default="tags", choices=["tags", "spans", "chars", "mentions"],
+                   help="form of the --pred JSONL lines (as for tmr); tags: CoNLL files unless named .jsonl")
+    p.add_argument("--nrb", help="NRB sentences: token gold, then one prediction column per --pred system")
+    p.add_argument("--wts", help="WTS sentences, same columns as --nrb")
+    p.add_argument("--type-map", help="system types to NRB types: auto (default: detected from the system's "
+                                      "labels), nrb, conll or ontonotes")
+    p.add_argument("--attacked", action="append",
+                   help="an attacked test set: token gold, then one prediction column per --pred system; "
+                        "repeat, mildest first, for an attack curve")
+    p.add_argument("--html", help="write the HTML report here")
+    p.add_argument("--json", help="write the JSON report here")
+    p.add_argument("--errors", metavar="FILE", help="write every system's per-entity error table (.csv or .jsonl)")
+    p.add_argument("--latex", metavar="FILE", help="write the headline and subset tables as LaTeX (booktabs)")
+    p.add_argument("--markdown", metavar="FILE", help="write the headline and subset tables as Markdown")
+    p.add_argument("--train-is-reference", "--train-is-not-the-system-training-data", action="store_true",
+                   dest="train_is_reference",
+                   help="--train is not what the systems were trained on: seen/unseen are relative to it")
+    p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
+    p.add_argument("--resamples", "--bootstrap", dest="bootstrap", type=int, default=1000,
+                   help="bootstrap resamples for every interval (default 1000; the tests need none)")
+    p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
+    p.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
+                   help="resampling unit: sentence, or document (-DOCSTART- groups)")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
+    p.add_argument("--baseline", metavar="NAME",
+                   help="compare every system with this one only (k - 1 tests per row), not every pair")
+    p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _columns_flag(p, "report")
+    p.set_defaults(run=cmd_report)
+
+
+
+# The arguments of each command of this group (cli.COMMANDS names the group).
+ARGUMENTS = {"report": _report_arguments}

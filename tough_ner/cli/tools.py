@@ -1,0 +1,85 @@
+"""The commands around the methods: stats (build, merge, save), register (evaluate offline),
+explain (the glossary) and space (serve or export a Gradio app).  Light at import: only the
+command that runs loads what it needs."""
+from __future__ import annotations
+
+import os
+
+
+def cmd_stats(args) -> None:
+    from ..core.stats import TrainStats
+
+    if args.merge:  # shards built anywhere, folded in the order given (loaded one at a time)
+        stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
+    else:
+        stats = TrainStats.coerce(args.train)
+    stats.save(args.out, shareable=args.shareable)
+    print(f"{stats!r} -> {args.out}{' (shareable: without the training text)' if args.shareable else ''}")
+
+
+def cmd_register(args) -> None:
+    from ..metrics.register import register
+
+    for path in register(args.names or None, args.modules_cache):
+        print(path)
+
+
+def cmd_space(args) -> None:
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from ..spaces import build, export, launch
+
+    if args.export:
+        for path in export(args.name, args.export, args.stats):
+            print(path)
+        return
+    launch(args.name, port=args.port, app=build(args.name, stats=args.stats) if args.stats else None)
+
+
+def cmd_explain(args) -> None:
+    from ..present import glossary
+
+    if args.key is None:
+        print(glossary.text())
+        return
+    try:
+        print(glossary.explain(args.key))
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None
+
+
+def _stats_arguments(p) -> None:
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--train", help="training CoNLL file (or stats file) to build from")
+    source.add_argument("--merge", nargs="+", metavar="STATS",
+                        help="stats files of consecutive shards of one corpus, in corpus order: their merge")
+    p.add_argument("--out", required=True, help="output file (.npz)")
+    p.add_argument("--shareable", action="store_true",
+                   help="leave the training text out (README: Shareable statistics, what the file still reveals)")
+    p.set_defaults(run=cmd_stats)
+
+
+def _register_arguments(p) -> None:
+    p.add_argument("names", nargs="*", help="metrics to register (default: all)")
+    p.add_argument("--modules-cache", help="evaluate modules cache (default: $HF_HOME/modules)")
+    p.set_defaults(run=cmd_register)
+
+
+def _space_arguments(p) -> None:
+    p.add_argument("name", nargs="?", default="all", choices=["hardeval", "tmr", "bucket_f1", "nrb", "rockner", "all"])
+    p.add_argument("--port", type=int, help="port (default: gradio's, 7860 or the next free one)")
+    p.add_argument("--export", metavar="DIR", help="write the Space to DIR (app.py, card, requirements.txt, a copy "
+                                                   "of the package) instead of serving it")
+    p.add_argument("--stats", metavar="FILE", help="saved training statistics used when the training data is left "
+                                                   "empty (copied into DIR with --export; for a licensed corpus, a "
+                                                   "shareable file)")
+    p.set_defaults(run=cmd_space)
+
+
+def _explain_arguments(p) -> None:
+    p.add_argument("key", nargs="?", help="a flat result key (ter_unseen_I, recall_tcm_unseen, eLen_2_f1) or term")
+    p.set_defaults(run=cmd_explain)
+
+
+# The arguments of each command of this group (cli.COMMANDS names the group).
+ARGUMENTS = {"stats": _stats_arguments, "register": _register_arguments, "explain": _explain_arguments,
+             "space": _space_arguments}
