@@ -42,6 +42,8 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
             handle.write(blob)
         return
     folder, name = os.path.split(target)
+    if not os.path.isdir(folder):  # named here, not by the temporary file mkstemp could not make
+        raise FileNotFoundError(errno.ENOENT, f"no such folder {folder}", os.fspath(path))
     mode = stat.S_IMODE(os.stat(target).st_mode) if os.path.exists(target) else 0o666 & ~_umask()
     import tempfile  # here: it loads random and shutil, ~3 ms of every command's start
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 import warnings
 from typing import List, Optional
@@ -30,6 +31,16 @@ COMMANDS = {
 }
 
 
+# The commands that read CoNLL files take the reader's limits (core.corpus.ReadLimits) as options.
+READ_LIMITS = {"line": "1 MiB", "sentence": "64 MiB", "file": "4 GiB"}  # ReadLimits' defaults (tested)
+READS_FILES = ("hardeval", "tmr", "buckets", "nrb", "attack", "rockner", "describe", "stats", "report")
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the command is, so that what it was writing is cleaned up (a
+    BaseException, like KeyboardInterrupt: no ``except Exception`` swallows it)."""
+
+
 def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) -> int:
     """Run the command line ``argv``; its exit status.  ``as_command``: this process is the
     command (``tough-ner``, ``python -m tough_ner.cli``), so _process's settings apply and it ends
@@ -38,7 +49,26 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
         as_command = os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner"
     if as_command:
         _process.at_start()  # before a command group loads numpy
+        signal.signal(signal.SIGTERM, _terminate)
     argv = sys.argv[1:] if argv is None else list(argv)
+    command = argv[0] if argv and argv[0] in COMMANDS else "command"
+    try:  # Ctrl-C while the command's modules load: the same one line as later
+        parser = _parser(argv)
+    except KeyboardInterrupt:
+        code = _fail(command, "interrupted", 130)
+    except Terminated:
+        code = _fail(command, "terminated", 143)
+    else:
+        args = parser.parse_args(argv)
+        if as_command and args.command != "space":  # a server runs for long
+            _process.keep_freed_memory()
+        code = _run(args)
+    if as_command:
+        _process.exit_now(code)
+    return code
+
+
+def _parser(argv: List[str]) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tough-ner", description="Where NER models fail, not just their F1.")
     commands = parser.add_subparsers(dest="command", required=True, metavar="{" + ",".join(COMMANDS) + "}")
     # Only the command being run is built and its group imported (every other one is for --help
@@ -47,15 +77,37 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
     for name, (help_text, group) in COMMANDS.items():
         if chosen in (None, name):
             module = importlib.import_module(f".{group}", __name__)
-            module.ARGUMENTS[name](commands.add_parser(name, help=help_text))
+            command = commands.add_parser(name, help=help_text)
+            module.ARGUMENTS[name](command)
+            if name in READS_FILES:
+                _limit_flags(command)
+    return parser
 
-    args = parser.parse_args(argv)
-    if as_command and args.command != "space":  # a server runs for long
-        _process.keep_freed_memory()
-    code = _run(args)
-    if as_command:
-        _process.exit_now(code)
-    return code
+
+def _limit_flags(p) -> None:
+    limits = p.add_argument_group("read limits", "a file, line or sentence beyond its limit is refused as it is read, "
+                                                 "in one line naming the limit; sizes in bytes, or with K, M or G")
+    for name, default in READ_LIMITS.items():
+        limits.add_argument(f"--max-{name}-bytes", type=_size, metavar="SIZE",
+                            help=f"the longest {name}{' read whole (test, predictions)' if name == 'file' else ''} "
+                                 f"(default {default})")
+
+
+def _size(text: str) -> int:
+    """``1048576``, ``512K``, ``4M``, ``2G`` (binary units): bytes, at least 1."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    number, unit = (text[:-1], units[text[-1].upper()]) if text[-1:].upper() in units else (text, 1)
+    try:
+        value = int(number) * unit
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a size in bytes such as 1048576, 512K, 4M or 2G")
+    return value
+
+
+def _terminate(signum, frame):
+    raise Terminated()
 
 
 def _run(args) -> int:
@@ -65,7 +117,15 @@ def _run(args) -> int:
             warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set
             warnings.showwarning = lambda message, category, *rest, **kw: print(
                 f"tough-ner {args.command}: warning: {message}", file=sys.stderr)
-            args.run(args)
+            changes = {name: getattr(args, f"max_{name}_bytes", None) for name in READ_LIMITS}
+            changes = {name: value for name, value in changes.items() if value is not None}
+            if changes:
+                from ..core.corpus import limits
+
+                with limits(**changes):
+                    args.run(args)
+            else:
+                args.run(args)
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (ValueError, TypeError) as error:
@@ -78,6 +138,8 @@ def _run(args) -> int:
         return _fail(args.command, "out of memory (try a smaller input or fewer options, e.g. --bootstrap 0)", 2)
     except KeyboardInterrupt:
         return _fail(args.command, "interrupted", 130)
+    except Terminated:
+        return _fail(args.command, "terminated", 143)
     return 0
 
 

@@ -2,11 +2,12 @@
 here), the resampling and column options, and the paired comparison of --versus."""
 from __future__ import annotations
 
+import argparse
 import os
 from typing import List
 
 from ..core.batch import Batch
-from ..core.corpus import Corpus, read_batch, read_conll, read_system, source_name
+from ..core.corpus import STDIN, Corpus, read_batch, read_conll, read_system, source_name
 from ..present.formatting import format_value, to_json as _json
 
 
@@ -124,7 +125,7 @@ def _resampling_flags(p, command: str) -> None:
         p.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (default 1000)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
     if command != "buckets":
-        p.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+        p.add_argument("--seed", type=seed, default=0, help="resampling seed (default 0)")
     p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
                    help="resample sentences, or whole documents (-DOCSTART- groups)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
@@ -134,4 +135,38 @@ def _columns_flag(p, command: str) -> None:
     p.add_argument("--columns", help="the columns of the prediction files: indices token,gold,pred (e.g. 0,3,4) or one "
                                      "name per column (e.g. token,pos,chunk,gold,pred; other names are skipped)"
                                      + ("; for report, of the --pred files" if command == "report" else ""))
+
+
+def seed(text: str) -> int:
+    """A resampling or attack seed: a whole number from 0 to 2**32 - 1 (numpy's range)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2 ** 32:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number from 0 to 4294967295")
+    return value
+
+
+def refuse_overwriting(outputs, inputs) -> None:
+    """Before any work: an output that is one of the command's inputs (the same file, whatever
+    the path says), or two outputs at one path, is an error.  ``outputs`` and ``inputs`` are
+    (flag, path or None) pairs."""
+    outputs = [(flag, os.fspath(path)) for flag, path in outputs if path is not None]
+    inputs = [(flag, os.fspath(path)) for flag, path in inputs if path is not None and os.fspath(path) not in STDIN]
+    for k, (flag, path) in enumerate(outputs):
+        for other_flag, other in inputs + outputs[:k]:
+            if _same_file(path, other):
+                if (other_flag, other) in inputs:
+                    raise ValueError(f"{flag} {path} is the input {other_flag} {other}: an input is never "
+                                     f"overwritten; choose another output path")
+                raise ValueError(f"{flag} {path} is also the output {other_flag} {other}: give each output "
+                                 f"its own path")
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
 

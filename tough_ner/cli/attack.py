@@ -8,7 +8,7 @@ from collections import Counter
 from ..core.batch import Batch
 from ..core.stats import TrainStats
 from ..present.formatting import format_value
-from ._common import _read
+from ._common import _read, refuse_overwriting, seed
 
 
 def _dictionary(sources, types):
@@ -67,7 +67,6 @@ def cmd_attack(args) -> None:
     from ..core.corpus import read_columns
     from ..attacks.fine_classes import ROUTES
 
-    test = _read(args.test)
     if args.level in ("context", "both") and (args.mlm is None or args.pos is None):
         raise ValueError(f"--level {args.level} needs --mlm (a local masked-LM directory) and --pos")
     ratios = [float(r) for r in args.ratios.split(",")] if args.ratios else [args.ratio]
@@ -77,6 +76,10 @@ def cmd_attack(args) -> None:
     if repeated:  # 0.5,0.50 would write one file twice
         raise ValueError(f"--ratios {args.ratios} names the same ratio twice: {', '.join(repeated)} would be "
                          f"written more than once")
+    refuse_overwriting([("--out", out) for out in outputs],
+                       [("--test", args.test), ("--train", args.train)]
+                       + [("--dictionary", d) for d in args.dictionary or () if os.path.isfile(d)])
+    test = _read(args.test)
     dictionary = None
     if args.level in ("entity", "both", "cross_type") and args.dictionary:
         dictionary = _dictionary(args.dictionary, Batch(test.tokens, test.tags).types)
@@ -119,7 +122,7 @@ def _attack_arguments(p) -> None:
     p.add_argument("--ratio", type=float, default=1.0,
                    help="share of eligible originals attacked (entities; sentences for --level case)")
     p.add_argument("--ratios", help="comma-separated ratios, one output file per ratio: OUT-RATIO.EXT")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--dictionary", action="append",
                    help="builtin[:conll|:ontonotes] (default), faker, geonames, a JSON file or RockNER .jsonl "
                         "file/folder; repeatable (pooled)")

@@ -7,7 +7,7 @@ import math
 from ..core.stats import TrainStats
 from ..present.formatting import format_interval, format_p, format_value, to_json as _json
 from ._common import (_add_pred_format, _columns_flag, _names, _print_flat, _read, _read_batch, _resampling,
-                      _resampling_flags, _runs, _versus)
+                      _resampling_flags, _runs, _versus, seed)
 
 
 def cmd_hardeval(args) -> None:
@@ -219,7 +219,7 @@ def _buckets_arguments(p) -> None:
                    help="prediction CoNLL file (token ... gold prediction); repeat for systems side by side")
     p.add_argument("--n-buckets", type=int, default=4, help="buckets per attribute, special ones included (at most 100)")
     p.add_argument("--lowercase", action="store_true", help="match tokens lowercased")
-    p.add_argument("--seed", type=int, default=0, help="resampling seed")
+    p.add_argument("--seed", type=seed, default=0, help="resampling seed")
     p.add_argument("--json", action="store_true", help="print every table as JSON")
     p.add_argument("--match", default="strict", choices=["strict", "exact", "partial", "type"],
                    help="when an entity counts as right (nervaluate's schemes; default strict)")

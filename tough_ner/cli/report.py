@@ -9,7 +9,7 @@ from .._util import write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
-from ._common import _columns_flag, _read, _read_system
+from ._common import _columns_flag, _read, _read_system, refuse_overwriting, seed
 
 
 def _file_input(path) -> dict:
@@ -66,6 +66,11 @@ def system_names(specs: List[str]) -> List[tuple]:
     return [(name, path) for name, (_, path) in zip(names, pairs)]
 
 
+def _outputs(args) -> list:
+    return [("--json", args.json), ("--html", args.html), ("--errors", args.errors), ("--latex", args.latex),
+            ("--markdown", args.markdown)]
+
+
 def cmd_report(args) -> None:
     from .. import __version__
     from ..core.checks import first_difference
@@ -75,6 +80,9 @@ def cmd_report(args) -> None:
     nrb_sets = type_map = attacked = None
     demo = args.train is None and args.test is None
     if demo:
+        args.html = args.html or os.path.join(args.out_dir, "report.html")
+        args.json = args.json or os.path.join(args.out_dir, "report.json")
+        refuse_overwriting(_outputs(args), [])
         train, test = load_demo()
         stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
         systems, nrb_sets, type_map = list(SYSTEMS), load_demo_nrb(), NRB_TYPE_MAP
@@ -82,14 +90,15 @@ def cmd_report(args) -> None:
         inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
                   "nrb": _file_input(NRB), "wts": _file_input(WTS), "attacked": "the demo test set under the "
                   "entity attack (built-in dictionary, seed 0), predicted by the memorization baseline"}
-        args.html = args.html or os.path.join(args.out_dir, "report.html")
-        args.json = args.json or os.path.join(args.out_dir, "report.json")
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
+        named = system_names(args.pred)
+        refuse_overwriting(_outputs(args), [("--train", args.train), ("--test", args.test), ("--nrb", args.nrb),
+                                            ("--wts", args.wts)] + [("--pred", path) for _, path in named]
+                           + [("--attacked", path) for path in args.attacked or ()])
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
         test = _read(args.test)
-        named = system_names(args.pred)
         for _, path in named:
             if args.pred_format != "tags" or path.endswith(".jsonl"):
                 from ..core.formats import batch_from_files
@@ -193,7 +202,7 @@ def _report_arguments(p) -> None:
     p.add_argument("--resamples", "--bootstrap", dest="bootstrap", type=int, default=1000,
                    help="bootstrap resamples for every interval (default 1000; the tests need none)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
-    p.add_argument("--seed", type=int, default=0, help="resampling seed (default 0)")
+    p.add_argument("--seed", type=seed, default=0, help="resampling seed (default 0)")
     p.add_argument("--unit", choices=["sentence", "document"], default="sentence",
                    help="resampling unit: sentence, or document (-DOCSTART- groups)")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")

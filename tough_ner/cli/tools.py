@@ -8,7 +8,9 @@ import os
 
 def cmd_stats(args) -> None:
     from ..core.stats import TrainStats
+    from ._common import refuse_overwriting
 
+    refuse_overwriting([("--out", args.out)], [("--train", args.train)] + [("--merge", m) for m in args.merge or ()])
     if args.merge:  # shards built anywhere, folded in the order given (loaded one at a time)
         stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
     else:

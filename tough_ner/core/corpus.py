@@ -1,10 +1,12 @@
 """Reading tagged text: CoNLL column files, ``datasets.Dataset`` and plain lists."""
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from itertools import chain, count
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -83,16 +85,135 @@ def _check_path(path: str) -> None:
         raise FileNotFoundError(f"no such CoNLL file: {path}")
 
 
+@dataclass(frozen=True)
+class ReadLimits:
+    """The most bytes a reader takes in one line, one sentence (a piece of a file read in
+    pieces holds whole sentences) and one file read whole (test and prediction files), checked
+    as the bytes arrive, so a hostile file is refused before it fills the memory.  A CoNLL line
+    is a token and its tags: real ones are under 1 KB."""
+
+    line: int = 1 << 20  # 1 MiB
+    sentence: int = 64 << 20  # 64 MiB
+    file: int = 4 << 30  # 4 GiB
+
+    def __post_init__(self):
+        for name in ("line", "sentence", "file"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"read limit {name} must be a whole number of bytes >= 1, not "
+                                 f"{getattr(self, name)!r}")
+
+
+_LIMITS = contextvars.ContextVar("read_limits", default=ReadLimits())
+
+
+def read_limits() -> ReadLimits:
+    """The limits in force (``ReadLimits()`` unless changed by ``limits``)."""
+    return _LIMITS.get()
+
+
+@contextmanager
+def limits(**changes: int):
+    """Readers inside the block use these limits: ``with limits(line=4 << 20): ...``."""
+    token = _LIMITS.set(replace(_LIMITS.get(), **changes))
+    try:
+        yield _LIMITS.get()
+    finally:
+        _LIMITS.reset(token)
+
+
+def _size_text(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size} {unit}"
+    return f"{n} bytes"
+
+
+class _Guard:
+    """Checks the bytes of a file as they are read, block after block: no line longer than the
+    line limit, no sentence (its lines and the blank line ending it) longer than the sentence
+    limit (a binary file, such as a gigabyte of NUL bytes, is one long line).  The first fault
+    in the file is named, wherever the blocks are cut: the one whose offending byte comes first."""
+
+    def __init__(self, name: str, limit: ReadLimits):
+        self.name, self.limit = name, limit
+        self.lines = 0  # newlines before this block
+        self.line_start = self.sentence_start = 0  # where the line and the sentence being read start (offsets)
+        self.sentence_line = 1  # the line the sentence being read starts at
+        self.offset = self.last_byte = 0
+
+    def feed(self, block: bytes) -> None:
+        data = np.frombuffer(block, dtype=np.uint8)
+        newlines = np.flatnonzero(data == 10)
+        at = self.offset + newlines  # file offsets of the newlines
+        line_starts = np.concatenate([[self.line_start], at + 1])  # each line of the block, and the next
+        faults = []  # (offset of the offending byte, line, message)
+        lengths = np.append(at, self.offset + len(block)) - line_starts  # the last: so far, no newline yet
+        long = np.flatnonzero(lengths > self.limit.line)
+        if len(long):
+            k = int(long[0])
+            faults.append((int(line_starts[k]) + self.limit.line, self.lines + k + 1,
+                           f"longer than the line limit of {_size_text(self.limit.line)} (ReadLimits.line; "
+                           f"--max-line-bytes)"))
+        # blank lines: "\n" or "\r\n" alone; each ends a sentence
+        carriage = np.zeros(len(newlines), dtype=bool)
+        inside = newlines > 0
+        carriage[inside] = data[newlines[inside] - 1] == 13
+        if len(newlines) and not inside[0]:  # "\r" the last byte of the block before
+            carriage[0] = self.last_byte == 13
+        line_lengths = lengths[:-1]
+        blank = np.flatnonzero((line_lengths == 0) | ((line_lengths == 1) & carriage))
+        sentence_starts = np.concatenate([[self.sentence_start], at[blank] + 1])
+        sentence_lines = np.concatenate([[self.sentence_line], self.lines + blank + 2])
+        spans = np.append(at[blank] + 1, self.offset + len(block)) - sentence_starts
+        over = np.flatnonzero(spans > self.limit.sentence)
+        if len(over):
+            k = int(over[0])
+            faults.append((int(sentence_starts[k]) + self.limit.sentence, int(sentence_lines[k]),
+                           f"a sentence longer than the sentence limit of {_size_text(self.limit.sentence)} "
+                           f"(ReadLimits.sentence; --max-sentence-bytes)"))
+        if faults:
+            _, line, message = min(faults)
+            raise ValueError(f"{self.name}, line {line}: {message}")
+        self.line_start, self.sentence_start = int(line_starts[-1]), int(sentence_starts[-1])
+        self.sentence_line = int(sentence_lines[-1])
+        self.lines += len(newlines)
+        self.offset += len(block)
+        self.last_byte = block[-1] if block else self.last_byte
+
+
+BLOCK = 8 << 20  # bytes read at a time by read_text
+
+
 def read_text(path: str | os.PathLike) -> str:
-    """A text file's content under rules 1 and 6 (a directory or a missing file is a clear error)."""
+    """A text file's content under rules 1 and 6 (a directory or a missing file is a clear error),
+    within the read limits (``ReadLimits``)."""
     path = os.fspath(path)
     _check_path(path)
-    if path in STDIN:
-        raw = sys.stdin.buffer.read()
-    else:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    return decode_text(raw, source_name(path))
+    name, limit = source_name(path), read_limits()
+    handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
+    try:
+        size = os.fstat(handle.fileno()).st_size if path not in STDIN else 0
+        if size > limit.file:
+            _too_big(name, limit)
+        guard, blocks, total = _Guard(name, limit), [], 0
+        while True:
+            block = handle.read(BLOCK)
+            if not block:
+                break
+            total += len(block)
+            if total > limit.file:  # a pipe, or a file that grows
+                _too_big(name, limit)
+            guard.feed(block)
+            blocks.append(block)
+    finally:
+        if handle is not sys.stdin.buffer:
+            handle.close()
+    return decode_text(blocks[0] if len(blocks) == 1 else b"".join(blocks), name)
+
+
+def _too_big(name: str, limit: ReadLimits):
+    raise ValueError(f"{name}: larger than the file limit of {_size_text(limit.file)} for a file read whole "
+                     f"(ReadLimits.file; --max-file-bytes)")
 
 
 def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]:
@@ -101,13 +222,15 @@ def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]
     rules 1 and 6 as ``read_text``, errors numbering the lines of the whole file."""
     path = os.fspath(path)
     _check_path(path)
-    name = source_name(path)
+    name, limit = source_name(path), read_limits()
+    guard = _Guard(name, limit)
     handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
     try:
         rest, lines, offset = bytearray(), 0, 0  # rest: read, not yet in a piece, holding no blank line
         while True:
             block = handle.read(size)
             last = len(block) < size  # read() returns less only at the end
+            guard.feed(block)
             searched = max(len(rest) - 2, 0)  # a blank line can only end in the new block: time linear in the file
             rest += block
             cut = len(rest)

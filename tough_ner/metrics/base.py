@@ -223,6 +223,10 @@ class ToughMetric(evaluate.Metric):
         if tokens is None and (predictions is not None or references is not None):
             raise ValueError("tokens= is required: the test tokens, one list of strings per sentence "
                              "(the metric classifies tokens and mentions by their text)")
+        if (predictions is None) != (references is None):  # evaluate would fail on len(None)
+            missing, given = ("predictions", "references") if predictions is None else ("references", "predictions")
+            raise ValueError(f"{missing}= is None but {given}= is given: pass both (one list per sentence), or "
+                             f"neither to score what add_batch added")
 
     def _compute(self, predictions, references, tokens, **options):
         extra = {name: options.pop(name) for name in self.extra_inputs}

@@ -1,0 +1,230 @@
+# --- The command: read limits, inputs never overwritten, interrupts, small messages ---
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from tough_ner.core.corpus import ReadLimits, limits, read_conll, read_limits
+from tough_ner.core.stats import TrainStats
+
+COMMAND_ROOT = Path(__file__).resolve().parents[1]
+COMMAND_DATA = COMMAND_ROOT / "tough_ner" / "data"
+COMMAND_ENV = {**os.environ, "PYTHONPATH": str(COMMAND_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+
+def command(*argv, cwd=None):
+    """(exit status, stderr, peak RSS in MB, seconds) of ``python -m tough_ner.cli argv`` in a
+    child process, its peak memory from ``os.wait4``."""
+    start = time.monotonic()
+    child = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", *map(str, argv)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=COMMAND_ENV, cwd=cwd)
+    error = child.stderr.read().decode()
+    _, status, usage = os.wait4(child.pid, 0)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return child.returncode, error.strip(), usage.ru_maxrss / 1024, time.monotonic() - start
+
+
+def digest(path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+@pytest.fixture
+def gold_and_prediction(tmp_path):
+    """gold.conll (token gold) and pred.conll (token gold prediction) from the demo test set."""
+    rows = [line.split() for line in (COMMAND_DATA / "demo_test.conll").read_text(encoding="utf-8").splitlines()]
+    (tmp_path / "gold.conll").write_text("\n".join(" ".join(r[:2]) for r in rows) + "\n", encoding="utf-8")
+    (tmp_path / "pred.conll").write_text("\n".join(" ".join(r[:3]) for r in rows) + "\n", encoding="utf-8")
+    return tmp_path / "gold.conll", tmp_path / "pred.conll"
+
+
+@pytest.mark.parametrize("reader", ["stats", "hardeval"])
+def test_a_sparse_gigabyte_is_refused_as_one_long_line(tmp_path, reader):
+    """1 GB of NUL bytes (a sparse file): one line longer than the line limit, refused in well
+    under 5 s and 200 MB by the streamed training reader and by the reader of a test file read
+    whole."""
+    sparse = tmp_path / "sparse.conll"
+    with open(sparse, "wb") as handle:
+        handle.truncate(1 << 30)
+    argv = (["stats", "--train", sparse, "--out", tmp_path / "s.npz"] if reader == "stats" else
+            ["hardeval", "--train", COMMAND_DATA / "demo_train.conll", "--test", sparse])
+    code, error, peak, seconds = command(*argv)
+    assert (code, error) == (2, f"tough-ner {reader}: {sparse}, line 1: longer than the line limit of 1 MiB "
+                                f"(ReadLimits.line; --max-line-bytes)")
+    assert peak < 200 and seconds < 5, (peak, seconds)
+
+
+@pytest.mark.parametrize("reader", ["stats", "hardeval"])
+def test_a_line_beyond_the_line_limit_is_refused_before_it_is_read_whole(tmp_path, reader):
+    """A 24 MB line after a good sentence: the default limit (1 MiB) names it, at line 3, long
+    before the line is in memory."""
+    long = tmp_path / "long.conll"
+    long.write_bytes(b"Ann B-PER B-PER\n\n" + b"x" * (24 << 20) + b" O O\n")
+    argv = (["stats", "--train", long, "--out", tmp_path / "s.npz"] if reader == "stats" else
+            ["hardeval", "--train", COMMAND_DATA / "demo_train.conll", "--test", long])
+    code, error, peak, _ = command(*argv)
+    assert (code, error) == (2, f"tough-ner {reader}: {long}, line 3: longer than the line limit of 1 MiB "
+                                f"(ReadLimits.line; --max-line-bytes)")
+    assert peak < 200, peak
+
+
+def test_read_limits_are_options_with_the_documented_defaults(tmp_path, gold_and_prediction):
+    from tough_ner.cli import READ_LIMITS
+
+    defaults = ReadLimits()
+    assert READ_LIMITS == {"line": "1 MiB", "sentence": "64 MiB", "file": "4 GiB"}
+    assert (defaults.line, defaults.sentence, defaults.file) == (1 << 20, 64 << 20, 4 << 30)
+    _, prediction = gold_and_prediction
+    train = tmp_path / "train.conll"
+    train.write_text("Ann B-PER\nLee I-PER\nleft O\n\n" + "a O\n" * 300 + "\n", encoding="utf-8")
+    code, error, _, _ = command("stats", "--train", train, "--out", tmp_path / "s.npz", "--max-sentence-bytes", "1K")
+    assert (code, error) == (2, f"tough-ner stats: {train}, line 5: a sentence longer than the sentence limit of "
+                                f"1 KiB (ReadLimits.sentence; --max-sentence-bytes)")
+    code, error, _, _ = command("hardeval", "--train", COMMAND_DATA / "demo_train.conll", "--test", prediction,
+                                "--max-file-bytes", "2K")
+    assert (code, error) == (2, f"tough-ner hardeval: {prediction}: larger than the file limit of 2 KiB for a "
+                                f"file read whole (ReadLimits.file; --max-file-bytes)")
+    code, error, _, _ = command("hardeval", "--train", COMMAND_DATA / "demo_train.conll", "--test", prediction,
+                                "--max-line-bytes", "0")
+    assert code == 2 and "argument --max-line-bytes: '0': give a size in bytes" in error
+    assert command("hardeval", "--train", train, "--test", prediction, "--max-file-bytes", "1M")[0] == 0
+
+
+def test_read_limits_hold_in_the_python_api_and_are_restored(tmp_path):
+    path = tmp_path / "t.conll"
+    path.write_text("Ann B-PER\nLee I-PER\n\n", encoding="utf-8")
+    with limits(line=8):
+        assert read_limits().line == 8
+        with pytest.raises(ValueError, match=r"line 1: longer than the line limit of 8 bytes"):
+            read_conll(path)
+        with pytest.raises(ValueError, match=r"line 1: longer than the line limit of 8 bytes"):
+            TrainStats.from_conll(path)
+    assert read_limits() == ReadLimits() and len(read_conll(path)) == 1
+    with pytest.raises(ValueError, match="read limit line must be a whole number of bytes >= 1"):
+        ReadLimits(line=0)
+
+
+def test_no_output_overwrites_an_input(tmp_path, gold_and_prediction):
+    """stats --out onto --train, report --json onto a --pred file (also through another path to
+    the same file), attack --out onto --test, two outputs at one path: one line, before any
+    work, every file as it was."""
+    gold, prediction = gold_and_prediction
+    train = tmp_path / "train.conll"
+    train.write_bytes((COMMAND_DATA / "demo_train.conll").read_bytes())
+    before = {path: digest(path) for path in (gold, prediction, train)}
+    other_path = tmp_path / "." / "sub" / ".." / "pred.conll"
+    (tmp_path / "sub").mkdir()
+    cases = [
+        (["stats", "--train", train, "--out", train], f"--out {train} is the input --train {train}"),
+        (["report", "--train", train, "--test", gold, "--pred", prediction, "--json", other_path],
+         f"--json {other_path} is the input --pred {prediction}"),
+        (["attack", "--test", gold, "--out", gold], f"--out {gold} is the input --test {gold}"),
+        (["report", "--train", train, "--test", gold, "--pred", prediction, "--json", tmp_path / "r",
+          "--html", tmp_path / "r"], f"--html {tmp_path / 'r'} is also the output --json {tmp_path / 'r'}"),
+    ]
+    for argv, message in cases:
+        code, error, _, _ = command(*argv)
+        assert code == 2 and error.startswith(f"tough-ner {argv[0]}: {message}"), error
+    assert {path: digest(path) for path in before} == before
+    assert not (tmp_path / "r").exists()
+
+
+def test_small_messages_name_what_is_wrong(tmp_path, gold_and_prediction):
+    _, prediction = gold_and_prediction
+    code, error, _, _ = command("hardeval", "--train", COMMAND_DATA / "demo_train.conll", "--test", prediction,
+                                "--seed", "-1")
+    assert code == 2 and "argument --seed: '-1': give a whole number from 0 to 4294967295" in error
+    missing = tmp_path / "no-such-folder" / "s.npz"
+    code, error, _, _ = command("stats", "--train", COMMAND_DATA / "demo_train.conll", "--out", missing)
+    assert (code, error) == (2, f"tough-ner stats: {missing}: no such folder {missing.parent}")
+
+
+def test_evaluate_with_one_of_predictions_and_references_missing_says_which():
+    from tough_ner.metrics.hardeval import Hardeval
+
+    metric = Hardeval(train=str(COMMAND_DATA / "demo_train.conll"))
+    tokens, tags = [["Ann", "left"]], [["B-PER", "O"]]
+    with pytest.raises(ValueError, match=r"^predictions= is None but references= is given: pass both"):
+        metric.compute(predictions=None, references=tags, tokens=tokens)
+    with pytest.raises(ValueError, match=r"^references= is None but predictions= is given: pass both"):
+        metric.compute(predictions=tags, references=None, tokens=tokens)
+
+
+def test_an_interrupt_while_the_command_loads_is_one_line(monkeypatch, capsys):
+    """Ctrl-C while a command group's modules load (the first ~0.25 s of a command): the same
+    one line and status 130 as later, not a traceback."""
+    import importlib
+
+    from tough_ner import cli
+
+    def interrupted(name, package=None):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(importlib, "import_module", interrupted)
+    assert cli.main(["report", "--quiet"]) == 130
+    assert capsys.readouterr().err == "tough-ner report: interrupted\n"
+
+
+def test_sigterm_ends_the_command_in_one_line_and_leaves_no_temporary_file(tmp_path):
+    """SIGTERM in the middle of the demo report: status 143, one line, and no hidden temporary
+    file of an output left in its folder."""
+    out = tmp_path / "out"
+    child = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", "report", "--quiet", "--out-dir", str(out)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=COMMAND_ENV)
+    time.sleep(2.0)
+    child.send_signal(signal.SIGTERM)
+    _, error = child.communicate(timeout=60)
+    if child.returncode == 0:
+        pytest.skip("the report finished before the signal")
+    assert (child.returncode, error.strip()) == (143, "tough-ner report: terminated")
+    assert not [p.name for p in out.glob(".*.tmp")] if out.exists() else True
+
+
+def test_write_atomic_removes_its_temporary_file_when_terminated(tmp_path, monkeypatch):
+    from tough_ner import _util
+    from tough_ner.cli import Terminated
+
+    def terminated(descriptor):
+        raise Terminated()
+
+    monkeypatch.setattr(_util.os, "fsync", terminated)
+    target = tmp_path / "stats.npz"
+    target.write_text("old", encoding="utf-8")
+    with pytest.raises(Terminated):
+        _util.write_atomic(target, "new")
+    assert target.read_text(encoding="utf-8") == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["stats.npz"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from([b"", b"\r", b"a", b"ab O", b"abc B-X\r", b"x" * 9]), max_size=30),
+       cuts=st.lists(st.integers(0, 400), max_size=6), line=st.integers(1, 10), sentence=st.integers(1, 40))
+def test_the_read_guard_decides_the_same_whatever_the_blocks(lines, cuts, line, sentence):
+    """Fed in one block or cut anywhere, the guard refuses the same text at the same line; a
+    text is refused for its lines exactly when one is longer than the line limit, at the first."""
+    from tough_ner.core.corpus import _Guard
+
+    data = b"\n".join(lines) + b"\n"
+    bounds = sorted({0, len(data), *(c for c in cuts if c < len(data))})
+
+    def verdict(blocks, sentence_limit=sentence):
+        guard = _Guard("t", ReadLimits(line=line, sentence=sentence_limit))
+        try:
+            for block in blocks:
+                guard.feed(block)
+        except ValueError as error:
+            return str(error)
+        return None
+
+    whole = verdict([data])
+    assert verdict([data[a:b] for a, b in zip(bounds, bounds[1:])]) == whole
+    # without the sentence limit: the first line longer than the line limit
+    first_long = next((k for k, text in enumerate(lines) if len(text) > line), None)
+    alone = verdict([data], sentence_limit=10 ** 9)
+    assert alone == (None if first_long is None else
+                     f"t, line {first_long + 1}: longer than the line limit of {line} bytes (ReadLimits.line; "
+                     f"--max-line-bytes)")
