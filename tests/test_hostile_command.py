@@ -228,3 +228,29 @@ def test_the_read_guard_decides_the_same_whatever_the_blocks(lines, cuts, line, 
     assert alone == (None if first_long is None else
                      f"t, line {first_long + 1}: longer than the line limit of {line} bytes (ReadLimits.line; "
                      f"--max-line-bytes)")
+
+
+def test_a_reports_outputs_carry_one_run_id(tmp_path, gold_and_prediction):
+    """The JSON and the HTML say which run wrote them: the same id for the same inputs and
+    options (a rerun writes the same bytes), another one when an input changes."""
+    import json
+    import re
+
+    from tough_ner.cli import main
+
+    gold, prediction = gold_and_prediction
+    train = COMMAND_DATA / "demo_train.conll"
+
+    def report(folder):
+        argv = ["report", "--quiet", "--bootstrap", "0", "--train", train, "--test", gold, "--pred", prediction,
+                "--json", folder / "r.json", "--html", folder / "r.html"]
+        assert main(list(map(str, argv))) == 0
+        page = (folder / "r.html").read_text(encoding="utf-8")
+        return json.loads((folder / "r.json").read_text())["run_id"], re.search(r"id='run-id'>(\w+)<", page)[1]
+
+    first, again = report(tmp_path / "a"), report(tmp_path / "b")
+    assert first[0] == first[1] == again[0] and re.fullmatch(r"[0-9a-f]{16}", first[0])
+    assert (tmp_path / "a" / "r.json").read_bytes() == (tmp_path / "b" / "r.json").read_bytes()
+    prediction.write_text(prediction.read_text(encoding="utf-8").replace(" O\n", " B-PER\n", 1), encoding="utf-8")
+    changed = report(tmp_path / "c")
+    assert changed[0] == changed[1] != first[0]

@@ -66,6 +66,16 @@ def system_names(specs: List[str]) -> List[tuple]:
     return [(name, path) for name, (_, path) in zip(names, pairs)]
 
 
+def run_id(version: str, inputs: dict, options: dict) -> str:
+    """What a report's outputs (JSON, HTML, error table) carry to say which run wrote them: a
+    digest of the version, the inputs' contents and the options, so a rerun on the same inputs
+    writes the same bytes, and an output left by another run says it differs."""
+    import hashlib
+
+    text = _json({"version": version, "inputs": inputs, "options": options})
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
 def _outputs(args) -> list:
     return [("--json", args.json), ("--html", args.html), ("--errors", args.errors), ("--latex", args.latex),
             ("--markdown", args.markdown)]
@@ -137,7 +147,8 @@ def cmd_report(args) -> None:
     results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
                   progress=_progress(args.quiet), train_is_reference=args.train_is_reference,
                   confidence=args.confidence, unit=args.unit, alpha=args.alpha, baseline=args.baseline)
-    report = {"tough_ner_version": __version__, "inputs": inputs, "options": options, "results": results}
+    report = {"tough_ner_version": __version__, "run_id": run_id(__version__, inputs, options), "inputs": inputs,
+              "options": options, "results": results}
     print(format_text(results, full=args.full))
     rows = None
     if args.errors or args.html:

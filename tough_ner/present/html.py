@@ -193,13 +193,14 @@ def _table(header: Sequence, rows: Sequence[Sequence], best: Optional[List[List[
 
 
 def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows: int = 2000) -> str:
-    """The page for a report (``{"tough_ner_version", "inputs", "options", "results"}``);
+    """The page for a report (``{"tough_ner_version", "run_id", "inputs", "options", "results"}``);
     ``errors``: the error table rows (``tough_ner.errors.error_rows``), shown filterable."""
     results = report["results"]
     plt = _plotting()
     systems = list(results["systems"])
     counts = totals(results)
-    parts = [f"<h1>tough-ner report</h1><p class='note'>tough-ner {html.escape(report['tough_ner_version'])}; "
+    run = f"; run <code id='run-id'>{html.escape(report['run_id'])}</code>" if report.get("run_id") else ""
+    parts = [f"<h1>tough-ner report</h1><p class='note'>tough-ner {html.escape(report['tough_ner_version'])}{run}; "
              f"test set {html.escape(str(report['inputs'].get('test', {}).get('path', '')))}; systems: "
              f"{html.escape(', '.join(systems))}. Terms are explained in the <a href='#glossary'>glossary</a>.</p>"]
     for warning in results.get("warnings", []):
