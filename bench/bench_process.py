@@ -1,4 +1,4 @@
-"""What each of the command's process settings (``tough_ner/_process.py``) saves of the HardEval
+"""What each of the command's process settings (``tough_ner/cli/_process.py``) saves of the HardEval
 whole job: ``tough-ner hardeval --train train.txt --test PRED`` on CoNLL-2003, PRED the
 memorisation baseline's predictions on test.txt.
 
@@ -25,7 +25,7 @@ from common import DATA, clean_python, closed, option, print_table, print_verdic
 # Code run before the command, as ``python -c``: turns one setting off, then runs the command as
 # ``python -m tough_ner.cli`` would (the same module run as __main__, so it applies its settings).
 WRAPPER = """import runpy, sys
-import tough_ner._process as process
+import tough_ner.cli._process as process
 off = sys.argv[1]
 if off in ("openblas", "all"):
     process.at_start = lambda: None

@@ -67,7 +67,7 @@ def test_the_command_ends_with_its_output_written_and_its_status(tmp_path):
 def test_freed_memory_is_kept_only_on_linux(monkeypatch):
     import ctypes
 
-    from tough_ner import _process
+    from tough_ner.cli import _process
 
     calls = []
     monkeypatch.setattr(ctypes, "CDLL", lambda name: calls.append(name) or type("libc", (), {

@@ -152,7 +152,7 @@ def test_the_command_keeps_numpys_blas_on_one_thread_and_a_program_importing_it_
     command (python -m tough_ner.cli, or the tough-ner script), the module sets
     OPENBLAS_NUM_THREADS=1 before numpy loads (on Linux a thread count shows it took
     effect); a value the user set wins.  The collector is left as it is (pausing it saved
-    under 5%: tough_ner/_process.py); the command ends the process once the exit handlers
+    under 5%: tough_ner/cli/_process.py); the command ends the process once the exit handlers
     have run (no interpreter teardown).  A program that imports it and calls ``main`` keeps
     its environment, and gets the exit status back."""
     one = "1 1 False True" if os.path.isdir("/proc/self/task") else "1 ? False True"

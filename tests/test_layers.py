@@ -4,10 +4,10 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tough_ner"
-# Lowest first; the outer ring (metrics, trainer, cli, _process, spaces, the package itself) may import any layer.
+# Lowest first; the outer ring (metrics, trainer, cli, spaces, the package itself) may import any layer.
 LAYERS = ["_util", "core", "methods", "attacks", "present"]
 OUTER = len(LAYERS)
-TOP = {"__init__.py", "_util.py", "_process.py", "core", "methods", "attacks", "present", "metrics", "cli",
+TOP = {"__init__.py", "_util.py", "core", "methods", "attacks", "present", "metrics", "cli",
        "spaces.py", "trainer.py", "data"}
 
 

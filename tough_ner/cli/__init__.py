@@ -11,7 +11,7 @@ import sys
 import warnings
 from typing import List, Optional
 
-from .. import _process
+from . import _process
 
 # Each command's help line and the module of its group (whose ARGUMENTS adds its arguments).
 COMMANDS = {
