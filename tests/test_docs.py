@@ -38,6 +38,7 @@ import io
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -357,9 +358,16 @@ def run_page(page: Path, folder: Path):
         previous = block
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """The examples' files, made once per process and copied for each page."""
+    return workspace(tmp_path_factory.mktemp("docs-workspace"))
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(ROOT).as_posix() for p in PAGES])
-def test_every_block_of_the_page_runs(page, tmp_path, monkeypatch):
-    folder = workspace(tmp_path)
+def test_every_block_of_the_page_runs(page, template, tmp_path, monkeypatch):
+    folder = tmp_path / "work"
+    shutil.copytree(template, folder, symlinks=True)
     monkeypatch.chdir(folder)
     monkeypatch.setattr(sys, "path", [str(folder), *sys.path])
     run_page(page, folder)

@@ -19,7 +19,7 @@ _EXPORTS = {
     "decode": "core.schemes", "to_bilou": "core.schemes", "to_bio": "core.schemes", "to_io": "core.schemes",
     "TrainStats": "core.stats", "tmr": "methods.tmr", "combine": "metrics.combine",
 }
-# The layers (README, "Layout"): core <- methods <- attacks <- present <- the outer ring (metrics,
+# The layers (docs/layout.md): core <- methods <- attacks <- present <- the outer ring (metrics,
 # trainer, cli, spaces).  Each module's path in the flat layout it had before still
 # names it: tough_ner.stats is tough_ner.core.stats, the same module object.
 _MOVED = {name: f"{layer}.{name}" for layer, names in (
