@@ -88,7 +88,7 @@ def main():
     t_case, _ = best(lambda: case_attack(test, seed=0), 5)
     t_cross, _ = best(lambda: cross_type_attack(test, seed=0, train=stats), 5)
     attacked_dataset, attacked = attacked, attacked.to_dict()  # plain lists: a Column re-reads Arrow per row
-    table = {"tokens": attacked["tokens"], "ner_tags": attacked["ner_tags"], "replacements": attacked["replacements"]}
+    table = {name: attacked[name] for name in ("tokens", "ner_tags", "replacements", "kept")}
     t_from_dict, _ = best(lambda: datasets.Dataset.from_dict(table, features=attacked_dataset.features), 3)
     c_attack, _ = cpu_best(lambda: entity_attack(test, ratio=1.0, seed=0, train=stats))
     c_docs, _ = cpu_best(lambda: entity_attack(test, ratio=1.0, seed=0, train=stats, documents=documents,

