@@ -554,14 +554,24 @@ def test_attack_command_keeps_columns_documents_and_is_identical_across_processe
         assert all(len(line.split()) == 4 for line in written if line)
         if level in ("typo", "case"):  # token for token: the other columns are the input's
             assert read_columns(tmp_path / f"in.conll.{level}.1", [1, 2]) == read_columns(path, [1, 2])
-    assert main(["attack", "--test", str(path), "--out", str(tmp_path / "a.conll"), "--audit", "6"]) == 0
+    capsys.readouterr()
+    assert main(["attack", "--test", str(path), "--out", str(tmp_path / "a.conll"), "--audit", "6", "--seed", "3"]) == 0
     out = capsys.readouterr().out
-    assert "fine class by dictionary" in out and "6 of" in out
-    listed = [line for line in out.splitlines() if line.strip()[:2].rstrip(".").isdigit()]
-    assert len(listed) == 6 and all(" by " in line and "->" in line for line in listed)
-    assert "->" in out and "case_kept" in out
+    assert "fine class by dictionary" in out and "mentions replaced" in out and "kept as they are: " in out
+    blind, key = tmp_path / "a.audit.txt", tmp_path / "a.audit-key.txt"
+    assert f"blind audit of 6 replacements (seed 3): {blind}; its key: {key}" in out
+    items = blind.read_text().split("\n\n")[1:]
+    assert len(items) == 6 and all(item.split("\n")[1].startswith("  original: ") for item in items)
+    assert len([line for line in key.read_text().splitlines()[1:] if line]) == 6
     attacked = read_conll(tmp_path / "a.conll")
     assert len(attacked.tokens) == len(read_conll(path).tokens)
+    # the audit's files are outputs: never an input, named apart, only for entity replacements
+    assert main(["attack", "--test", str(path), "--out", str(tmp_path / "b.conll"), "--audit", "2",
+                 "--audit-key", str(path)]) == 2
+    assert "--audit-key" in capsys.readouterr().err
+    assert main(["attack", "--test", str(path), "--out", str(tmp_path / "c.conll"), "--audit", "2",
+                 "--level", "typo"]) == 2
+    assert "--audit reads replaced entities" in capsys.readouterr().err
 
 
 def test_victim_option(tmp_path, monkeypatch):

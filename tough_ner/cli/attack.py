@@ -62,13 +62,24 @@ def _victim(spec):
     return function
 
 
+def _audit_paths(args):
+    """The blind audit's two files: as given, else beside --out (OUT.audit.txt, OUT.audit-key.txt)."""
+    root = os.path.splitext(args.out)[0]
+    return args.audit_blind or f"{root}.audit.txt", args.audit_key or f"{root}.audit-key.txt"
+
+
 def cmd_attack(args) -> None:
-    from ..attacks import attack, audit, summary, write_attacked
+    from ..attacks import KEPT_REASONS, attack, summary, write_attacked, write_audit
     from ..core.corpus import read_columns
     from ..attacks.fine_classes import ROUTES
 
     if args.level in ("context", "both") and (args.mlm is None or args.pos is None):
         raise ValueError(f"--level {args.level} needs --mlm (a local masked-LM directory) and --pos")
+    if args.audit and args.level not in ("entity", "both", "cross_type"):
+        raise ValueError(f"--audit reads replaced entities: --level {args.level} replaces none (give entity, both "
+                         f"or cross_type)")
+    if args.audit < 0:
+        raise ValueError(f"--audit {args.audit}: give the number of replacements to sample, 1 or more")
     ratios = [float(r) for r in args.ratios.split(",")] if args.ratios else [args.ratio]
     root, suffix = os.path.splitext(args.out)
     outputs = [f"{root}-{value:g}{suffix}" if args.ratios else args.out for value in ratios]
@@ -76,7 +87,8 @@ def cmd_attack(args) -> None:
     if repeated:  # 0.5,0.50 would write one file twice
         raise ValueError(f"--ratios {args.ratios} names the same ratio twice: {', '.join(repeated)} would be "
                          f"written more than once")
-    refuse_overwriting([("--out", out) for out in outputs],
+    audit_paths = list(zip(("--audit-blind", "--audit-key"), _audit_paths(args))) if args.audit else []
+    refuse_overwriting([("--out", out) for out in outputs] + audit_paths,
                        [("--test", args.test), ("--train", args.train)]
                        + [("--dictionary", d) for d in args.dictionary or () if os.path.isfile(d)])
     test = _read(args.test)
@@ -105,10 +117,18 @@ def cmd_attack(args) -> None:
               f"{out}: {len(attacked['tokens'])} sentences; nothing replaced")
         if levels["entity"] or levels["cross_type"]:
             facts = summary(attacked)
-            print("  fine class by " + ", ".join(f"{route} {format_value(facts['route_' + route])}"
-                                                  for route in ROUTES) + f" (n={facts['n_replaced']})")
-    if args.audit:
-        print(audit(attacked, args.audit, seed=args.seed))
+            print(f"  {facts['n_replaced']} of {facts['n_mentions']} mentions replaced "
+                  f"({format_value(facts['attacked_share'])}); fine class by "
+                  + ", ".join(f"{route} {format_value(facts['route_' + route])}" for route in ROUTES))
+            kept = [(facts[key], key[len(f"n_kept_{reason}_"):], reason) for reason in KEPT_REASONS
+                    for key in facts if key.startswith(f"n_kept_{reason}_") and facts[key]]
+            if kept:
+                print("  kept as they are: " + ", ".join(f"{n} {entity_type} {reason.replace('_', ' ')}"
+                                                         for n, entity_type, reason in kept))
+    if args.audit:  # the last ratio's set; blind: the sentences only, the answers in the key
+        blind, key = _audit_paths(args)
+        n = write_audit(attacked, args.audit, blind, key, seed=args.seed)
+        print(f"blind audit of {n} replacements (seed {args.seed}): {blind}; its key: {key}")
 
 
 def _attack_arguments(p) -> None:
@@ -134,7 +154,11 @@ def _attack_arguments(p) -> None:
     p.add_argument("--victim", help="context level: the tagger whose misses choose the candidate sentence, "
                                     "spacy:NAME or module:function (sentences -> IOB2 tag lists)")
     p.add_argument("--audit", type=int, default=0, metavar="N",
-                   help="print N random replaced entities in context, with fine class and route (last ratio)")
+                   help="write a blind audit of N replaced entities drawn with --seed (the last ratio's set): "
+                        "the original and attacked sentence only, for a reader to judge, and a separate key "
+                        "(type, fine class, facet, route)")
+    p.add_argument("--audit-blind", metavar="PATH", help="the blind audit's file (default: OUT.audit.txt)")
+    p.add_argument("--audit-key", metavar="PATH", help="the audit's key (default: OUT.audit-key.txt)")
     p.add_argument("--out", required=True, help="output CoNLL file: the input's columns, -DOCSTART- lines kept")
     p.set_defaults(run=cmd_attack)
 
