@@ -701,8 +701,13 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 return False  # never "the The Strongest"
             if not the_free and takes_the(candidate, target_class):
                 return False  # "the" cannot be put here ("neighbouring Falkland Islands")
-            # the surfaces (case, suffix, a surname's last word) must not be training mentions
-            return not excluded or all(_surface(candidate, m, cross_type) not in excluded for m in ways)
+            if not excluded:
+                return True
+            # the surfaces (case, suffix, a surname's last word) must not be training mentions either;
+            # written as the candidate is (its pool has no training mention), one needs no check
+            last = candidate[candidate.rfind(" ") + 1:].lower()
+            return all(_surface(candidate, m, cross_type) not in excluded for m in ways
+                       if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100, valid)
         if base is None:
