@@ -73,13 +73,20 @@ def _header(script: Path) -> str:
     commit = git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if changed else "")
     return (f"$ python bench/{script.name}{' ' + arguments if arguments else ''}\n"
             f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, commit {commit}, "
-            f"{os.cpu_count()} cores ({model}), Python {platform.python_version()}\n\n")
+            f"{os.cpu_count()} cores ({model}), Python {platform.python_version()}, "
+            f"load average {_load[0]:.1f} at the start and {_load_now():.1f} at the end\n\n")
+
+
+def _load_now() -> float:
+    """The one-minute load average: other work on the machine moves the figures."""
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else math.nan
 
 
 def _save() -> None:
     """With --save: keep what the run prints, and write it out when the run closes."""
     if "--save" not in sys.argv[1:]:
         return
+    _load.append(_load_now())
     if quick():
         raise SystemExit("--save keeps a real run's figures: not with --quick")
     script = Path(sys.argv[0]).resolve()
@@ -100,6 +107,7 @@ def _save() -> None:
 
 
 _closed: list = []
+_load: list = []
 
 
 def _data() -> Path:
