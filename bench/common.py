@@ -69,7 +69,7 @@ def _header(script: Path) -> str:
         with open("/proc/cpuinfo") as info:
             model = next((line.split(":", 1)[1].strip() for line in info if line.startswith("model name")), model)
     arguments = " ".join(a for a in sys.argv[1:] if a != "--save")
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", "tough_ner", "bench")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ":/tough_ner", ":/bench")
     commit = git("rev-parse", "--short", "HEAD") + (" with uncommitted changes" if changed else "")
     return (f"$ python bench/{script.name}{' ' + arguments if arguments else ''}\n"
             f"# {time.strftime('%Y-%m-%d %H:%M %Z')}, commit {commit}, "
