@@ -52,6 +52,54 @@ def test_from_dataset_equals_the_list_build(data, batch_size):
         assert built.to_bytes() == expected.to_bytes()  # and the very same file
 
 
+# Tokens a CoNLL line can hold (no whitespace), some looking like tags or differing only in case.
+CONLL_WORDS = ["a", "b", "Paris", "paris", "x-y", "é", "O", "B-PER"]
+conll_sentences = st.lists(st.lists(st.tuples(st.sampled_from(CONLL_WORDS), st.sampled_from(TAGS)), min_size=1,
+                                    max_size=7), min_size=1, max_size=10)  # CoNLL has no empty sentence
+
+
+def conll_text(tokens, tags):
+    return "".join("".join(f"{t} {g}\n" for t, g in zip(s, g_)) + "\n" for s, g_ in zip(tokens, tags))
+
+
+@settings(max_examples=60, deadline=None)
+@given(conll_sentences, st.integers(1, 4), st.sampled_from([8, 40, 2 ** 20]), st.integers(1, 3))
+def test_every_input_path_builds_the_very_same_statistics(data, batch_size, piece_bytes, n_shards):
+    """One corpus given as lists, as a CoNLL file read in pieces, as CoNLL shard files built
+    by the distributed map step and merged, as Arrow batches (string and ClassLabel tags) and
+    as Arrow shards built by the parallel map step and merged: the same file, byte for byte."""
+    import tempfile
+    from pathlib import Path
+
+    import pyarrow as pa
+    from tough_ner.stats import _conll_stats_bytes, _stats_bytes_of_batch
+
+    tokens, tags = split(data)
+    expected = TrainStats.from_lists(tokens, tags)
+    size = -(-len(tokens) // n_shards)  # contiguous shards, none empty
+    bounds = [(start, min(start + size, len(tokens))) for start in range(0, len(tokens), size)]
+    built = {"Arrow strings": TrainStats.from_dataset(string_dataset(tokens, tags), batch_size=batch_size),
+             "Arrow ClassLabel": TrainStats.from_dataset(class_label_dataset(tokens, tags, TAGS),
+                                                         batch_size=batch_size)}
+    table = pa.table({"tokens": tokens, "ner_tags": tags})
+    built["Arrow map step"] = TrainStats.merge_all(TrainStats.from_bytes(_stats_bytes_of_batch(
+        table.slice(start, end - start), list(range(start, end)), "tokens", "ner_tags", None, batch_size)["stats"][0])
+        for start, end in bounds)
+    with tempfile.TemporaryDirectory() as folder:
+        whole = Path(folder, "train.conll")
+        whole.write_text(conll_text(tokens, tags), encoding="utf-8")
+        built["CoNLL pieces"] = TrainStats.from_conll(whole, piece_bytes=piece_bytes)
+        shards = []
+        for k, (start, end) in enumerate(bounds):
+            shards.append(Path(folder, f"shard{k}.conll"))
+            shards[-1].write_text(conll_text(tokens[start:end], tags[start:end]), encoding="utf-8")
+        built["CoNLL shards"] = TrainStats.merge_all(TrainStats.from_bytes(_conll_stats_bytes(str(shard)))
+                                                     for shard in shards)
+    for path, stats in built.items():
+        assert stats == expected, path
+        assert stats.to_bytes() == expected.to_bytes(), path
+
+
 def test_conll2003_from_dataset_string_and_class_label_tags(conll_stats):
     corpus = read_conll(_conll("train"))
     names = sorted({t for s in corpus.tags for t in s})

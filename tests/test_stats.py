@@ -556,39 +556,50 @@ def test_an_empty_sequence_occurs_nowhere():
 
 
 def test_plain_columns_are_built_column_wise():
-    """Plain Arrow or Python list columns take the column-wise path (no Python loop over tokens),
-    and give the parts of the list path (the reference: ``schemes.decode``)."""
+    """Plain Arrow or Python list columns are read as codes column-wise (no Python loop over
+    tokens) and build, in the one builder, the statistics of the list way, to the byte."""
     import pyarrow as pa
-    from tough_ner.stats import _arrow_part, _list_part
+    from tough_ner.stats import _arrow_codes, _Builder
     names = ["O", "B-PER", "I-PER", "B-LOC", "S-PER"]
     ids = [[names.index(t) for t in s] for s in HAND_TAGS]
     strings = pa.list_(pa.string())
     chunked = (pa.chunked_array([HAND_TOKENS[:2], HAND_TOKENS[2:]], type=strings),
                pa.chunked_array([HAND_TAGS[:2], HAND_TAGS[2:]], type=strings))
     large = pa.large_list(pa.large_string())
+    expected = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
     for tokens, tags, tag_names in ((HAND_TOKENS, HAND_TAGS, None), (HAND_TOKENS, ids, names),
                                     (pa.array(HAND_TOKENS, strings), pa.array(ids, pa.list_(pa.int8())), names),
                                     (*chunked, None), (pa.array(HAND_TOKENS, large), pa.array(HAND_TAGS, large), None)):
-        part = _arrow_part(tokens, tags, tag_names)
-        assert part is not None, type(tokens)
-        reference = _list_part(HAND_TOKENS, HAND_TAGS, None, 0)
-        assert part[0] == reference[0] and part[1] == reference[1]  # vocabulary, labels
-        assert part[2].tolist() == reference[2].tolist()  # label counts
-        assert list(part[3].items()) == list(reference[3].items())  # mentions, first-occurrence order
-        assert part[4].tolist() == reference[4].tolist() and part[5].tolist() == [4, 3, 1, 2]
-    # what the column-wise path leaves to the list path (which names the problem, or copes)
-    assert _arrow_part([["a"], None], [["O"], ["O"]], None) is None  # a missing sentence
-    assert _arrow_part([["a"], ["b"]], [["O"], None], None) is None
-    assert _arrow_part([["a", None]], [["O", "O"]], None) is None  # a missing token
-    assert _arrow_part([["a", "b"]], [["O", None]], None) is None
-    assert _arrow_part([["a", "b"]], [["O"]], None) is None  # lengths differ
-    assert _arrow_part([[1, 2]], [["O", "O"]], None) is None  # tokens that are no strings
-    assert _arrow_part([["a"]], [[0]], None) is None  # tag ids without names
-    assert _arrow_part([["a"]], [["O"]], ["O"]) is None  # tag strings where ids are expected
-    assert _arrow_part([["a", "b"]], [[0, 2]], ["O", "B-PER"]) is None  # an id beyond the names
-    assert _arrow_part([["a", "b"]], [[0, -1]], ["O", "B-PER"]) is None
-    assert _arrow_part([["a"]], [["Q-X"]], None) is None  # a tag that is no tag
-    assert _arrow_part([["a"], ["b", "c"]], [["O"], "OO"], None) is None  # a string for a sentence
+        codes = _arrow_codes(tokens, tags, tag_names)
+        assert codes is not None, type(tokens)
+        (vocab, token_ids), _, starts = codes
+        assert vocab == expected.vocab and token_ids.tolist() == expected.token_ids.tolist()  # first-occurrence order
+        assert starts.tolist() == [0, 4, 7, 8, 10]
+        builder = _Builder()
+        builder.add(*codes)
+        built = builder.stats()
+        assert built == expected and built.to_bytes() == expected.to_bytes()
+    # ClassLabel ids: only the names used are codes (an unused name need not be a tag)
+    _, tag_codes, _ = _arrow_codes([["a", "b"]], [[3, 0]], ["O", "junk", "B-LOC", "S-PER"])
+    assert tag_codes[0] == ["O", "S-PER"] and tag_codes[1].tolist() == [1, 0]
+    # a tag that is no tag is read as codes; the builder names it by sentence and position
+    builder = _Builder()
+    with pytest.raises(ValueError, match="^sentence 4, position 1: unknown tag 'Q-X'"):
+        builder.add(*_arrow_codes([["a"], ["b", "c"]], [["O"], ["O", "Q-X"]], None), first=3)
+    with pytest.raises(ValueError, match="^sentence 0, position 0: unknown tag 'bad2'"):  # the first in text order
+        _Builder().add(*_arrow_codes([["a", "b"]], [[2, 1]], ["O", "bad1", "bad2"]))
+    # what the column-wise way leaves to the list way (which names the problem, or copes)
+    assert _arrow_codes([["a"], None], [["O"], ["O"]], None) is None  # a missing sentence
+    assert _arrow_codes([["a"], ["b"]], [["O"], None], None) is None
+    assert _arrow_codes([["a", None]], [["O", "O"]], None) is None  # a missing token
+    assert _arrow_codes([["a", "b"]], [["O", None]], None) is None
+    assert _arrow_codes([["a", "b"]], [["O"]], None) is None  # lengths differ
+    assert _arrow_codes([[1, 2]], [["O", "O"]], None) is None  # tokens that are no strings
+    assert _arrow_codes([["a"]], [[0]], None) is None  # tag ids without names
+    assert _arrow_codes([["a"]], [["O"]], ["O"]) is None  # tag strings where ids are expected
+    assert _arrow_codes([["a", "b"]], [[0, 2]], ["O", "B-PER"]) is None  # an id beyond the names
+    assert _arrow_codes([["a", "b"]], [[0, -1]], ["O", "B-PER"]) is None
+    assert _arrow_codes([["a"], ["b", "c"]], [["O"], "OO"], None) is None  # a string for a sentence
 
 
 def test_large_string_columns():

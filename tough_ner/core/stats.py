@@ -21,9 +21,9 @@ import os
 import sys
 from collections import Counter
 from functools import cached_property
-from itertools import chain, count as count_from, repeat
+from itertools import chain, repeat
 from operator import itemgetter
-from typing import Dict, Iterable, List, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import Dict, Iterable, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -120,17 +120,10 @@ class TrainStats:
                    first: int = 0) -> "TrainStats":
         """Stats of sentences given as token lists and tag lists (any scheme); errors number
         the sentences from ``first`` (a shard's place in the whole data)."""
-        with no_gc():
-            return cls._from_lists(tokens, tags, first)
-
-    @classmethod
-    def _from_lists(cls, tokens, tags, first: int = 0) -> "TrainStats":
-        _check_sentences(tokens, tags, first)
-        starts = np.zeros(len(tokens) + 1, dtype=np.int64)
-        np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
         builder = _Builder()
-        builder.add(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
-        return builder.stats()
+        with no_gc():
+            builder.add_sentences(tokens, tags, first)
+            return builder.stats()
 
     @classmethod
     def from_corpus(cls, corpus: Corpus) -> "TrainStats":
@@ -150,15 +143,15 @@ class TrainStats:
                 if not len(table) and table.ragged is None:
                     continue
                 width = table.width
-                token_codes, tag_codes = table.columns([0, width - 1], codes=True)
-                builder.add(token_codes, None, table.starts, tag_codes=tag_codes)
+                token_codes, tag_codes = table.columns([0, width - 1], codes=True)  # tags checked, by file line
+                builder.add(token_codes, tag_codes, table.starts)
         return builder.stats()
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
                      num_proc: Optional[int] = None, batch_size: int = 20_000) -> "TrainStats":
         """Stats of a ``datasets.Dataset`` or a streaming ``datasets.IterableDataset`` (string
-        or ``ClassLabel`` tags), read as Arrow batches of ``batch_size`` sentences and merged in
+        or ``ClassLabel`` tags), read as Arrow batches of ``batch_size`` sentences added in
         order, so memory holds one batch at a time besides the statistics.  With ``num_proc``
         > 1 (a ``Dataset`` only), contiguous shards are built by ``dataset.map`` in parallel
         and merged in order: the same result."""
@@ -170,36 +163,36 @@ class TrainStats:
         if dataset.column_names is not None:  # a stream of unknown columns: _batches checks each batch
             dataset = dataset.select_columns([tokens_column, tags_column])
         if not num_proc or num_proc < 2 or not hasattr(dataset, "__len__") or len(dataset) < 2:
-            folder = _Folder()
+            builder = _Builder()
             first = 0
             for tokens, tags in _batches(dataset, tokens_column, tags_column, batch_size):
-                folder.add_table(tokens, tags, names, first)
+                builder.add_columns(tokens, tags, names, first)
                 first += len(tokens)
-            return folder.result()
+            return builder.stats()
         shard = -(-len(dataset) // num_proc)
         parts = dataset.with_format("arrow").map(
             _stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc, with_indices=True,
             remove_columns=dataset.column_names, load_from_cache_file=False,
             fn_kwargs={"tokens_column": tokens_column, "tags_column": tags_column, "names": names,
                        "batch_size": batch_size}).with_format(None)
-        folder = _Folder()
+        merger = _Merger()
         for blob, n_sentences in zip(parts["stats"], parts["sentences"]):
             if blob:
-                folder.add_stats(cls.from_bytes(blob))
+                merger.add(cls.from_bytes(blob))
             else:  # a shard of empty sentences: no statistics, but its sentences count
-                folder.add_empty(n_sentences)
-        return folder.result()
+                merger.add_empty_sentences(n_sentences)
+        return merger.result()
 
     @classmethod
     def merge_all(cls, parts: Iterable["TrainStats"]) -> "TrainStats":
         """Stats of several parts' data, in order: ``reduce(TrainStats.merge, parts)`` in one
         pass (each part is folded in as it comes, e.g. files loaded one at a time)."""
-        folder = _Folder()
+        merger = _Merger()
         for part in parts:
             # how often one part's mention texts occur in another part's text needs that text
             part.require_text("merging statistics (occurrences of one part's mentions in another part's text)")
-            folder.add_stats(part)
-        return folder.result()
+            merger.add(part)
+        return merger.result()
 
     @classmethod
     def coerce(cls, train) -> "TrainStats":
@@ -591,13 +584,14 @@ class MentionTable(NamedTuple):
 
 
 class _Builder:
-    """TrainStats built from flat token and tag lists given piece after piece (``add``): the
-    vocabulary, label ids and mention spans are kept as they come, so a piece's lists can be
-    dropped once added; ``stats()`` equals the stats of all pieces' sentences in order."""
+    """The one builder of TrainStats from data: sentences given batch after batch, as lists
+    (``add_sentences``), as Arrow or Python list columns (``add_columns``) or as codes (``add``,
+    which the other two end in; CoNLL pieces come as codes).  The vocabulary, label ids and
+    mention spans are kept as they come, so a batch can be dropped once added; ``stats()``
+    equals the stats of all batches' sentences in order."""
 
     def __init__(self):
         self.index: dict = {}  # token -> id (its rank in first-occurrence order)
-        self.new_ids = None  # (the last piece's distinct values, where its new ones are, their first id)
         self.n_tokens = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
         self.spans: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # mentions: (starts, ends, type ids)
@@ -605,48 +599,53 @@ class _Builder:
         self.label_ids: List[np.ndarray] = []  # each token's label column; counted once, in stats()
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
 
-    def add(self, tokens, tags: Optional[list], starts: np.ndarray, first: int = 0,
-            tag_codes: Optional[Tuple[list, np.ndarray]] = None) -> None:
+    def add_sentences(self, tokens, tags, first: int = 0) -> None:
+        """Add sentences given as token lists and tag lists, checked (errors number the
+        sentences from ``first``)."""
+        _check_sentences(tokens, tags, first)
+        starts = np.zeros(len(tokens) + 1, dtype=np.int64)
+        np.cumsum([len(sentence) for sentence in tokens], out=starts[1:])
+        self.add(list(chain.from_iterable(tokens)), list(chain.from_iterable(tags)), starts, first)
+
+    def add_columns(self, tokens, tags, names: Optional[List[str]], first: int) -> None:
+        """Add a batch of sentences given as Arrow list columns or Python lists (tags as
+        strings, or as ids into ``names``): plain columns are read as codes column-wise (no
+        Python loop over tokens); any other goes the list way, whose checks name the problem
+        (or cope)."""
+        with no_gc():
+            coded = _arrow_codes(tokens, tags, names)
+            if coded is not None:
+                self.add(*coded, first)
+                return
+            tokens, tags = (column.to_pylist() if hasattr(column, "to_pylist") else column for column in (tokens, tags))
+            self.add_sentences(tokens, decode_tag_ids(tags, names, first), first)
+
+    def add(self, tokens, tags, starts: np.ndarray, first: int = 0) -> None:
         """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
-        number the sentences from ``first``.  ``tokens``: a list, or ``(distinct values, ids)``
-        when the reader has them as codes; ``tag_codes``: the tags' codes when the reader has
-        them, checked (``tags`` may then be None).  Vocabulary and tag ids by dict calls in C,
-        spans by numpy (decoded as ``schemes.decode`` does; tests compare them)."""
+        number the sentences from ``first``.  ``tokens`` and ``tags``: each a list, or codes
+        ``(distinct values in first-occurrence order, ids)`` when the reader has them (only
+        values that occur).  Vocabulary and tag ids by dict calls in C, spans by numpy
+        (decoded as ``schemes.decode`` does; tests compare them)."""
         values, local_ids = tokens if isinstance(tokens, tuple) else (tokens, None)
         n = len(values) if local_ids is None else len(local_ids)
-        # A value met in an earlier piece gets its id; a new one its place here, counted from
-        # n_tokens (above every id so far): where a value is its own first place, it is new,
-        # and the new values' ids follow in that order.
-        self._settle_ids()
-        value = np.fromiter(map(self.index.setdefault, values, count_from(self.n_tokens)), dtype=np.int64,
-                            count=len(values))
-        local = value - self.n_tokens
-        fresh = np.flatnonzero(local == np.arange(len(values)))
-        known = len(self.index) - len(fresh)
-        rank = np.zeros(len(values), dtype=np.int32)
-        rank[fresh] = np.arange(known, len(self.index), dtype=np.int32)
-        earlier = np.flatnonzero(local < 0)
-        local[earlier] = 0
-        token_ids = rank[local]
-        token_ids[earlier] = value[earlier]
+        # A token's id is its rank in first-occurrence order, i.e. the index's size when the
+        # token is first met: iter(index.__len__, -1) reads that size for each value, in C.
+        index = self.index
+        token_ids = np.fromiter(map(index.setdefault, values, iter(index.__len__, -1)), dtype=np.int32,
+                                count=len(values))
         if local_ids is not None:
             token_ids = token_ids[local_ids]
-        self.new_ids = values, fresh, known
-        if tag_codes is not None:
-            distinct, tag_ids = tag_codes
+        if isinstance(tags, tuple):
+            distinct, tag_ids = tags
         else:
             try:
                 distinct, tag_ids, _ = factorize(tags)
-            except TypeError:  # an unhashable tag: parse_label names it below
-                distinct, tag_ids = tags, None
-        parsed = []
-        for tag in distinct:
-            try:
-                parsed.append(parse_label(tag))
-            except ValueError:
-                i = tags.index(tag)
-                s = int(np.searchsorted(starts, i, side="right")) - 1
-                parse_label(tag, s + first, i - int(starts[s]))  # raises, naming sentence and position
+            except TypeError:  # an unhashable tag (parse_label names it below): each tag its own code
+                distinct, tag_ids = tags, np.arange(len(tags))
+        try:
+            parsed = list(map(parse_label, distinct))
+        except ValueError:
+            _raise_for_first_bad_tag(distinct, tag_ids, starts, first)
         for prefix, entity_type in parsed:
             if prefix != "O":
                 self.types.setdefault(entity_type, len(self.types) + 1)
@@ -665,7 +664,7 @@ class _Builder:
         order = [0] + [self.types[t] for t in labels[1:]]
         token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
         label_ids = np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int8)])
-        self.token_ids, self.label_ids = [token_ids], [label_ids]  # the pieces' arrays go (peak memory)
+        self.token_ids, self.label_ids = [token_ids], [label_ids]  # the batches' arrays go (peak memory)
         width = len(self.types) + 1
         counts = np.zeros(len(self.index) * width, dtype=np.int64)
         for start in range(0, len(token_ids), _COUNTED_AT_ONCE):  # a key per token for a few million at a time
@@ -673,7 +672,6 @@ class _Builder:
             keys += label_ids[start:start + _COUNTED_AT_ONCE]
             counts += np.bincount(keys, minlength=len(counts))
         counts = counts.reshape(len(self.index), width)
-        self._settle_ids()
         column = np.argsort(order)  # a type id's column in labels
         spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
         stats = TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]),
@@ -681,115 +679,25 @@ class _Builder:
         stats.token_index = self.index
         return stats
 
-    def _settle_ids(self) -> None:
-        """Give the last piece's new tokens their ids in the index (``add`` left placeholders)."""
-        if self.new_ids is not None:
-            last_values, fresh, known = self.new_ids
-            self.index.update(zip(map(last_values.__getitem__, fresh.tolist()), count_from(known)))
-            self.new_ids = None
+
+def _raise_for_first_bad_tag(distinct: list, tag_ids: np.ndarray, starts: np.ndarray, first: int) -> NoReturn:
+    """Raise ``parse_label``'s error for the first token, in text order, whose tag is no tag,
+    naming its sentence (numbered from ``first``) and position."""
+    bad = np.zeros(len(distinct), dtype=bool)
+    for code, tag in enumerate(distinct):
+        try:
+            parse_label(tag)
+        except ValueError:
+            bad[code] = True
+    i = int(np.flatnonzero(bad[tag_ids])[0])
+    s = int(np.searchsorted(starts, i, side="right")) - 1
+    parse_label(distinct[tag_ids[i]], s + first, i - int(starts[s]))
 
 
-def _span_texts(vocab: List[str], token_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[str]:
-    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids."""
-    lengths = ends - starts
-    words = list(map(vocab.__getitem__, token_ids[span_positions(starts, ends)].tolist()))  # one span after another
-    ends = np.cumsum(lengths)
-    return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
-
-
-def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size):
-    first = indices[0] if indices else 0  # errors give the sentence's index in the whole dataset
-    folder = _Folder()
-    for start in range(0, table.num_rows, batch_size):
-        chunk = table.slice(start, batch_size)
-        folder.add_table(chunk[tokens_column], chunk[tags_column], names, first + start)
-    blob = folder.result().to_bytes() if folder.n_tokens else b""
-    return {"stats": [blob], "sentences": [table.num_rows]}
-
-
-# ---- building in chunks -------------------------------------------------------------------
-
-
-class _Folder:
-    """Folds parts of a corpus (in order) into one ``TrainStats``: the vocabulary grows in
-    first-occurrence order, label columns are sorted at the end, mention counts keep their
-    first-occurrence order, so the result equals the one-piece build."""
-
-    def __init__(self):
-        self.token_index: Dict[str, int] = {}
-        self.labels: List[str] = ["O"]  # column order of self.counts (first seen)
-        self.counts = np.zeros((0, 1), dtype=np.int64)
-        self.mentions: Counter = Counter()
-        self.token_ids: List[np.ndarray] = []
-        self.lengths: List[np.ndarray] = []
-        self.n_tokens = 0
-
-    def add(self, vocab, labels, counts, mentions, token_ids, lengths) -> None:
-        index = self.token_index
-        remap = np.fromiter((index.setdefault(token, len(index)) for token in vocab), dtype=np.int64,
-                            count=len(vocab))
-        for label in labels:
-            if label not in self.labels:
-                self.labels.append(label)
-        rows, columns = self.counts.shape
-        if len(index) > rows or len(self.labels) > columns:  # grow (rows by doubling)
-            grown = np.zeros((max(len(index), 2 * rows), len(self.labels)), dtype=np.int64)
-            grown[:rows, :columns] = self.counts
-            self.counts = grown
-        if len(vocab):  # vocab entries are distinct, so remap is one-to-one: plain += is exact
-            self.counts[remap[:, None], [self.labels.index(x) for x in labels]] += counts
-        self.mentions.update(mentions)
-        self.token_ids.append(remap[token_ids].astype(np.int32))
-        self.lengths.append(np.asarray(lengths, dtype=np.int64))
-        self.n_tokens += len(token_ids)
-
-    def add_stats(self, stats: "TrainStats") -> None:
-        self.add(stats.vocab, stats.labels, stats.label_counts, stats.mentions, stats.token_ids,
-                 np.diff(stats.sentence_starts))
-
-    def add_empty(self, n_sentences: int) -> None:
-        self.add([], [], np.zeros((0, 0), dtype=np.int64), {}, np.zeros(0, dtype=np.int64),
-                 np.zeros(n_sentences, dtype=np.int64))
-
-    def add_table(self, tokens, tags, names: Optional[List[str]], first: int) -> None:
-        """A batch of sentences as Arrow columns or Python lists (lists of strings; tags as
-        strings or as ids into ``names``); sentences numbered from ``first`` in error messages."""
-        part = _arrow_part(tokens, tags, names)
-        if part is None:  # not plain well-formed lists: the list path names the problem, or copes
-            part = _list_part(*(column.to_pylist() if hasattr(column, "to_pylist") else column
-                                for column in (tokens, tags)), names, first)
-        self.add(*part)
-
-    def result(self) -> "TrainStats":
-        labels = ["O"] + sorted(self.labels[1:])
-        order = [self.labels.index(label) for label in labels]
-        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
-        starts = np.zeros(len(lengths) + 1, dtype=np.int64)
-        np.cumsum(lengths, out=starts[1:])
-        token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
-        counts = np.ascontiguousarray(self.counts[: len(self.token_index)][:, order])  # a file holds C order
-        return TrainStats(list(self.token_index), labels, counts,
-                          dict(self.mentions), token_ids, starts)
-
-
-def _list_part(tokens, tags, names, first: int):
-    """A part built by the list path (whose checks name sentence and position)."""
-    tags = decode_tag_ids(tags, names, first)
-    _check_sentences(tokens, tags, first)
-    if not any(tokens):
-        for s, sentence_tags in enumerate(tags, first):
-            decode(sentence_tags, s)
-        return ([], [], np.zeros((0, 0), dtype=np.int64), {}, np.zeros(0, dtype=np.int64),
-                np.zeros(len(tokens), dtype=np.int64))
-    stats = TrainStats.from_lists(tokens, tags, first)
-    return (stats.vocab, stats.labels, stats.label_counts, stats.mentions, stats.token_ids,
-            np.diff(stats.sentence_starts))
-
-
-def _arrow_part(tokens, tags, names):
-    """The parts of ``TrainStats`` of Arrow list columns, computed column-wise (no Python
-    loop over tokens or sentences), or None when the columns are not plain lists of strings
-    and valid tags (then the list path reports the problem)."""
+def _arrow_codes(tokens, tags, names):
+    """A batch of Arrow list columns as ``_Builder.add`` takes it: tokens and tags as codes,
+    and sentence starts, found column-wise; or None when the columns are not plain lists of
+    strings and of tag strings or ids into ``names`` (then the list way names the problem)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -815,52 +723,91 @@ def _arrow_part(tokens, tags, names):
         tag_index = flat_tags.to_numpy(zero_copy_only=False).astype(np.int64)
         if len(tag_index) and (tag_index.min() < 0 or tag_index.max() >= len(names)):
             return None
-        tag_names_ = list(names)
+        # only the names used: an unused name need not be a tag, nor give a label
+        used = np.flatnonzero(np.bincount(tag_index, minlength=len(names)))
+        code_of_name = np.zeros(len(names), dtype=np.int64)
+        code_of_name[used] = np.arange(len(used))
+        tag_codes = [names[i] for i in used.tolist()], code_of_name[tag_index]
     else:
         if not any(f(flat_tags.type) for f in is_string):
             return None
-        encoded = pc.dictionary_encode(flat_tags)
-        tag_names_ = encoded.dictionary.to_pylist()
-        tag_index = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    parsed = {}
-    for i in np.unique(tag_index).tolist():
-        try:
-            parsed[i] = parse_label(tag_names_[i])
-        except ValueError:
-            return None
-    labels = ["O"] + sorted({entity_type for prefix, entity_type in parsed.values() if prefix != "O"})
-    label_of_tag = np.zeros(len(tag_names_), dtype=np.int64)
-    prefix_of_tag = np.zeros(len(tag_names_), dtype=np.int8)
-    for i, (prefix, entity_type) in parsed.items():
-        prefix_of_tag[i] = PREFIX_CODES[prefix]
-        label_of_tag[i] = labels.index(entity_type) if prefix != "O" else 0
-    prefix, label = prefix_of_tag[tag_index], label_of_tag[tag_index]
-
+        encoded = pc.dictionary_encode(flat_tags)  # distinct values in first-occurrence order
+        tag_codes = encoded.dictionary.to_pylist(), encoded.indices.to_numpy(zero_copy_only=False)
+    encoded = pc.dictionary_encode(flat)
+    token_codes = encoded.dictionary.to_pylist(), encoded.indices.to_numpy(zero_copy_only=False)
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
-    span_starts, span_ends = decode_flat(prefix, label, starts)
-    span_lengths = span_ends - span_starts
+    return token_codes, tag_codes, starts
 
-    encoded = pc.dictionary_encode(flat)  # vocabulary in first-occurrence order
-    vocab = encoded.dictionary.to_pylist()
-    token_ids = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
-    counts = np.bincount(token_ids * len(labels) + label, minlength=len(vocab) * len(labels))
 
-    mentions = {}
-    if len(span_starts):
-        ends = np.cumsum(span_lengths)
-        positions = span_positions(span_starts, span_starts + span_lengths)
-        offsets = pa.array(np.concatenate([[0], ends]).astype(np.int64), type=pa.int64())
-        texts = pc.binary_join(pa.LargeListArray.from_arrays(offsets, flat.take(pa.array(positions))),
-                               pa.scalar(" ", flat.type))  # large_string tokens need a large_string separator
-        texts = pc.dictionary_encode(texts)
-        keys = texts.indices.to_numpy(zero_copy_only=False).astype(np.int64) * len(labels) + label[span_starts]
-        unique, first_seen, mention_counts = np.unique(keys, return_index=True, return_counts=True)
-        order = np.argsort(first_seen, kind="stable")
-        strings = texts.dictionary.to_pylist()
-        mentions = {(strings[key // len(labels)], labels[key % len(labels)]): count
-                    for key, count in zip(unique[order].tolist(), mention_counts[order].tolist())}
-    return vocab, labels, counts.reshape(len(vocab), len(labels)), mentions, token_ids, lengths
+def _span_texts(vocab: List[str], token_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[str]:
+    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids."""
+    lengths = ends - starts
+    words = list(map(vocab.__getitem__, token_ids[span_positions(starts, ends)].tolist()))  # one span after another
+    ends = np.cumsum(lengths)
+    return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
+
+
+def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size):
+    """The map step of ``from_dataset(num_proc=...)``: one shard's statistics as file bytes
+    (empty when it holds no token) and its number of sentences."""
+    first = indices[0] if indices else 0  # errors give the sentence's index in the whole dataset
+    builder = _Builder()
+    for start in range(0, table.num_rows, batch_size):
+        chunk = table.slice(start, batch_size)
+        builder.add_columns(chunk[tokens_column], chunk[tags_column], names, first + start)
+    blob = builder.stats().to_bytes() if builder.n_tokens else b""
+    return {"stats": [blob], "sentences": [table.num_rows]}
+
+
+# ---- merging built statistics -------------------------------------------------------------
+
+
+class _Merger:
+    """Merges built statistics (parts of a corpus, in order) into one ``TrainStats``: the
+    vocabulary grows in first-occurrence order, label columns are sorted at the end, mention
+    counts keep their first-occurrence order, so the result equals the one-builder build."""
+
+    def __init__(self):
+        self.token_index: Dict[str, int] = {}
+        self.labels: List[str] = ["O"]  # column order of self.counts (first seen)
+        self.counts = np.zeros((0, 1), dtype=np.int64)
+        self.mentions: Counter = Counter()
+        self.token_ids: List[np.ndarray] = []
+        self.lengths: List[np.ndarray] = []
+
+    def add(self, stats: "TrainStats") -> None:
+        index = self.token_index
+        remap = np.fromiter((index.setdefault(token, len(index)) for token in stats.vocab), dtype=np.int64,
+                            count=len(stats.vocab))
+        for label in stats.labels:
+            if label not in self.labels:
+                self.labels.append(label)
+        rows, columns = self.counts.shape
+        if len(index) > rows or len(self.labels) > columns:  # grow (rows by doubling)
+            grown = np.zeros((max(len(index), 2 * rows), len(self.labels)), dtype=np.int64)
+            grown[:rows, :columns] = self.counts
+            self.counts = grown
+        # vocab entries are distinct, so remap is one-to-one: plain += is exact
+        self.counts[remap[:, None], [self.labels.index(x) for x in stats.labels]] += stats.label_counts
+        self.mentions.update(stats.mentions)
+        self.token_ids.append(remap[stats.token_ids].astype(np.int32))
+        self.lengths.append(np.diff(stats.sentence_starts))
+
+    def add_empty_sentences(self, n_sentences: int) -> None:
+        """Sentences without a token (a part of them alone has no statistics)."""
+        self.lengths.append(np.zeros(n_sentences, dtype=np.int64))
+
+    def result(self) -> "TrainStats":
+        labels = ["O"] + sorted(self.labels[1:])
+        order = [self.labels.index(label) for label in labels]
+        lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
+        starts = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
+        counts = np.ascontiguousarray(self.counts[: len(self.token_index)][:, order])  # a file holds C order
+        return TrainStats(list(self.token_index), labels, counts,
+                          dict(self.mentions), token_ids, starts)
 
 
 # ---- validated loading --------------------------------------------------------------------
