@@ -66,7 +66,7 @@ def test_builtin_dictionary_sizes_classes_and_sources():
     assert set(facets["person"].values()) == {"female", "male"}
     assert all(facets["person"][name] for name in conll["PER"]["person"])  # every full name has a gender
     assert facets["sports_club"]["Boston Bruins"] == "nhl" and facets["sports_club"]["Saracens"] == "rugby"
-    assert facets["event"]["Serie A" if "Serie A" in facets["event"] else "La Liga"] == "soccer"
+    assert facets["event"]["La Liga"] == "soccer_league" and facets["event"]["Asian Cup"] == "soccer_nations"
     assert (facets["nationality"]["Italian"], facets["nationality"]["French"]) == ("dual", "adjective")
     assert facets["nationality"]["European"] == "regional" and "Briton" in conll["MISC"]["people"]
     assert facets["city"]["Brussels"] == "BE" and dictionaries.builtin_continents()["BE"] == "EU"
@@ -173,6 +173,41 @@ def test_a_competition_is_kept_or_replaced_by_a_competition_of_its_sport():
         assert facets[replaced[(1, "Kessling Cup")]["replacement"]] == "tennis"
         assert (2, "Kessling Cup") not in replaced and attacked[2]["kept"][0]["reason"] == "unclassified"
         assert facets[replaced[(3, "Kessling War")]["replacement"]] == "war"
+
+
+def test_a_soccer_competition_keeps_its_scope_and_the_corpus_year():
+    facets, first = dictionaries.builtin_facets()["event"], dictionaries.builtin_first_years()
+    tokens = [["SOCCER", "-", "ASIAN", "CUP", "RESULTS", "."], ["Results", "of", "Asian", "Cup", "group", "A", ":"],
+              ["SOCCER", "-", "FEYENOORD", "OUT", "."], ["Feyenoord", "lost", "in", "the", "UEFA", "Cup", "."],
+              ["SOCCER", "-", "AJAX", "WIN", "."], ["Ajax", "won", "the", "Dutch", "Super", "Cup", "."]]
+    tags = [["O", "O", "B-MISC", "I-MISC", "O", "O"], ["O", "O", "B-MISC", "I-MISC", "O", "O", "O"],
+            ["O", "O", "B-ORG", "O", "O"], ["B-ORG", "O", "O", "O", "B-MISC", "I-MISC", "O"],
+            ["O", "O", "B-ORG", "O", "O"], ["B-ORG", "O", "O", "B-MISC", "I-MISC", "I-MISC", "O"]]
+    scopes = {1: "soccer_nations", 3: "soccer_continental", 5: "soccer_super_cup"}
+    drawn = set()
+    for seed in range(12):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 1, 1, 2, 2], year=1996)
+        for s, r in records(attacked):
+            if r["fine_class"] == "event" and s in scopes:
+                assert r["facet"] == scopes[s] and facets[r["replacement"]] == scopes[s]  # groups stay groups
+                assert first.get(r["replacement"], 0) <= 1996  # no Europa League in 1996 news
+                drawn.add(r["replacement"])
+    assert drawn  # the scopes' pools are not empty
+    assert {"Europa League", "Club World Cup", "Czechia", "South Sudan"} <= {n for n, y in first.items() if y > 1996}
+
+
+def test_names_of_a_later_year_are_drawn_only_without_the_corpus_year():
+    tokens, tags = [["Troops", "left", "Malawi", "."]], [["O", "O", "B-LOC", "O"]]
+    later = {n for n, y in dictionaries.builtin_first_years().items() if y > 1996}
+    with_year = {by_original(entity_attack(tokens, tags, seed=seed, year=1996))["Malawi"]["replacement"]
+                 for seed in range(300)}
+    without = {by_original(entity_attack(tokens, tags, seed=seed))["Malawi"]["replacement"] for seed in range(300)}
+    assert not with_year & later and without & later
+
+
+def test_demonyms_are_written_in_their_standard_form():
+    nationalities = dictionaries.builtin("conll")["MISC"]["nationality"]
+    assert "Bissau-Guinean" in nationalities and "Guinea-Bissauan" not in nationalities
 
 
 def test_clubs_are_replaced_by_clubs_of_the_same_sport_or_league():

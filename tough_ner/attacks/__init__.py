@@ -35,8 +35,8 @@ from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes,
 from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
 from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
-                           LEAGUE_SPORTS, ROUTES, TEAM_SPORTS, UNCLASSIFIED, Genders, demonym_form, document_sports,
-                           language_context, sentence_sport, split_suffix)
+                           LEAGUE_SPORTS, ROUTES, TEAM_SPORTS, UNCLASSIFIED, Genders, competition_scope, demonym_form,
+                           document_sports, language_context, sentence_sport, split_suffix)
 from .surface import (DETERMINERS, distinctive_words, acronym_band, acronym_candidate, article_free, case_pattern,
                       fits_band, indefinite_article, is_acronym, pluralize, possessive_for, shouting, takes_the,
                       the_fits, with_case)
@@ -247,9 +247,10 @@ class _Pools:
     with "the") or ``("acronym", band, dotted)`` (see ``surface.acronym_band``)."""
 
     def __init__(self, dictionary: Dictionary, excluded: set, facets: Mapping[str, Mapping[str, str]],
-                 continents: Mapping[str, str]):
+                 continents: Mapping[str, str], later: frozenset = frozenset()):
         self.dictionary = dictionary
         self.excluded = excluded
+        self.later = later  # names that came into use after the corpus was written: never drawn
         self.facets = facets
         self.continents = continents
         self._pools: Dict[Tuple, Tuple[str, ...]] = {}
@@ -277,7 +278,8 @@ class _Pools:
              ) -> Tuple[str, ...]:
         key = (entity_type, name, allowed, shape)
         if key not in self._pools:
-            strings = [x for x in self._with_facet(entity_type, name, allowed) if x not in self.excluded]
+            strings = [x for x in self._with_facet(entity_type, name, allowed)
+                       if x not in self.excluded and x not in self.later]
             if shape[0] == "acronym":  # an acronym for an acronym, of the same length band
                 shaped = [x for x in strings if acronym_candidate(x) and fits_band(x, shape[1])
                           and ("." in x) == shape[2]]
@@ -478,7 +480,8 @@ def _agreement(new_text: str, m: "_Mention", words: Sequence[str], fine_class: O
 
 def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, ratio: float = 1.0, seed: int = 0,
                   train=None, exclude_seen: bool = True, *, columns: Optional[Mapping[str, Sentences]] = None,
-                  documents: Optional[Sequence] = None, cross_type: bool = False, fallback=None):
+                  documents: Optional[Sequence] = None, cross_type: bool = False, fallback=None,
+                  year: Optional[int] = None):
     """RockNER's entity-level attack, with the surface of each original kept.
 
     Args:
@@ -502,6 +505,9 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
         fallback: the class for originals whose class nothing decides (see
             ``fallback_classes``).  Default None: they are kept, and listed in the ``kept``
             column with reason ``unclassified``.
+        year: the year the corpus was written (CoNLL-2003: 1996, Reuters news); the built-in
+            dictionary's names that came into use later (``dictionaries.builtin_first_years``:
+            Czechia, South Sudan, the Europa League) are never drawn.  Default None: any name.
 
     Each original's fine class is decided by ``tough_ner.fine_classes`` (route in the record),
     and refined by a facet where the dictionary has them (the record's ``facet``: a sport from
@@ -520,7 +526,7 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
     with no_gc():  # many small acyclic objects: the collector's scans would double the time
         return _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents,
-                              cross_type, fallback)
+                              cross_type, fallback, year)
 
 
 def _facet_tables(scheme: Optional[str]):
@@ -540,8 +546,17 @@ def _folded_facets() -> Dict[str, Dict[str, str]]:
     return {name: {s.casefold(): v for s, v in table.items()} for name, table in builtin_facets().items()}
 
 
+def _later_names(scheme: Optional[str], year: Optional[int]) -> frozenset:
+    """The built-in names first used after ``year`` (none without a year or the built-in dictionary)."""
+    if scheme is None or year is None:
+        return frozenset()
+    from .dictionaries import builtin_first_years
+
+    return frozenset(name for name, first in builtin_first_years().items() if first > year)
+
+
 def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents, cross_type,
-                   fallback):
+                   fallback, year):
     tokens, tags, records, columns, documents = attack_input(data, tags, columns, documents)
     batch = Batch(tokens, tags)
     scheme = scheme_for(batch.types) if dictionary is None else None
@@ -552,11 +567,11 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     natural = fallback_classes(dictionary, scheme, True) if cross_type else {}
     deciders = _fine_classes(dictionary, scheme, stats, type_fallback)
     facets, folded_facets, given_names = _facet_tables(scheme)
-    pools = _Pools(dictionary, excluded, facets, builtin_continents() if scheme else {})
+    pools = _Pools(dictionary, excluded, facets, builtin_continents() if scheme else {}, _later_names(scheme, year))
     if scheme is not None:  # the built-in dictionary: its filtered pools are kept with the statistics
         holder = stats.__dict__ if stats is not None and exclude_seen else _POOL_CACHE
-        pools._pools = holder.setdefault(f"_attack_pools_{scheme}", {})
-        pools._allowed = holder.setdefault(f"_attack_allowed_{scheme}", {})
+        pools._pools = holder.setdefault(f"_attack_pools_{scheme}_{year}", {})
+        pools._allowed = holder.setdefault(f"_attack_allowed_{scheme}_{year}", {})
     docs = documents if documents is not None else list(range(len(tokens)))
     sports = document_sports(tokens, docs) if documents is not None else {}
     sentence_sports = _sentence_sports(tokens, batch.gold_spans) if documents is None else []
@@ -810,6 +825,8 @@ def _facet(m: _Mention, words: Sequence[str], doc: int, sport: Optional[str],
         kind = next((EVENT_KINDS[w] for w in m.stem.split() if w in EVENT_KINDS), None)
         if kind is None and sport and any(w in COMPETITION_WORDS for w in m.stem.split()):
             kind = LEAGUE_SPORTS.get(sport, sport)
+        if kind == "soccer":  # a soccer competition keeps its scope; one whose words do not tell is kept
+            kind = competition_scope(m.stem)
         return kind
     if name == "nationality":
         form = demonym_form(m.stem)
@@ -1167,9 +1184,11 @@ LEVELS = ("entity", "context", "both", "typo", "case", "cross_type")
 
 
 def attack(data, tags=None, level: str = "entity", ratio: float = 1.0, seed: int = 0, dictionary=None, train=None,
-           fill_mask=None, pos=None, *, columns=None, documents=None, mode: str = "lower", **context_options):
+           fill_mask=None, pos=None, *, columns=None, documents=None, mode: str = "lower", year: Optional[int] = None,
+           **context_options):
     """One attack by name: ``entity``, ``context``, ``both`` (entities first, then context
-    words), ``typo``, ``case`` (``mode`` lower or upper) or ``cross_type``."""
+    words), ``typo``, ``case`` (``mode`` lower or upper) or ``cross_type``; ``year``: the
+    corpus's year, for the entity levels (see ``entity_attack``)."""
     if level not in LEVELS:
         raise ValueError(f"level must be one of {', '.join(map(repr, LEVELS))}, got {level!r}")
     surface = {"columns": columns, "documents": documents}
@@ -1178,9 +1197,9 @@ def attack(data, tags=None, level: str = "entity", ratio: float = 1.0, seed: int
     if level == "case":
         return case_attack(data, tags, ratio, seed, mode, **surface)
     if level == "cross_type":
-        return cross_type_attack(data, tags, dictionary, ratio, seed, train, **surface)
+        return cross_type_attack(data, tags, dictionary, ratio, seed, train, year=year, **surface)
     if level != "context":
-        data = entity_attack(data, tags, dictionary, ratio, seed, train, **surface)
+        data = entity_attack(data, tags, dictionary, ratio, seed, train, year=year, **surface)
         tags = None
         if level == "entity":
             return data

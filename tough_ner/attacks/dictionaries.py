@@ -100,8 +100,9 @@ def builtin_classes(scheme: str = "conll") -> Dict[str, Tuple[str, ...]]:
 def builtin_facets() -> Dict[str, Dict[str, str]]:
     """Per class, the facet of its strings (candidates and lookup-only ones): ``person`` and
     ``surname`` a gender (``female``/``male``; most surnames have none), ``country`` a size band
-    (``large``/``medium``/``small``/``micro``), ``sports_club`` and ``event`` a sport (events
-    also ``festival``, ``holiday``, ``meeting``, ``war``, ``history``), ``nationality`` a form
+    (``large``/``medium``/``small``/``micro``), ``sports_club`` and ``event`` a sport (a soccer
+    competition its scope: ``soccer_nations``, ``_continental``, ``_cup``, ``_league``,
+    ``_super_cup``; events also ``festival``, ``holiday``, ``meeting``, ``war``, ``history``), ``nationality`` a form
     (``dual``: adjective and noun, ``adjective``, ``regional``, ``ethnic``), ``city`` and
     ``region`` a country's ISO code (a region also ``world``: "the Balkans").  Read only."""
     return _builtin_data()["facets"]
@@ -111,6 +112,14 @@ def builtin_facets() -> Dict[str, Dict[str, str]]:
 def builtin_given_names() -> Dict[str, str]:
     """Given names whose gender every Faker locale agrees on: name -> ``female`` or ``male``."""
     return {name: gender for gender, names in _builtin_data()["given_names"].items() for name in names}
+
+
+@lru_cache(maxsize=1)
+def builtin_first_years() -> Dict[str, int]:
+    """The year a built-in candidate came into use, for the names news of an earlier year
+    could not have written (states since founded or renamed: Czechia, South Sudan;
+    competitions: the Europa League).  Read only."""
+    return _builtin_data().get("first_year", {})
 
 
 def builtin_continents() -> Dict[str, str]:

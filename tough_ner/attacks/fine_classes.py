@@ -135,6 +135,33 @@ EVENT_KINDS: Mapping[str, str] = {"War": "war", "Wars": "war", "Rebellion": "war
                                   "Summit": "meeting", "Forum": "meeting"}
 
 
+# A soccer competition's scope by its words, the first found (see ``competition_scope``).
+SOCCER_SCOPES: Sequence[Tuple[str, frozenset]] = [
+    ("soccer_super_cup", frozenset("Super Supercup Supercopa Supercoppa Shield Supercoupe Recopa".split())),
+    ("soccer_continental", frozenset("Champions UEFA Winners Libertadores Intertoto Sudamericana CONMEBOL "
+                                     "Europa".split())),
+    ("soccer_nations", frozenset("World Nations Asian African Championship Championships Olympic Gold "
+                                 "America".split())),
+    ("soccer_league", frozenset("League Division Liga Serie Bundesliga Premiership Conference".split())),
+    ("soccer_cup", frozenset("Cup Cups Pokal Coupe Coppa Copa Taca Trophy".split())),
+]
+
+
+def competition_scope(name: str) -> Optional[str]:
+    """A soccer competition's scope: a national teams' tournament (the World Cup, the Asian
+    Cup: groups, hosts), a clubs' continental competition (the UEFA Cup: two-leg ties), a
+    league, a domestic cup, or a one-match super cup; None when its words do not tell.  A
+    replacement keeps the scope: a tournament with groups is never replaced by a super cup."""
+    written = [w.strip("'") for w in name.replace("-", " ").split()]
+    words = set(written) | {w.capitalize() for w in written if w.isupper()}  # "WORLD CUP", "UEFA Cup"
+    if "European" in words and "Cup" in words:  # the European Cup of 1996 is the clubs' champions' cup
+        return "soccer_continental"
+    for scope, heads in SOCCER_SCOPES:
+        if not heads.isdisjoint(words):
+            return scope
+    return None
+
+
 def headline_sport(words: Sequence[str]) -> Optional[str]:
     """The sport a headline names, upper-cased words split at hyphens ("ALPINE SKIING-WOMEN 'S ...")."""
     upper = [part for w in words for part in w.upper().split("-") if part]

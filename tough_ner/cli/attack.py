@@ -109,7 +109,7 @@ def cmd_attack(args) -> None:
     for value, out in zip(ratios, outputs):
         attacked = attack(test, level=args.level, ratio=value, seed=args.seed, dictionary=dictionary, train=stats,
                           fill_mask=fill_mask, pos=pos, ranks=tuple(args.ranks), victim=victim, columns=columns,
-                          documents=documents, mode=args.case).to_dict()
+                          documents=documents, mode=args.case, year=args.year).to_dict()
         write_attacked(out, attacked, list(columns))
         levels = Counter(r["level"] for records in attacked["replacements"] for r in records)
         print(f"{out}: {len(attacked['tokens'])} sentences; replaced: "
@@ -143,6 +143,9 @@ def _attack_arguments(p) -> None:
                    help="share of eligible originals attacked (entities; sentences for --level case)")
     p.add_argument("--ratios", help="comma-separated ratios, one output file per ratio: OUT-RATIO.EXT")
     p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--year", type=int,
+                   help="the year the test set was written (CoNLL-2003: 1996): names that came into use later "
+                        "(Czechia, the Europa League) are never drawn")
     p.add_argument("--dictionary", action="append",
                    help="builtin[:conll|:ontonotes] (default), faker, geonames, a JSON file or RockNER .jsonl "
                         "file/folder; repeatable (pooled)")

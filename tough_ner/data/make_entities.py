@@ -21,7 +21,9 @@ Candidates are ASCII (CoNLL-2003 and OntoNotes text is); aliases only help decid
 original's fine class and are never drawn.  *Facets* refine a class for the attack (a person's
 or surname's gender, a state's size band, a club's or competition's sport, a nationality
 word's form, a city's or region's country); ``given_names`` lists the given names whose gender
-Faker's lists agree on, ``continents`` each country's continent.
+Faker's lists agree on, ``continents`` each country's continent, ``first_year`` the year a name
+came into use where news of an earlier year could not have written it (Czechia, South Sudan, the
+Europa League): an attack given its corpus's year draws none of a later year.
 """
 from __future__ import annotations
 
@@ -76,7 +78,8 @@ NOT_DRAWN = frozenset("AN AQ BQ BV CC CS CX GS HM IO PN TF UM".split())
 BANDS = ((30_000_000, "large"), (5_000_000, "medium"), (1_000_000, "small"), (0, "micro"))
 DEMONYM_POPULATION = 1_000_000  # demonyms of smaller states are lookup-only
 # countryinfo's demonyms that are not today's adjective ("Kirghiz"), or nouns without a plain -s plural
-DEMONYM_SPELLING = {"Kirghiz": "Kyrgyz", "Tadzhik": "Tajik", "Argentinean": "Argentine"}
+DEMONYM_SPELLING = {"Kirghiz": "Kyrgyz", "Tadzhik": "Tajik", "Argentinean": "Argentine",
+                    "Guinea-Bissauan": "Bissau-Guinean"}
 DEMONYM_LOOKUP_ONLY = frozenset("Motswana Mosotho Djibouti Ni-Vanuatu I-Kiribati Gibraltar".split())
 CITY_CANDIDATE_POPULATION = 150_000
 CITY_ALIAS_POPULATION = 15_000
@@ -247,6 +250,9 @@ def ticker_sources(classes, aliases, facets, given):
 # Lookup-only spellings written here, by class: they say what a string is, over the packages' lists
 # ("Zaire" is a former country, not the Angolan province countryinfo lists).
 authored_aliases = {}
+# The year a name came into use ("## first_year" in entities_authored.txt), whatever its class.
+FIRST_YEAR = "first_year"
+first_years = {}
 
 
 def continents():
@@ -268,8 +274,14 @@ def authored_sources(classes, aliases, facets, given):
             continue
         if line.startswith("##"):
             name, facet = line[2:].strip(), None
+            if name == FIRST_YEAR:
+                target = None
+                continue
             target = aliases[name[6:]] if name.startswith("alias:") else classes[name]
             name = name[6:] if name.startswith("alias:") else name
+            continue
+        if name == FIRST_YEAR:
+            first_years[line] = int(facet)
             continue
         target.add(line)
         if target is aliases[name]:
@@ -286,6 +298,7 @@ def build() -> bytes:
     given = {gender: set() for gender in GENDERS}
     authored_aliases.clear()
     authored_aliases.update({name: set() for name in names})
+    first_years.clear()
     for source in (faker_sources, geonames_sources, countryinfo_sources, ticker_sources, authored_sources):
         source(classes, aliases, facets, given)
     for group in (g for scheme in SCHEMES.values() for g in scheme.values()):
@@ -314,6 +327,7 @@ def build() -> bytes:
         "aliases": {name: sorted(aliases[name]) for name in names if aliases[name]},
         "facets": {name: dict(sorted(facets[name].items())) for name in names if facets[name]},
         "given_names": {gender: sorted(given[gender]) for gender in GENDERS},
+        "first_year": dict(sorted(first_years.items())),
         "continents": continents(),
         "schemes": SCHEMES,
         "fallback": FALLBACK,
