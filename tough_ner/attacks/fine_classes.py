@@ -218,7 +218,8 @@ FEMALE_PRONOUNS = frozenset("she her hers herself".split())
 
 class Genders:
     """The gender a document signals for a person mention: the mention's own given name
-    (when every Faker locale agrees on it), a title before it ("Mrs"), the pronouns of its
+    (when every Faker locale agrees on it), a title before it ("Mrs"), the given names of the
+    other persons of its sentence when two or more are known and all agree (a draw), the pronouns of its
     sentence and the next when it is the sentence's only person, a women's or men's event in
     the document's headline, else the given names of the document's persons when four in five
     agree; None when nothing says."""
@@ -228,6 +229,7 @@ class Genders:
         self.given = given_names
         self.document: Dict[int, Optional[str]] = {}
         self.pronouns: Dict[int, Optional[str]] = {}  # sentence -> gender of its (and the next's) pronouns
+        self.sentence: Dict[int, str] = {}  # sentence -> the one gender of its persons' known given names
         counts: Dict[int, Counter] = {}
         heads: Dict[int, int] = {}
         for s, doc in enumerate(documents):
@@ -242,10 +244,15 @@ class Genders:
                 male, female = not MALE_PRONOUNS.isdisjoint(words), not FEMALE_PRONOUNS.isdisjoint(words)
                 if male != female:
                     self.pronouns[s] = "male" if male else "female"
+            known = Counter()
             for start, end in person_spans[s]:
                 gender = self.of_name(tokens[s][start:end])
                 if gender:
                     counts.setdefault(doc, Counter())[gender] += 1
+                    known[gender] += 1
+            # one draw, one event: "Susi Susanti v Camilla Martin ; Ye Zhaoying v Gong Zichao"
+            if len(known) == 1 and sum(known.values()) >= 2:
+                self.sentence[s] = next(iter(known))
         for doc, count in counts.items():
             if self.document.get(doc) is None and sum(count.values()) >= 2:
                 gender, n = count.most_common(1)[0]
@@ -273,7 +280,7 @@ class Genders:
         gender = self.of_name(words[start:end])
         if gender is None and start > 0:
             gender = TITLES.get(words[start - 1])
-        return gender or self.pronouns.get(s) or self.document.get(doc)
+        return gender or self.sentence.get(s) or self.pronouns.get(s) or self.document.get(doc)
 
 
 def demonym_form(word: str) -> str:
