@@ -17,6 +17,14 @@ unseen-type / TCM), how many of its tokens are unseen or diff tokens (HardEval),
 bucket of every attribute (Fu et al.) in words.  ``error_rows`` returns plain dicts (fast,
 no import of ``datasets``); ``error_table`` a ``datasets.Dataset``; ``write`` a CSV or JSONL
 file, atomically.
+
+The CSV is safe to open in a spreadsheet (the command's ``--errors`` file and the Spaces'
+download alike): a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
+return, which a spreadsheet would evaluate as a formula, gets a leading ``'`` (OWASP's rule
+against CSV injection), so it shows as text.  Numbers are written as numbers, never prefixed:
+their minus is a sign, not a formula, so the numeric columns (sentence, document, positions,
+counts) stay numeric.  Text is neutralised even when it reads as a number (an entity whose text
+is ``-5`` is text).  The JSON lines are written as they are.
 """
 from __future__ import annotations
 
@@ -192,15 +200,32 @@ def summary(rows: Sequence[dict]) -> Dict[str, Dict[str, Dict[str, int]]]:
     return {system: outcome_counts([row for row in rows if row["system"] == system]) for system in systems}
 
 
+# A spreadsheet evaluates a cell starting with one of these (OWASP: CSV injection).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value):
+    """A CSV cell a spreadsheet shows as it is: text starting with ``FORMULA_STARTS`` behind a
+    ``'``; numbers (and None, as an empty cell) unchanged."""
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def to_text(rows: Sequence[dict], fmt: str) -> str:
-    """The rows as CSV (``csv``) or JSON lines (``jsonl``)."""
+    """The rows as CSV (``csv``, cells a spreadsheet would evaluate neutralised) or JSON lines
+    (``jsonl``)."""
     if fmt == "jsonl":
         return "".join(json.dumps({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+        # Rows end with CRLF (RFC 4180) so that a cell holding a lone CR is quoted: with "\n" the
+        # writer left it bare, and a spreadsheet started a new row there.
+        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows({c: ("" if row[c] is None else row[c]) for c in COLUMNS} for row in rows)
+        writer.writerows({c: spreadsheet_cell(row[c]) for c in COLUMNS} for row in rows)
         return buffer.getvalue()
     raise ValueError(f"unknown error table format {fmt!r}: use csv or jsonl")
 

@@ -4,6 +4,13 @@ or Markdown, read from a report's results (never recomputed).
 Each table has an ``n`` column (the items a rate is computed over).  A summary row with
 ``ci`` (``{system: [low, high]}``) prints ``value [low, high]``; the systems listed in its
 ``best`` are in bold (the report decides who wins).
+
+Names and types come from the user, so every text is escaped: in LaTeX its special characters
+(and a leading ``[``, which a row's end would read as its spacing); in Markdown what would start
+raw HTML or an entity (``<``, ``&``, as entities), split a table cell (``|``), make a link or an
+image (``[``, ``]``) or a code span (`````), and the backslash itself; a line break becomes a
+space.  So a name shows as typed and can neither run HTML, fetch an image nor break a table.
+Emphasis marks (``*``, ``_``) are left as typed: they only style.
 """
 from __future__ import annotations
 
@@ -44,8 +51,11 @@ def _number(value, digits: int) -> str:
     return "nan" if math.isnan(value) else f"{value:.{digits}f}"
 
 
-def _cell_text(cell: Cell, digits: int) -> str:
+def _cell_text(cell: Cell, digits: int, escape=None) -> str:
+    """The cell as text; ``escape`` applied to a text value (numbers and intervals are ours)."""
     text = _number(cell.value, digits)
+    if escape is not None and isinstance(cell.value, str):
+        text = escape(text)
     if cell.std is not None:
         text += f" ± {_number(float(cell.std), digits)}"
     if cell.ci is not None and not any(v is None or math.isnan(v) for v in cell.ci):
@@ -174,11 +184,22 @@ def _key(interval):
 _LATEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
           "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "↑": r"$\uparrow$",
           "↓": r"$\downarrow$", "≥": r"$\geq$", "≤": r"$\leq$", "–": "--", "−": "$-$", "…": r"\ldots{}",
-          "×": r"$\times$", "·": r"$\cdot$", "†": r"\dag{}"}
+          "×": r"$\times$", "·": r"$\cdot$", "†": r"\dag{}", "<": r"\textless{}",
+          ">": r"\textgreater{}", "|": r"\textbar{}", "\n": " ", "\r": " "}
 
 
 def latex_escape(text: str) -> str:
-    return "".join(_LATEX.get(ch, ch) for ch in text)
+    # "{}" before a leading "[": after a row's \\ it would be read as the row's spacing argument
+    return ("{}" if text.startswith("[") else "") + "".join(_LATEX.get(ch, ch) for ch in text)
+
+
+_MARKDOWN = {"&": "&amp;", "<": "&lt;", "\\": "\\\\", "|": "\\|", "[": "\\[", "]": "\\]", "`": "\\`",
+             "\n": " ", "\r": " "}
+
+
+def markdown_escape(text: str) -> str:
+    """Text shown as typed in Markdown (GitHub's, CommonMark): see the module docstring."""
+    return "".join(_MARKDOWN.get(ch, ch) for ch in text)
 
 
 def latex(results: Mapping, digits: int = 4) -> str:
@@ -215,10 +236,11 @@ def markdown_tables(tables_: Sequence[Table], digits: int = 4) -> str:
     """Tables as Markdown (GitHub) tables, each under a heading."""
     blocks = []
     for table in tables_:
-        lines = [f"### {table.title}", "", "| " + " | ".join(table.columns) + " |",
+        lines = [f"### {markdown_escape(table.title)}", "",
+                 "| " + " | ".join(map(markdown_escape, table.columns)) + " |",
                  "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(table.columns))) + "|"]
         for row in table.rows:
-            texts = [_cell_text(cell, digits).replace("|", r"\|") for cell in row]
+            texts = [_cell_text(cell, digits, markdown_escape) for cell in row]
             lines.append("| " + " | ".join(f"**{t}**" if cell.bold else t for t, cell in zip(texts, row)) + " |")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
