@@ -290,7 +290,7 @@ def test_weight_chunks_hold_at_most_chunk_weights(monkeypatch):
     strata = np.array([0] * 7 + [1] * 5)
     sizes = []
     draw = uncertainty._draw
-    monkeypatch.setattr(uncertainty, "_draw", lambda s, n, rng: sizes.append(n * len(s)) or draw(s, n, rng))
+    monkeypatch.setattr(uncertainty, "_draw", lambda s, n, rng, *compact: sizes.append(n * len(s)) or draw(s, n, rng, *compact))
     for chunk in (5, 12, 30, 36, 1000):
         monkeypatch.setattr(uncertainty, "_CHUNK", chunk)
         sizes.clear()

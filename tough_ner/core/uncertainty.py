@@ -18,6 +18,12 @@ one matrix product: resample weights (resamples x units) times the count matrix.
 - Units are put in a canonical order (a hash of each sentence's tokens and gold tags, then its
   counts) before resampling, so a result depends on the data and the seed only, not on the
   order of the sentences or on how ``evaluate`` split them across processes.
+- Counts with very many mostly-zero columns (bucket F1: columns per bucket, a bucket per entity
+  type) are kept as their nonzero entries (``Counts.prf_groups``, ``sparse.Entries``); once
+  their dense tables would pass ``DENSE_CELLS``, they are resampled from the entries, a block
+  of keys at a time, so memory and work follow the input, never sentences x types.  The same
+  resamples and numbers (whole counts sum exactly in any order), but for the last bits of a
+  normal approximation's p-value.
 """
 from __future__ import annotations
 
@@ -25,6 +31,8 @@ import math
 from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
+
+from .sparse import Entries
 
 UNITS = ("sentence", "document")
 EXACT_UNITS = 16  # up to 2^16 swaps of differing units are enumerated; beyond, the normal approximation
@@ -34,6 +42,10 @@ TEST_NAME = (f"{TEST_SHORT}: exact over every swap of the units whose counts dif
              "else its normal approximation (delta method); paired bootstrap percentile interval")
 INTERVAL_NAME = "percentile bootstrap"
 SMALL = 30  # subsets below this size are flagged as small
+# Counts kept as entries (bucket F1) go through the dense engine while (units + resamples) x
+# columns stays below this (64 MB a table): the same arithmetic as ever on every usual test
+# set; beyond it, the entries' engine, whose memory and work follow the nonzero counts.
+DENSE_CELLS = 1 << 23
 
 
 # ---- counts -------------------------------------------------------------------------------
@@ -71,10 +83,11 @@ class Counts:
         n = len(self.order)
         self.strata = np.zeros(n, dtype=np.int64) if strata is None else np.asarray(strata, dtype=np.int64)
         self.documents = None if documents is None else np.asarray(documents)
-        self.columns: List[np.ndarray] = []
+        self.columns: List[Optional[np.ndarray]] = []  # None: a column kept as entries (prf_groups)
         self.names: Dict[str, int] = {}
         self.keys: Dict[str, tuple] = {}
         self.size: Dict[str, str] = {}  # key -> column whose total is its n
+        self._entries: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (column, sentence, value) items
 
     def __len__(self) -> int:
         return len(self.order)
@@ -84,6 +97,8 @@ class Counts:
         if values.shape != (len(self),):
             raise ValueError(f"column {name!r} has shape {values.shape}, expected ({len(self)},)")
         if name in self.names:
+            if self.columns[self.names[name]] is None:
+                raise ValueError(f"column {name!r} is kept as entries: it cannot be replaced")
             self.columns[self.names[name]] = values
         else:
             self.names[name] = len(self.columns)
@@ -118,50 +133,151 @@ class Counts:
         self.keys[key] = (kind, a, b)
         self.size[key] = self.size[a] if size is None else self.column(key + "/n", size)
 
+    def prf_groups(self, keys: Sequence[Sequence[str]], correct, gold, predicted, found=None) -> None:
+        """``prf`` for many groups at once: group ``g`` has the precision, recall and F1 keys
+        ``keys[g]``, and each count is given as items ``(group, sentence, weight)`` (weight None:
+        1 per item), summed per group and sentence.  The columns are kept as their nonzero
+        entries, not as dense columns: with a group per entity type (bucket F1's tag buckets), a
+        dense table is sentences x types."""
+        counted = [("correct", correct), ("gold", gold), ("pred", predicted)] + (
+            [("found", found)] if found is not None else [])
+        base, width = len(self.columns), len(counted)
+        for group_keys in keys:
+            precision, recall, f1 = group_keys
+            c, g, p, *r = (f"{f1}/{name}" for name, _ in counted)
+            for name in (c, g, p, *r):
+                if name in self.names:
+                    raise ValueError(f"column {name!r} defined twice")
+                self.names[name] = len(self.columns)
+                self.columns.append(None)
+            self.keys[precision], self.keys[recall] = ("ratio", c, p), ("ratio", r[0] if r else c, g)
+            self.keys[f1] = ("f1", c, g, p, *r)
+            for key in group_keys:
+                self.size[key] = g
+        items = [(base + np.asarray(group, dtype=np.int64) * width + k, sentence,
+                  np.ones(len(group)) if weight is None else weight)
+                 for k, (_, (group, sentence, weight)) in enumerate(counted)]
+        summed = Entries(len(self), len(self.columns), *(np.concatenate(part) for part in zip(*items)))
+        self._entries.append((summed.column_of, summed.rows, summed.values))
+
+    @property
+    def has_entries(self) -> bool:
+        """Whether some columns are kept as entries (``prf_groups``)."""
+        return bool(self._entries)
+
+    def entries(self, new_row: Optional[np.ndarray] = None, n_rows: Optional[int] = None) -> Entries:
+        """Every column as its nonzero entries (dense columns included); with ``new_row``,
+        sentence ``s`` is row ``new_row[s]`` of ``n_rows`` (rows sharing a number summed)."""
+        parts = self._parts()
+        if not parts:
+            return Entries(len(self), len(self.columns), [], [], [])
+        if new_row is None:  # each part is in order and holds columns of its own: so is their sequence
+            parts.sort(key=lambda part: part[0][0] if len(part[0]) else -1)
+            return Entries(len(self), len(self.columns), *(np.concatenate(part) for part in zip(*parts)))
+        columns, rows, values = zip(*parts)
+        return Entries(n_rows, len(self.columns), np.concatenate(columns),
+                       np.concatenate([new_row[r] for r in rows]), np.concatenate(values))
+
+    def _parts(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(column, sentence, value) of the nonzero counts: a part per dense column, then the entries."""
+        dense = [(j, np.flatnonzero(column)) for j, column in enumerate(self.columns) if column is not None]
+        return [(np.full(len(rows), j), rows, self.columns[j][rows]) for j, rows in dense] + list(self._entries)
+
+    def row_sums(self, column_weights: np.ndarray) -> np.ndarray:
+        """Each sentence's counts times their column's weight, summed (``matrix() @ column_weights``)."""
+        sums = np.zeros(len(self))
+        for columns, rows, values in self._parts():
+            sums += np.bincount(rows, weights=values * column_weights[columns], minlength=len(self))
+        return sums
+
     def matrix(self) -> np.ndarray:
         """(sentences, columns)."""
-        return np.stack(self.columns, axis=1) if self.columns else np.zeros((len(self), 0))
+        if not self.columns:
+            return np.zeros((len(self), 0))
+        if not self._entries:
+            return np.stack(self.columns, axis=1)
+        table = np.zeros((len(self), len(self.columns)))
+        for j, column in enumerate(self.columns):
+            if column is not None:
+                table[:, j] = column
+        kept = self.kept_entries()
+        table[kept.rows, kept.column_of] = kept.values
+        return table
+
+    def kept_entries(self) -> Entries:
+        """The columns kept as entries, their items summed per sentence (the others empty)."""
+        if not self._entries:
+            return Entries(len(self), len(self.columns), [], [], [])
+        return Entries(len(self), len(self.columns), *(np.concatenate(part) for part in zip(*self._entries)))
+
+    def large(self) -> bool:
+        """Whether these counts keep entries and a dense table of them would exceed
+        ``DENSE_CELLS``: then their totals come from the entries."""
+        return self.has_entries and len(self) * len(self.columns) > DENSE_CELLS
+
+    def totals(self) -> np.ndarray:
+        """Each column's total."""
+        return self.entries().totals() if self.large() else self.matrix().sum(axis=0)
 
     def values(self, sums: np.ndarray, keys: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
         """Each key's value from summed columns (``sums[..., column]``)."""
         return evaluate(self.keys, self.names, sums, keys)
 
     def point(self) -> Dict[str, float]:
-        return {key: float(value) for key, value in self.values(self.matrix().sum(axis=0)).items()}
+        return {key: float(value) for key, value in self.values(self.totals()).items()}
 
     def sizes(self) -> Dict[str, int]:
-        totals = self.matrix().sum(axis=0)
+        totals = self.totals()
         return {key: int(round(totals[self.names[column]])) for key, column in self.size.items()}
 
 
 def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarray,
              wanted: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
-    """Apply the key formulas to summed counts; NaN where a denominator is 0."""
+    """Apply the key formulas to summed counts; NaN where a denominator is 0.  Keys with the
+    same formula are computed together, a bounded block at a time (element by element the same
+    operations as one key at a time, so the same numbers, without a loop over many keys)."""
     values: Dict[str, np.ndarray] = {}
+    by_formula: Dict[tuple, List[str]] = {}
+    for key, (kind, *operands) in keys.items():
+        if kind in ("ratio", "f1"):
+            by_formula.setdefault((kind, len(operands)), []).append(key)
+        elif kind not in ("mean", "diff", "relative"):
+            raise ValueError(f"unknown formula {kind!r} for {key!r}")
+    step = max(1, _EVALUATED // max(1, int(np.prod(sums.shape[:-1]))))
     with np.errstate(invalid="ignore", divide="ignore"):
+        for (kind, arity), group in by_formula.items():
+            for start in range(0, len(group), step):
+                block = group[start:start + step]
+                places = np.array([[names[c] for c in keys[key][1:]] for key in block], dtype=np.int64)
+                result = _formula(kind, [sums[..., places[:, i]] for i in range(arity)])
+                for j, key in enumerate(block):
+                    values[key] = result[..., j]
         for key, (kind, *operands) in keys.items():
-            if kind == "ratio":
-                num, den = (sums[..., names[c]] for c in operands)
-                values[key] = np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
-            elif kind == "f1" and len(operands) == 4:  # 2PR / (P + R) with P = c / p, R = r / g
-                c, g, p, r = (sums[..., names[c]] for c in operands)
-                denominator = c * g + r * p
-                f1 = 2 * c * r / np.where(denominator > 0, denominator, 1)
-                values[key] = np.where(g + p > 0, np.where(denominator > 0, f1, 0.0), np.nan)
-            elif kind == "f1":  # 2c / (g + p): the harmonic mean of P and R, 0 when nothing is right
-                c, g, p = (sums[..., names[c]] for c in operands)
-                total = g + p
-                values[key] = np.where(total > 0, 2 * c / np.where(total > 0, total, 1), np.nan)
-            elif kind == "mean":
+            if kind == "mean":
                 values[key] = (values[operands[0]] + values[operands[1]]) / 2
             elif kind == "diff":
                 values[key] = values[operands[0]] - values[operands[1]]
             elif kind == "relative":
                 a, b = values[operands[0]], values[operands[1]]
                 values[key] = np.where(b != 0, a / np.where(b != 0, b, 1), np.nan)
-            else:
-                raise ValueError(f"unknown formula {kind!r} for {key!r}")
-    return values if wanted is None else {key: values[key] for key in wanted}
+    return {key: values[key] for key in (keys if wanted is None else wanted)}
+
+
+_EVALUATED = 1 << 20  # values of one formula computed at once (8 MB a temporary)
+
+
+def _formula(kind: str, operands: List[np.ndarray]) -> np.ndarray:
+    if kind == "ratio":
+        num, den = operands
+        return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    if len(operands) == 4:  # f1 as 2PR / (P + R) with P = c / p, R = r / g
+        c, g, p, r = operands
+        denominator = c * g + r * p
+        f1 = 2 * c * r / np.where(denominator > 0, denominator, 1)
+        return np.where(g + p > 0, np.where(denominator > 0, f1, 0.0), np.nan)
+    c, g, p = operands  # f1 as 2c / (g + p): the harmonic mean of P and R, 0 when nothing is right
+    total = g + p
+    return np.where(total > 0, 2 * c / np.where(total > 0, total, 1), np.nan)
 
 
 # ---- options ------------------------------------------------------------------------------
@@ -182,43 +298,78 @@ def check_options(n_resamples, confidence, unit="sentence", alpha=0.05) -> None:
 def units(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[np.ndarray, np.ndarray]:
     """(matrix of every system's columns side by side per unit, stratum of each unit), units in
     canonical order.  The systems must have been scored on the same sentences."""
-    first = counts[0]
-    for other in counts[1:]:
-        if len(other) != len(first) or not np.array_equal(np.sort(other.order), np.sort(first.order)):
-            raise ValueError("paired comparisons need the same test sentences for every system")
-    # Each system's sentences sorted by stratum and content hash, so rows pair up even when
-    # the systems were given the sentences in different orders.
-    aligned = [(c, np.lexsort((c.order, c.strata))) for c in counts]
+    aligned, strata, keys = _aligned(counts)
     matrix = np.hstack([c.matrix()[order] for c, order in aligned])
-    strata = first.strata[aligned[0][1]]
-    keys = first.order[aligned[0][1]]
     if unit == "document":
-        documents = first.documents
-        if documents is None:
-            raise ValueError("unit='document' needs document ids (-DOCSTART- groups, or a document input)")
-        documents = documents[aligned[0][1]]
-        names, inverse = np.unique(documents.astype(str), return_inverse=True)
-        summed = np.zeros((len(names), matrix.shape[1]))
+        inverse, strata, keys = _documents(counts[0], aligned[0][1], strata, keys)
+        summed = np.zeros((len(keys), matrix.shape[1]))
         np.add.at(summed, inverse, matrix)
-        unit_strata = np.zeros(len(names), dtype=np.int64)
-        unit_strata[inverse] = strata
-        if np.any(unit_strata[inverse] != strata):
-            raise ValueError("a document spans two sets (e.g. NRB and WTS): resample by sentence")
-        if min(np.bincount(unit_strata)) < 2:
-            raise ValueError(f"unit='document' needs at least 2 documents per set, got {np.bincount(unit_strata).tolist()}:"
-                             " resample by sentence")
-        # A document's key: the hash of its sentences' keys in order.
-        import hashlib  # as in sentence_keys
-        digests = [hashlib.blake2b(np.sort(keys[inverse == d]).tobytes(), digest_size=8).digest()
-                   for d in range(len(names))]
-        unit_keys = np.array([int.from_bytes(d, "little") for d in digests], dtype=np.uint64)
-        matrix, strata, keys = summed, unit_strata, unit_keys
+        matrix = summed
     # Canonical order: stratum, content hash, then the counts themselves (ties: identical sentences;
     # a fixed random projection of the counts stands for them).
     projection = np.random.default_rng(0).random(matrix.shape[1]) if matrix.shape[1] else None
     row_keys = matrix @ projection if projection is not None else np.zeros(len(keys))
     order = np.lexsort((row_keys, keys, strata))
     return matrix[order], strata[order]
+
+
+def units_as_entries(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[Entries, np.ndarray]:
+    """``units`` with the matrix as its nonzero entries (``sparse.Entries``): the same units in
+    the same order (the projection that orders identical sentences is summed another way, so
+    two different count rows would have to project within a rounding error to swap)."""
+    aligned, strata, keys = _aligned(counts)
+    n, width = len(strata), len(counts[0].columns)
+    where = np.arange(n)  # each aligned sentence's unit
+    if unit == "document":
+        where, strata, keys = _documents(counts[0], aligned[0][1], strata, keys)
+    projection = np.random.default_rng(0).random(width * len(counts)) if width else None
+    row_keys = np.zeros(len(keys))
+    if projection is not None:
+        for i, (c, sentences) in enumerate(aligned):
+            row_keys += np.bincount(where, c.row_sums(projection[i * width:(i + 1) * width])[sentences],
+                                    minlength=len(keys))
+    order = np.lexsort((row_keys, keys, strata))
+    position = np.empty(len(order), dtype=np.int64)
+    position[order] = np.arange(len(order))
+    parts = []
+    for c, sentences in aligned:  # each sentence straight to its unit's place
+        unit_of = np.empty(n, dtype=np.int64)
+        unit_of[sentences] = position[where]
+        parts.append(c.entries(unit_of, len(order)))
+    return (Entries.side_by_side(parts) if len(parts) > 1 else parts[0]), strata[order]
+
+
+def _aligned(counts: Sequence[Counts]):
+    """Each system's sentences sorted by stratum and content hash (rows pair up even when the
+    systems were given the sentences in different orders), with those strata and hashes."""
+    first = counts[0]
+    for other in counts[1:]:
+        if len(other) != len(first) or not np.array_equal(np.sort(other.order), np.sort(first.order)):
+            raise ValueError("paired comparisons need the same test sentences for every system")
+    aligned = [(c, np.lexsort((c.order, c.strata))) for c in counts]
+    return aligned, first.strata[aligned[0][1]], first.order[aligned[0][1]]
+
+
+def _documents(first: Counts, order: np.ndarray, strata: np.ndarray, keys: np.ndarray):
+    """(document of each aligned sentence, stratum and key of each document)."""
+    documents = first.documents
+    if documents is None:
+        raise ValueError("unit='document' needs document ids (-DOCSTART- groups, or a document input)")
+    documents = documents[order]
+    names, inverse = np.unique(documents.astype(str), return_inverse=True)
+    unit_strata = np.zeros(len(names), dtype=np.int64)
+    unit_strata[inverse] = strata
+    if np.any(unit_strata[inverse] != strata):
+        raise ValueError("a document spans two sets (e.g. NRB and WTS): resample by sentence")
+    if min(np.bincount(unit_strata)) < 2:
+        raise ValueError(f"unit='document' needs at least 2 documents per set, got {np.bincount(unit_strata).tolist()}:"
+                         " resample by sentence")
+    # A document's key: the hash of its sentences' keys in order.
+    import hashlib  # as in sentence_keys
+    digests = [hashlib.blake2b(np.sort(keys[inverse == d]).tobytes(), digest_size=8).digest()
+               for d in range(len(names))]
+    unit_keys = np.array([int.from_bytes(d, "little") for d in digests], dtype=np.uint64)
+    return inverse, unit_strata, unit_keys
 
 
 _CHUNK = 20_000_000  # weights held at once (160 MB): resamples are drawn in chunks below it
@@ -231,24 +382,54 @@ def resample_weights(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndar
     return np.vstack(list(_weight_chunks(strata, n_resamples, seed)))
 
 
-def _weight_chunks(strata: np.ndarray, n_resamples: int, seed: int):
-    """The resample weights in row chunks of at most ``_CHUNK`` weights, from one random stream."""
+def _weight_chunks(strata: np.ndarray, n_resamples: int, seed: int, compact: bool = False):
+    """The resample weights in row chunks of at most ``_CHUNK`` weights, from one random stream
+    (``compact``: as the smallest unsigned integers that hold them, the same numbers)."""
     rows = max(1, min(n_resamples, _CHUNK // max(len(strata), 1)))
     rng = np.random.default_rng([seed, 0])
     for start in range(0, n_resamples, rows):
-        yield _draw(strata, min(rows, n_resamples - start), rng)
+        yield _draw(strata, min(rows, n_resamples - start), rng, compact)
 
 
-def _draw(strata: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
-    weights = np.zeros((n_resamples, len(strata)))
+def _draw(strata: np.ndarray, n_resamples: int, rng: np.random.Generator, compact: bool = False) -> np.ndarray:
+    """How often each unit is drawn, a resample row at a time: the same numbers as drawing the
+    whole (resamples x members) block at once (the generator keeps the spare half of a 64-bit
+    draw between calls), without holding that block beside the weights."""
+    weights = np.zeros((n_resamples, len(strata)), dtype=np.uint8 if compact else float)
     for stratum in np.unique(strata):
         members = np.flatnonzero(strata == stratum)
-        draws = rng.integers(0, len(members), size=(n_resamples, len(members)))
-        block = np.empty((n_resamples, len(members)))
-        for r in range(n_resamples):  # row by row: far faster than one huge bincount
-            block[r] = np.bincount(draws[r], minlength=len(members))
-        weights[:, members] = block
+        whole = len(members) == len(strata)
+        for r in range(n_resamples):
+            row = np.bincount(rng.integers(0, len(members), size=len(members)), minlength=len(members))
+            if compact and row.max() > np.iinfo(weights.dtype).max:  # a unit drawn 256 times or more
+                weights = weights.astype(np.min_scalar_type(row.max()))
+            if whole:
+                weights[r] = row
+            else:
+                weights[r, members] = row
     return weights
+
+
+# Compact resample weights the entries' engine keeps between key blocks (resamples x units, one
+# byte each as a rule); more are drawn again for each block.
+_HELD = 1 << 26
+
+
+class _CompactWeights:
+    """The resample weights of the entries' engine, drawn in ``_weight_chunks``'s chunks (so
+    the same numbers as the dense engine's), kept when they fit in ``_HELD``."""
+
+    def __init__(self, strata: np.ndarray, n_resamples: int, seed: int):
+        self.drawn = (strata, n_resamples, seed)
+        self.held = list(self._drawn()) if n_resamples * len(strata) <= _HELD else None
+
+    def totals(self, entries: Entries, columns: Sequence[int]) -> np.ndarray:
+        """(resamples, columns): each resample's totals of the chosen columns."""
+        chunks = self.held if self.held is not None else self._drawn()
+        return np.vstack([entries.weighted_sums(chunk, columns) for chunk in chunks])
+
+    def _drawn(self):  # (units, resamples) chunks: a unit's weights side by side, gathered per entry
+        return (chunk.T.copy() for chunk in _weight_chunks(*self.drawn, compact=True))
 
 
 def resampled_totals(strata: np.ndarray, matrix: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -289,7 +470,8 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
             confidence: float = 0.95, seed: int = 0, unit: str = "sentence", alpha: float = 0.05,
             pairs: Optional[Sequence[Tuple[str, str]]] = None) -> Dict[str, dict]:
     """Intervals for every system and paired tests for every pair of systems (or ``pairs``),
-    with one draw of resample weights and one matrix product.
+    with one draw of resample weights and one matrix product (counts kept as entries and too
+    large for dense tables: the same from the entries, a block of keys at a time).
 
     Returns ``{key: {"values", "ci", "n", "tests"}}``: values and n per system, ci per system
     ``[low, high]``, tests a list of ``{"a", "b", "difference", "ci", "p_value"}``.  The
@@ -304,35 +486,58 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     missing = [k for k in keys if any(k not in c.keys for c in counts)]
     if missing:
         raise ValueError(f"unknown key(s) {missing}: keys with counts are {sorted(counts[0].keys)}")
-    matrix, strata = units(counts, unit)
+    by_entries = _by_entries(counts, n_resamples)
+    if by_entries:
+        entries, strata = units_as_entries(counts, unit)
+    else:
+        matrix, strata = units(counts, unit)
     width = len(counts[0].columns)
     if any(len(c.columns) != width or c.names != counts[0].names for c in counts):
         raise ValueError("the systems' results have different columns: score them with the same options")
     if not keys:  # nothing to give an interval or a test (a result without rate keys)
         return {}
-    blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(names))]
     formulas, columns = counts[0].keys, counts[0].names
-
-    resampled = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
-    point = {name: evaluate(formulas, columns, block.sum(axis=0), keys) for name, block in zip(names, blocks)}
-    boot = {name: evaluate(formulas, columns, resampled[:, i * width:(i + 1) * width], keys)
-            for i, name in enumerate(names)}
-    sizes = {name: c.sizes() for name, c in zip(names, counts)}
+    if by_entries:
+        totals = entries.totals()
+        sums = [totals[i * width:(i + 1) * width] for i in range(len(names))]
+        sizes = {name: {key: int(round(sums[i][columns[column]])) for key, column in c.size.items()}
+                 for i, (name, c) in enumerate(zip(names, counts))}
+        resampled = _resampled_by_blocks(entries, width, len(names), formulas, columns, keys, strata, n_resamples,
+                                         seed)
+    else:
+        blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(names))]
+        sums = [block.sum(axis=0) for block in blocks]
+        sizes = {name: c.sizes() for name, c in zip(names, counts)}
+        everything = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
+        resampled = [(keys, formulas, columns, width, everything)]
+    point = {name: evaluate(formulas, columns, sums[i], keys) for i, name in enumerate(names)}
     table = {key: {"values": {n: float(point[n][key]) for n in names},
                    "ci": {}, "n": {n: sizes[n][key] for n in names}, "tests": []} for key in keys}
-    for name in names:
-        low, high = _percentiles(np.stack([boot[name][k] for k in keys], axis=1), confidence)
-        for j, key in enumerate(keys):
-            table[key]["ci"][name] = [float(low[j]), float(high[j])]
-
     pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     index = {name: i for i, name in enumerate(names)}
+    pair_ci: Dict[tuple, Dict[str, List[float]]] = {pair: {} for pair in pairs}
+    for block_keys, sub, local, used, totals_block in resampled:  # each key's resamples, a block of keys at a time
+        boot = {name: evaluate(sub, local, totals_block[:, i * used:(i + 1) * used], block_keys)
+                for i, name in enumerate(names)}
+        for name in names:
+            low, high = _percentiles(np.stack([boot[name][k] for k in block_keys], axis=1), confidence)
+            for j, key in enumerate(block_keys):
+                table[key]["ci"][name] = [float(low[j]), float(high[j])]
+        for a, b in pairs:
+            low, high = _percentiles(np.stack([boot[a][key] - boot[b][key] for key in block_keys], axis=1),
+                                     confidence)
+            for j, key in enumerate(block_keys):
+                pair_ci[a, b][key] = [float(low[j]), float(high[j])]
+
     for a, b in pairs:
-        low, high = _percentiles(np.stack([boot[a][key] - boot[b][key] for key in keys], axis=1), confidence)
-        tested = randomisation(formulas, columns, blocks[index[a]], blocks[index[b]], keys)
-        for j, key in enumerate(keys):
+        ia, ib = index[a], index[b]
+        if by_entries:
+            tested = _randomisation_entries(formulas, columns, entries, width, ia, ib, sums[ia], sums[ib], keys)
+        else:
+            tested = randomisation(formulas, columns, blocks[ia], blocks[ib], keys)
+        for key in keys:
             table[key]["tests"].append({"a": a, "b": b, "difference": float(point[a][key] - point[b][key]),
-                                        "ci": [float(low[j]), float(high[j])], **tested[key]})
+                                        "ci": pair_ci[a, b][key], **tested[key]})
     if len(strata) < MIN_UNITS:  # a percentile of a handful of units is no interval: say so
         for cell in table.values():
             cell["ci"] = {name: [math.nan, math.nan] for name in names}
@@ -341,6 +546,52 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     for cell in table.values():
         cell["units"] = len(strata)
     return table
+
+
+def _by_entries(counts: Sequence[Counts], n_resamples: int) -> bool:
+    """Whether ``analyse`` works from the counts' entries: they keep some, and the dense tables
+    ((units + resamples) x every system's columns) would exceed ``DENSE_CELLS``."""
+    width = sum(len(c.columns) for c in counts)
+    return any(c.has_entries for c in counts) and (len(counts[0]) + n_resamples) * width > DENSE_CELLS
+
+
+# Resampled totals held at once by the entries' engine (resamples x systems x columns of a key block): 8 MB.
+_BLOCK_CELLS = 1 << 20
+
+
+def _resampled_by_blocks(entries: Entries, width: int, n_systems: int, formulas, columns, keys, strata,
+                         n_resamples: int, seed: int):
+    """For blocks of keys in order: (the keys, the formulas they need, those formulas' columns
+    renumbered, how many, the resampled totals of those columns for every system side by side)."""
+    budget = max(1, _BLOCK_CELLS // max(1, n_resamples * n_systems))  # columns a block reads
+    blocks, block, wanted = [], [], set()
+    for key in keys:
+        mine = _columns_of(formulas, columns, key)
+        if block and len(wanted) + len(set(mine) - wanted) > budget:
+            blocks.append((block, wanted))
+            block, wanted = [], set()
+        block.append(key)
+        wanted.update(mine)
+    if block:
+        blocks.append((block, wanted))
+    weights = _CompactWeights(strata, n_resamples, seed)
+    name_of = {j: name for name, j in columns.items()}
+    rank = {key: i for i, key in enumerate(formulas)}
+    for block, wanted in blocks:
+        used = sorted(wanted)
+        sub, local = _local(formulas, block, used, name_of, rank)
+        chosen = [i * width + j for i in range(n_systems) for j in used]
+        yield block, sub, local, len(used), weights.totals(entries, chosen)
+
+
+def _local(formulas, keys: Sequence[str], used: Sequence[int], name_of: Mapping[int, str], rank: Mapping[str, int]):
+    """The formulas ``keys`` need, in definition order, and their columns renumbered as positions
+    in ``used`` (the columns they read)."""
+    needed: set = set()
+    for key in keys:
+        needed |= set(_needed(formulas, key, rank))
+    sub = {k: formulas[k] for k in sorted(needed, key=rank.__getitem__)}
+    return sub, {name_of[j]: i for i, j in enumerate(used)}
 
 
 def randomisation(formulas: Mapping[str, tuple], columns: Mapping[str, int], a: np.ndarray, b: np.ndarray,
@@ -360,30 +611,94 @@ def randomisation(formulas: Mapping[str, tuple], columns: Mapping[str, int], a: 
         keys, evaluate(formulas, columns, total_a, keys).values(), evaluate(formulas, columns, total_b, keys).values())}
     contributions = _contributions(formulas, columns, (total_a + total_b) / 2, delta)
     differ = delta != 0
+    name_of = {j: name for name, j in columns.items()}
+    rank = {key: i for i, key in enumerate(formulas)}
     out = {}
     for key in keys:
-        d = float(observed[key])
         used = _columns_of(formulas, columns, key)
         rows = np.flatnonzero(differ[:, used].any(axis=1))
-        k = len(rows)
-        if math.isnan(d):
-            p, how = math.nan, "no difference to test (a value is undefined)"
-        elif k == 0:
-            p, how = 1.0, "identical counts"
-        elif k <= EXACT_UNITS:
-            p, how = _exact(formulas, columns, key, used, total_a, total_b, delta[rows], d), "exact"
-        else:
-            u = contributions[key]
-            variance = float(np.sum(u ** 2))
-            # Continuity correction: half the smallest step the difference can take (with equal
-            # contributions, where the distribution is a binomial's, it keeps the test at or
-            # below alpha); p no smaller than a permutation test over k units can give.
-            step = float(np.min(np.abs(u[u != 0]))) if np.any(u != 0) else 0.0
-            p = (max(math.erfc(max(abs(d) - step, 0.0) / math.sqrt(2 * variance)), 2.0 ** (1 - k))
-                 if variance > 0 else (1.0 if d == 0 else math.nan))
-            how = "normal approximation"
-        out[key] = {"p_value": p, "test": f"{TEST_SHORT}, {how}", "units_differ": k}
+        sub, local = _local(formulas, [key], used, name_of, rank)
+        out[key] = _tested(sub, local, key, total_a[used], total_b[used], delta[np.ix_(rows, used)],
+                           float(observed[key]), lambda: contributions[key])
     return out
+
+
+def _randomisation_entries(formulas, columns, entries: Entries, width: int, a: int, b: int, total_a: np.ndarray,
+                           total_b: np.ndarray, keys: Sequence[str]) -> Dict[str, dict]:
+    """``randomisation`` of systems ``a`` and ``b`` (their places among ``entries``' systems of
+    ``width`` columns each), reading for each key only the units where its counts differ.  The
+    same test and numbers, but for the last bit of the normal approximation's variance (summed
+    over the differing units alone)."""
+    observed = {key: value_a - value_b for key, value_a, value_b in zip(
+        keys, evaluate(formulas, columns, total_a, keys).values(), evaluate(formulas, columns, total_b, keys).values())}
+    at = (total_a + total_b) / 2
+    name_of = {j: name for name, j in columns.items()}
+    rank = {key: i for i, key in enumerate(formulas)}
+    out = {}
+    for start in range(0, len(keys), _TESTED_AT_ONCE):
+        block = keys[start:start + _TESTED_AT_ONCE]
+        used_of = [_columns_of(formulas, columns, key) for key in block]
+        for key, used, delta in zip(block, used_of, _key_differences(entries, width, a, b, used_of)):
+            sub, local = _local(formulas, [key], used, name_of, rank)
+            out[key] = _tested(sub, local, key, total_a[used], total_b[used], delta, float(observed[key]),
+                               lambda: _contributions(sub, local, at[used], delta)[key])
+    return out
+
+
+_TESTED_AT_ONCE = 4096  # keys whose count differences are gathered together
+
+
+def _key_differences(entries: Entries, width: int, a: int, b: int,
+                     used_of: Sequence[Sequence[int]]) -> List[np.ndarray]:
+    """For each key (the columns it reads, ``used_of``), the (units where they differ, columns)
+    differences of system ``a``'s counts minus system ``b``'s, units in order: every key's
+    entries gathered and grouped at once."""
+    sizes = np.array([len(used) for used in used_of], dtype=np.int64)
+    slots = int(sizes.sum())
+    key_of = np.repeat(np.arange(len(used_of)), sizes)
+    slot_of = np.arange(slots) - np.repeat(np.cumsum(sizes) - sizes, sizes)  # the column's place among its key's
+    read = np.concatenate([np.asarray(used, dtype=np.int64) for used in used_of])
+    positions, owner = entries.positions(np.concatenate([a * width + read, b * width + read]))
+    of_b = owner >= slots
+    owner = owner % slots
+    key, row = key_of[owner], entries.rows[positions]
+    order = np.lexsort((row, key))
+    key, row, slot, value = key[order], row[order], slot_of[owner][order], entries.values[positions][order]
+    value = np.where(of_b[order], -value, value)  # A's count plus minus B's: exactly A's minus B's
+    new = np.ones(len(key), dtype=bool)  # the first entry of each key's unit
+    new[1:] = (key[1:] != key[:-1]) | (row[1:] != row[:-1])
+    delta = np.zeros((int(new.sum()), int(sizes.max())))
+    np.add.at(delta, (np.cumsum(new) - 1, slot), value)
+    differ = np.any(delta != 0, axis=1)
+    per_key = np.bincount(key[new][differ], minlength=len(used_of))
+    delta = delta[differ]
+    ends = np.cumsum(per_key).tolist()
+    return [delta[end - count:end, :size] for end, count, size in zip(ends, per_key.tolist(), sizes.tolist())]
+
+
+def _tested(sub, local, key: str, total_a: np.ndarray, total_b: np.ndarray, delta: np.ndarray, d: float,
+            contributions) -> dict:
+    """One key's test from its formulas (``sub``, columns ``local``), the systems' totals of its
+    columns and ``delta``, their differences on the units where they differ;
+    ``contributions()`` gives each unit's linear contribution (zeros for the others allowed)."""
+    k = len(delta)
+    if math.isnan(d):
+        p, how = math.nan, "no difference to test (a value is undefined)"
+    elif k == 0:
+        p, how = 1.0, "identical counts"
+    elif k <= EXACT_UNITS:
+        p, how = _exact(sub, local, key, total_a, total_b, delta, d), "exact"
+    else:
+        u = contributions()
+        variance = float(np.sum(u ** 2))
+        # Continuity correction: half the smallest step the difference can take (with equal
+        # contributions, where the distribution is a binomial's, it keeps the test at or
+        # below alpha); p no smaller than a permutation test over k units can give.
+        step = float(np.min(np.abs(u[u != 0]))) if np.any(u != 0) else 0.0
+        p = (max(math.erfc(max(abs(d) - step, 0.0) / math.sqrt(2 * variance)), 2.0 ** (1 - k))
+             if variance > 0 else (1.0 if d == 0 else math.nan))
+        how = "normal approximation"
+    return {"p_value": p, "test": f"{TEST_SHORT}, {how}", "units_differ": k}
 
 
 def _columns_of(formulas: Mapping[str, tuple], columns: Mapping[str, int], key: str) -> List[int]:
@@ -394,8 +709,9 @@ def _columns_of(formulas: Mapping[str, tuple], columns: Mapping[str, int], key: 
     return sorted(columns[c] for c in operands)
 
 
-def _needed(formulas: Mapping[str, tuple], key: str) -> Dict[str, tuple]:
-    """The formulas of ``key`` and of the keys it is derived from, in definition order."""
+def _needed(formulas: Mapping[str, tuple], key: str, rank: Optional[Mapping[str, int]] = None) -> Dict[str, tuple]:
+    """The formulas of ``key`` and of the keys it is derived from, in definition order
+    (``rank``: each key's place in ``formulas``, so as not to scan them all)."""
     wanted, stack = set(), [key]
     while stack:
         current = stack.pop()
@@ -403,25 +719,26 @@ def _needed(formulas: Mapping[str, tuple], key: str) -> Dict[str, tuple]:
         kind, *operands = formulas[current]
         if kind in ("mean", "diff", "relative"):
             stack += operands
+    if rank is not None:
+        return {k: formulas[k] for k in sorted(wanted, key=rank.__getitem__)}
     return {k: f for k, f in formulas.items() if k in wanted}
 
 
 _SWAPS: List[np.ndarray] = []  # row r: the bits of r, the swaps of every unit but the last, made once
 
 
-def _exact(formulas, columns, key, used, total_a, total_b, delta, observed) -> float:
+def _exact(sub, local, key, total_a, total_b, delta, observed) -> float:
     """The share of the 2^k swaps of the differing units (rows of ``delta``) whose |A - B| is at
     least the observed one (a tolerance keeps float noise in a tie from counting as less).
     Swapping every unit exchanges A and B, so each swap's |A - B| is its complement's: half
-    of the swaps (the last unit never swapped) give the same share."""
+    of the swaps (the last unit never swapped) give the same share.  ``sub``: the formulas
+    ``key`` needs, over the columns ``local`` numbers as in ``total_a``, ``total_b`` and ``delta``."""
     k = len(delta)
     if not _SWAPS:
         _SWAPS.append(((np.arange(2 ** (EXACT_UNITS - 1))[:, None] >> np.arange(EXACT_UNITS - 1)) & 1).astype(float))
-    moved = _SWAPS[0][:2 ** (k - 1), :k - 1] @ delta[:k - 1, used]
-    local = {name: used.index(j) for name, j in columns.items() if j in used}
-    sub = _needed(formulas, key)
-    swapped_a = evaluate(sub, local, total_a[used] - moved, [key])[key]
-    swapped_b = evaluate(sub, local, total_b[used] + moved, [key])[key]
+    moved = _SWAPS[0][:2 ** (k - 1), :k - 1] @ delta[:k - 1]
+    swapped_a = evaluate(sub, local, total_a - moved, [key])[key]
+    swapped_b = evaluate(sub, local, total_b + moved, [key])[key]
     threshold = abs(observed) - 1e-12 * max(1.0, abs(observed))
     with np.errstate(invalid="ignore"):
         return float(np.count_nonzero(np.abs(swapped_a - swapped_b) >= threshold) / 2 ** (k - 1))
@@ -545,10 +862,18 @@ def pooled(runs: Sequence[Counts]) -> Counts:
         if not np.array_equal(run.order, first.order) or run.names != first.names:
             raise ValueError("runs to pool must be scored on the same test set with the same options")
     mean = Counts(first.order, first.strata, first.documents)
-    stacked = np.mean([run.matrix() for run in runs], axis=0)
-    for name, j in first.names.items():
-        mean.column(name, stacked[:, j])
-    mean.keys, mean.size = dict(first.keys), dict(first.size)
+    if first.has_entries:  # summed run after run, as numpy's mean adds them, then divided: the same numbers
+        kept = [run.kept_entries() for run in runs]
+        summed = Entries(len(first), len(first.columns), *(np.concatenate(part) for part in zip(
+            *((k.column_of, k.rows, k.values) for k in kept))))
+        mean._entries = [(summed.column_of, summed.rows, summed.values / len(runs))]
+    dense = [j for j, column in enumerate(first.columns) if column is not None]
+    stacked = np.mean([np.stack([run.columns[j] for j in dense], axis=1) if dense else np.zeros((len(first), 0))
+                       for run in runs], axis=0)
+    mean.columns = [None] * len(first.columns)
+    for i, j in enumerate(dense):
+        mean.columns[j] = stacked[:, i]
+    mean.names, mean.keys, mean.size = dict(first.names), dict(first.keys), dict(first.size)
     return mean
 
 

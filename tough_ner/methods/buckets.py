@@ -311,11 +311,13 @@ def _counts(batch: Batch, sides, tables, assignments, match: str = "strict"):
         level = _level(attribute)
         gold, pred = sides["gold"][level], sides["pred"][level]
         gold_index, pred_index = assignments[attribute]
-        for i, row in enumerate(tables[attribute]):
-            in_gold, in_pred = gold_index == i, pred_index == i
-            table.prf(credit(pred, in_pred), per_sentence(gold["sentence"], n, in_gold),
-                      per_sentence(pred["sentence"], n, in_pred), found=None if strict else credit(gold, in_gold),
-                      keys=[bucket_key(attribute, i, row["interval"], name) for name in ("precision", "recall", "f1")])
+        # Every bucket's counts from one pass over the items, kept as (bucket, sentence) entries:
+        # a column per bucket and sentence would be types x sentences for the tag buckets.
+        table.prf_groups([[bucket_key(attribute, i, row["interval"], name) for name in ("precision", "recall", "f1")]
+                          for i, row in enumerate(tables[attribute])],
+                         (pred_index, pred["sentence"], pred["correct"]), (gold_index, gold["sentence"], None),
+                         (pred_index, pred["sentence"], None),
+                         found=None if strict else (gold_index, gold["sentence"], gold["correct"]))
     return table
 
 
@@ -363,7 +365,9 @@ def bucket_f1(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets = 4,
         diagnostics = {"self": self_diagnosis(tables), "model_wise": model_wise(tables),
                        "zeta": {a: _mean(sides["gold"][_level(a)][a]) for a in ATTRIBUTES if a != "tag"}}
         if bootstrap:
-            ranges = intervals(table, None, bootstrap, confidence, seed, unit)
+            reported = ["f1"] + [bucket_key(attribute, i, row["interval"])
+                                 for attribute, rows in tables.items() for i, row in enumerate(rows)]
+            ranges = intervals(table, reported, bootstrap, confidence, seed, unit)
             diagnostics["bootstrap"] = {
                 attribute: [ranges[bucket_key(attribute, i, row["interval"])] for i, row in enumerate(rows)]
                 for attribute, rows in tables.items()}
