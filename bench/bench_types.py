@@ -117,12 +117,16 @@ with open(report, "w") as out:
 
 def command_run(package: Path, arguments, folder: Path) -> tuple:
     """``tough-ner ARGUMENTS`` from the package folder ``package`` (its parent on PYTHONPATH), its
-    output discarded: (exit code, wall seconds, peak RSS in MB of that process, last error line)."""
+    output discarded, run in ``folder``: (exit code, wall seconds, peak RSS in MB of that process,
+    last error line)."""
     env = {**os.environ, "PYTHONPATH": str(package.parent)}
     report = folder / "figures.txt"
     started = time.perf_counter()
+    # Run from the scratch folder: ``python -m`` puts its working folder first on sys.path, and
+    # from the repository's top that would be this checkout's package whatever PYTHONPATH says.
     done = subprocess.run([sys.executable, "-c", LAUNCHER, str(BOUND), str(report), sys.executable, "-m",
-                           "tough_ner.cli", *map(str, arguments)], capture_output=True, text=True, env=env)
+                           "tough_ner.cli", *map(str, arguments)], capture_output=True, text=True, env=env,
+                          cwd=folder)
     seconds = time.perf_counter() - started
     if done.returncode != 0:
         raise RuntimeError(f"the launcher failed: {done.stderr[-2000:]}")
