@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tough_ner import TrainStats, dictionaries, read_conll, to_bio
+from tough_ner.attacks.surface import THE_ACRONYMS
 from tough_ner.attacks import (audit, case_attack, case_pattern, context_attack, cross_type_attack, entity_attack,
                                summary, typo, typo_attack)
 from tough_ner.cli import main
@@ -373,6 +374,35 @@ def test_persons_of_one_draw_keep_the_gender_its_known_names_share():
         found = by_original(entity_attack(tokens, tags, seed=seed, documents=[0, 0]))
         for name in ("Ye Zhaoying", "Gong Zichao"):  # names that say nothing take the draw's gender
             assert found[name]["facet"] == "female" and facets[found[name]["replacement"]] == "female"
+
+
+def test_places_attached_to_an_entity_and_continents_are_kept_with_it():
+    tokens = [["VAIL", ",", "Colorado", "1996-12-07"], ["He", "moved", "to", "Turkish", "club", "Galatasaray", "."],
+              ["Russia", "opposes", "NATO", "plans", "for", "central", "Europe", "."],
+              ["He", "moved", "to", "Galatasaray", "from", "Italy", "."]]
+    tags = [["B-LOC", "O", "B-LOC", "O"], ["O", "O", "O", "B-MISC", "O", "B-ORG", "O"],
+            ["B-LOC", "O", "B-ORG", "O", "O", "O", "B-LOC", "O"], ["O", "O", "O", "B-ORG", "O", "B-LOC", "O"]]
+    for seed in range(4):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3])
+        kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
+        assert kept[(0, "Colorado")] == kept[(1, "Turkish")] == "context"
+        assert (0, "VAIL") in kept and (1, "Galatasaray") in kept  # the entity too (without a class: unclassified)
+        assert kept[(2, "Europe")] == "context" and summary(attacked)["n_kept_context_LOC"] >= 2
+        assert "Italy" in by_original(attacked)  # a place of its own is replaced
+        assert attacked[1]["tokens"] == tokens[1] and attacked[0]["tokens"][2] == "Colorado"
+
+
+def test_an_acronym_after_the_is_one_read_with_the():
+    tokens = [["Talks", "between", "Europe", "and", "the", "US", "ended", "."],
+              ["The", "BOJ", "kept", "rates", "."]]
+    tags = [["O", "O", "B-LOC", "O", "O", "B-LOC", "O", "O"], ["O", "B-ORG", "O", "O", "O"]]
+    train = TrainStats.from_lists([["UK", "UAE"]], [["B-LOC", "B-LOC"]])
+    for seed in range(10):
+        found = by_original(entity_attack(tokens, tags, seed=seed, train=train))
+        if "US" in found:  # never "the PNG": the DRC, the PRC, the USA
+            assert found["US"]["replacement"] in THE_ACRONYMS
+        if "BOJ" in found:  # an institution's acronym, never a company's
+            assert found["BOJ"]["fine_class"] not in ("company", "bank", "media")
 
 
 def test_states_stay_states_of_a_similar_size():

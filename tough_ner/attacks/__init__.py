@@ -39,7 +39,7 @@ from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_
                            document_sports, language_context, sentence_sport, split_suffix)
 from .surface import (DETERMINERS, distinctive_words, acronym_band, acronym_candidate, article_free, case_pattern,
                       fits_band, indefinite_article, is_acronym, pluralize, possessive_for, shouting, takes_the,
-                      the_fits, with_case)
+                      takes_the_as_acronym, the_fits, with_case)
 from .taggers import Tagger
 
 Record = Dict[str, Union[str, int]]
@@ -73,7 +73,10 @@ RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "f
                  "facet")
 # An original the entity attack leaves as it is: where it now stands, its text and type, and why.
 KEPT_FIELDS = ("start", "end", "original", "label", "reason")
-KEPT_REASONS = ("unclassified", "no_candidate")
+KEPT_REASONS = ("unclassified", "no_candidate", "context")
+# Classes kept as they are: a continent named in news is geopolitics ("NATO's plans for eastern and central
+# Europe", "between Europe and the US"): another continent breaks the sentence.
+KEPT_CLASSES = frozenset({"continent"})
 
 
 def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = None,
@@ -427,7 +430,7 @@ def _builtin_lookup(scheme: str):
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
                  "name", "route", "facet", "the", "the_fits", "determiner", "article_at", "possessive_at",
-                 "next_word", "initials")
+                 "next_word", "initials", "attached")
 
 
 def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
@@ -518,9 +521,11 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     suffix, "the" where a place takes it and the original had none, "a"/"an" and "'s"/"'" next
     to it made to agree (records of level ``grammar``); a one-word person mention that is the
     last word of a full name in the document is replaced by the last word of that name's
-    replacement.  The ``kept`` column lists the originals left as they are (``unclassified``,
-    or ``no_candidate``: no candidate of the class, facet and shape is left); ``summary``
-    counts them per type.
+    replacement.  The ``kept`` column lists the originals left as they are (``unclassified``;
+    ``no_candidate``: no candidate of the class, facet and shape is left; ``context``: a
+    continent or world region, or a place attached to the entity beside it and that entity,
+    see ``_mark_attached``); ``summary`` counts them per type.  An acronym after "the" is
+    replaced only by one read with "the" (``surface.takes_the_as_acronym``).
     """
     if not 0.0 <= ratio <= 1.0:
         raise ValueError(f"ratio must be between 0 and 1, got {ratio}")
@@ -621,7 +626,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.next_word = after.lower()
             m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
+            m.attached = False
             mentions.append(m)
+    _mark_attached(mentions, tokens)
     # Units: one per (document, type, string); a lone surname joins its full name's unit.
     full_names: Dict[Tuple, Tuple] = {}
     for m in mentions:
@@ -654,6 +661,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             target_class, facet = natural.get(target_type), None
         elif best.name is None:
             kept[key] = "unclassified"
+            continue
+        elif best.name in KEPT_CLASSES or (best.name == "region" and facet == "world") or \
+                any(m.attached for m in members):
+            kept[key] = "context"
             continue
         # an acronym only if never written in lower case in the document ("DILI" in a dateline, "Dili" later)
         acronym = any(m.acronym for m in heads) and all(m.pattern == "upper" for m in heads)
@@ -709,13 +720,16 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         the_free = all(m.the or m.the_fits or is_free(m) for m in members)
 
         def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
-                  determiner=any(m.determiner for m in members)):
+                  determiner=any(m.determiner for m in members), after_the=any(m.the for m in members),
+                  acronym_shape=pool_key[3][0] == "acronym"):
             if not distinct.isdisjoint(candidate.casefold().replace(".", " ").split()):
                 return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
             if candidate.startswith("The ") and determiner:
                 return False  # never "the The Strongest"
             if not the_free and takes_the(candidate, target_class):
                 return False  # "the" cannot be put here ("neighbouring Falkland Islands")
+            if after_the and acronym_shape and not takes_the_as_acronym(candidate, target_class):
+                return False  # "the US", never "the PNG"; "the IMF", never "the AES"
             if not excluded:
                 return True
             # the surfaces (case, suffix, a surname's last word) must not be training mentions either;
@@ -784,6 +798,23 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                           "label": spans[i][2], "reason": reason}
                          for i, reason in sorted(kept_at.get(s, {}).items()) for a, b in [spans[i][:2]]])
     return to_dataset(out_tokens, out_tags, records, out_columns, documents, out_kept)
+
+
+ATTACHING_WORDS = frozenset("club side team".split())
+
+
+def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
+    """Mentions whose place only fits the entity next to it, kept with it as they are: a
+    nationality before "club X" ("Turkish club Galatasaray"), a region after a city ("VAIL ,
+    Colorado": the resort is in that state), and that entity."""
+    for m, after in zip(mentions, mentions[1:]):
+        if m.s != after.s:
+            continue
+        between = tokens[m.s][m.end:after.start]
+        if (m.name == "nationality" and after.type != m.type and len(between) == 1 and
+                between[0].lower() in ATTACHING_WORDS) or \
+                (after.name == "region" and m.name in ("city", None) and m.type == after.type and between == [","]):
+            m.attached = after.attached = True
 
 
 SPORT_REACH = 30  # sentences a named sport carries to the sports sentences after it, without documents
@@ -963,7 +994,7 @@ def case_attack(data, tags=None, ratio: float = 1.0, seed: int = 0, mode: str = 
 def summary(attacked) -> Dict[str, object]:
     """Quality figures of an entity-attacked set, from its records: ``n_replaced`` replaced
     mentions of ``n_mentions`` gold mentions (``attacked_share``); per type, the originals
-    left as they are (``n_kept_unclassified_*``: no fine class decided; ``n_kept_no_candidate_*``:
+    left as they are (``n_kept_unclassified_*``: no fine class decided; ``n_kept_context_*``: kept for their context; ``n_kept_no_candidate_*``:
     no candidate of the class, facet and shape); the share of replaced originals whose fine
     class came by each route (``route_*``; ``route_fallback`` is 0 unless a fallback was asked
     for, ``route_unclassified`` unless the attack is cross-type); ``case_kept``, the share

@@ -81,7 +81,9 @@ THE_LAST_WORDS = frozenset("""Islands Isles Republic Emirates States Kingdom Net
 Comoros Seychelles Gambia Grenadines Territories Territory Antilles Sea Ocean River Gulf Channel Strait Straits Canal
 Mountains Alps Andes Himalayas Range Highlands Plateau Desert Basin Valley Peninsula Delta Riviera Caucasus Balkans
 Sahara Sahel Strip Bank Heights Congo Vatican Urals Rockies Pyrenees Carpathians East Levant Maghreb Caribbean
-Baltics Benelux""".split())
+Baltics Benelux Coast""".split())
+# Country acronyms read with "the" ("the US", "the UAE"); others are not ("PNG", "NZ").
+THE_ACRONYMS = frozenset("US USA UK UAE USSR DRC PRC DPRK ROK CAR KSA GDR FRG".split())
 THE_FIRST_WORDS = ("Republic of ", "Democratic Republic ", "United ", "Gulf of ", "Bay of ", "Sea of ", "Isle of ",
                    "Federated States ", "Holy See", "Cape of ", "Horn of ", "Nordic countries", "Great Lakes")
 THE_CLASSES = frozenset("country territory region water mountain continent".split())
@@ -100,6 +102,14 @@ def takes_the(name: str, fine_class: Optional[str]) -> bool:
     if fine_class not in THE_CLASSES or name.startswith("The "):
         return False
     return name.split()[-1] in THE_LAST_WORDS or name.startswith(THE_FIRST_WORDS)
+
+
+def takes_the_as_acronym(name: str, fine_class: Optional[str]) -> bool:
+    """An acronym read with "the": a country's acronym listed in ``THE_ACRONYMS``; an
+    organisation's acronym, but a company's ("the IMF", "the BOJ"; never "the AES")."""
+    if fine_class in ("country", "territory"):
+        return name.replace(".", "") in THE_ACRONYMS
+    return fine_class not in ("company", "bank", "media")
 
 
 def article_free(words: Sequence[str]) -> bool:
