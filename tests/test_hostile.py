@@ -3,6 +3,468 @@ resource cases a memory ceiling measured in a subprocess.  One section per part 
 package, each with its own fixtures and helpers."""
 
 
+# --- Spaces ---
+# The Space apps under attack: oversized bodies and pastes, Markdown and HTML in names and tags,
+# a file named by URL, download folders left behind.  Memory is the peak RSS of a subprocess
+# (VmHWM, reset through /proc/PID/clear_refs before the request), so nothing else in the suite
+# counts; the browser checks record every request that leaves the page.
+import fcntl
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from conftest import FLAGS, chromium, need
+
+SPACE_MB = 2**20
+# The issue's leaks: a Markdown image in a system name and in a predicted tag (quoted by a warning).
+LEAK_NAME = "![x](http://203.0.113.9/leak1.png)"
+LEAK_TAG = "B-![x](http://203.0.113.9/leak3.png)"
+LEAK_TOKEN = "<img/src=http://203.0.113.9/leak2.png>"  # one token: an image to an HTML parser
+
+# A server in its own process: DNS lookups other than the machine's own names are recorded (and
+# refused), the Space's folders go under GRADIO_TEMP_DIR, and the port is printed once listening.
+SERVER = r"""
+import os, socket, sys
+record = os.environ["TOUGH_NER_TEST_LOOKUPS"]
+local = {None, "", "localhost", "127.0.0.1", "0.0.0.0", "::1", socket.gethostname()}
+real_getaddrinfo, real_gethostbyname = socket.getaddrinfo, socket.gethostbyname
+
+def noted(host):
+    host = host.decode() if isinstance(host, bytes) else host
+    if host not in local:
+        with open(record, "a") as handle:
+            handle.write(f"{host}\n")
+        raise socket.gaierror(socket.EAI_NONAME, "no DNS in this test")
+
+def getaddrinfo(host, *args, **kwargs):
+    noted(host)
+    return real_getaddrinfo(host, *args, **kwargs)
+
+def gethostbyname(host):
+    noted(host)
+    return real_gethostbyname(host)
+
+socket.getaddrinfo, socket.gethostbyname = getaddrinfo, gethostbyname
+from tough_ner.spaces import launch
+app = launch("tmr", block=False)
+print(f"PORT {app.server_port}", flush=True)
+sys.stdin.read()  # serve until the test closes stdin
+"""
+
+
+def _vm(pid: int, field: str) -> int:
+    """A memory figure of a process from /proc/PID/status, in bytes."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def _reset_peak(pid: int) -> int:
+    """Reset the process's peak RSS to its current RSS (Linux: clear_refs 5); returns it."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        pytest.skip("the peak RSS of a process cannot be reset here")
+    return _vm(pid, "VmRSS")
+
+
+@pytest.fixture(scope="module")
+def space_server(tmp_path_factory):
+    """The TMR Space served by a subprocess (see ``SERVER``), started after a dead process's
+    download folder and a live one were put where it keeps its own."""
+    need("gradio")
+    base = tmp_path_factory.mktemp("space-server")
+    cache = base / "gradio"
+    stale = cache / "tough-ner-space-dead"  # its process died: no lock held
+    (stale / "session").mkdir(parents=True)
+    (stale / "session" / "errors.csv").write_text("x" * 1000)
+    live = cache / "tough-ner-space-live"  # held by this test process, as a running server holds its own
+    live.mkdir()
+    held = os.open(live, os.O_RDONLY)
+    fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    lookups = base / "lookups.txt"
+    lookups.write_text("")
+    env = {**os.environ, "GRADIO_TEMP_DIR": str(cache), "TOUGH_NER_TEST_LOOKUPS": str(lookups),
+           "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONUNBUFFERED": "1"}
+    for variable in ("TOUGH_NER_MAX_REQUEST_MB", "TOUGH_NER_MAX_INPUT_MB", "TOUGH_NER_MAX_LINES"):
+        env.pop(variable, None)  # the documented defaults
+    process = subprocess.Popen([sys.executable, "-c", SERVER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True, env=env)
+    lines = []
+    threading.Thread(target=lambda: [lines.append(line) for line in process.stdout], daemon=True).start()
+    try:
+        for _ in range(240):
+            port = next((int(line.split()[1]) for line in list(lines) if line.startswith("PORT ")), None)
+            if port or process.poll() is not None:
+                break
+            time.sleep(0.25)
+        assert port, "".join(lines)
+        yield {"port": port, "pid": process.pid, "cache": cache, "stale": stale, "live": live, "lookups": lookups}
+    finally:
+        process.stdin.close()
+        process.terminate()
+        process.wait(30)
+        os.close(held)
+
+
+def _post(port: int, path: str, headers: dict, chunks, timeout: float = 30.0):
+    """Send a POST of ``chunks`` (bytes), chunked when ``headers`` give no Content-Length,
+    stopping as soon as the server answers or closes; returns (status, body, bytes sent) of an
+    answer that closes the connection."""
+    chunked = "Content-Length" not in headers
+    fields = {**headers, **({"Transfer-Encoding": "chunked"} if chunked else {})}
+    sent = 0
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+        connection.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n".encode()
+                           + "".join(f"{k}: {v}\r\n" for k, v in fields.items()).encode() + b"\r\n")
+        for chunk in chunks:
+            if select.select([connection], [], [], 0)[0]:
+                break  # the server answered (or closed): stop sending
+            try:
+                connection.sendall((f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n") if chunked else chunk)
+            except OSError:  # the server closed the connection
+                break
+            sent += len(chunk)
+        answer = b""
+        while True:  # the refusal closes the connection
+            try:
+                part = connection.recv(65536)
+            except OSError:
+                break
+            if not part:
+                break
+            answer += part
+    header, _, body = answer.partition(b"\r\n\r\n")
+    return (int(header.split()[1]) if header else None), body, sent
+
+
+def test_space_refuses_a_512_mb_paste_from_its_length_header(space_server):
+    """A 512 MB paste was read whole before the size check: peak 2.5 GB, 1.86 GB kept after."""
+    pid, port = space_server["pid"], space_server["port"]
+    before = _reset_peak(pid)
+    started = time.monotonic()
+    megabyte = b'{"data": ["' + b"x" * (SPACE_MB - 11)
+    status, body, sent = _post(port, "/gradio_api/queue/join", {"Content-Type": "application/json",
+                                                                "Content-Length": str(512 * SPACE_MB)},
+                               (megabyte for _ in range(512)))
+    seconds, growth = time.monotonic() - started, _vm(pid, "VmHWM") - before
+    print(f"512 MB paste refused after {sent / SPACE_MB:.0f} MB sent, in {seconds:.2f} s, server peak "
+          f"+{growth / SPACE_MB:.1f} MB")
+    assert status == 413
+    assert json.loads(body)["detail"] == ("the request is 512 MB; the limit is 40 MB "
+                                          "(TOUGH_NER_MAX_REQUEST_MB sets it)")
+    assert growth <= 200 * SPACE_MB and seconds < 5
+
+
+def test_space_refuses_a_streamed_body_once_it_passes_the_limit(space_server):
+    """Without a Content-Length (chunked), the body is counted as it arrives and never held."""
+    pid, port = space_server["pid"], space_server["port"]
+    before = _reset_peak(pid)
+    megabyte = b"x" * SPACE_MB
+    status, body, sent = _post(port, "/gradio_api/queue/join", {"Content-Type": "application/json"},
+                               (megabyte for _ in range(512)))
+    growth = _vm(pid, "VmHWM") - before
+    print(f"streamed body refused after {sent / SPACE_MB:.0f} MB sent, server peak +{growth / SPACE_MB:.1f} MB")
+    assert status == 413 and "the limit is 40 MB (TOUGH_NER_MAX_REQUEST_MB sets it)" in json.loads(body)["detail"]
+    assert sent <= 50 * SPACE_MB and growth <= 200 * SPACE_MB
+
+
+def _event(port: int, session: str, dependency: int, data: list, timeout: float = 60.0) -> dict:
+    """Run an event of the app as the page would (join the queue, read the event stream) and
+    return its last message."""
+    import urllib.request
+
+    body = json.dumps({"data": data, "fn_index": dependency, "session_hash": session, "event_data": None,
+                       "trigger_id": None}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/gradio_api/queue/join", body,
+                                     {"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        assert response.status == 200
+    last = {}
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/gradio_api/queue/data?session_hash={session}",
+                                timeout=timeout) as stream:
+        for line in stream:
+            if line.startswith(b"data: "):
+                last = json.loads(line[6:])
+                if last.get("msg") == "process_completed":
+                    break
+    return last
+
+
+def _dependency(port: int, elem_id: str) -> tuple:
+    """(fn_index, input component ids) of the click event of the button ``elem_id``."""
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/config", timeout=30) as response:
+        config = json.loads(response.read())
+    button = next(c["id"] for c in config["components"] if c.get("props", {}).get("elem_id") == elem_id)
+    for index, dependency in enumerate(config["dependencies"]):
+        if any(target[0] == button for target in dependency["targets"]):
+            return dependency.get("id", index), dependency["inputs"]
+    raise AssertionError(f"no event on {elem_id}")
+
+
+def test_space_refuses_a_file_named_by_url_without_a_dns_lookup(space_server):
+    """A crafted FileData naming http://example.com made the Space look the host up (gradio
+    downloads such a file before any handler runs)."""
+    port = space_server["port"]
+    dependency, inputs = _dependency(port, "tmr-run")
+    url = "http://example.com/train.txt"
+    crafted = {"path": url, "url": url, "orig_name": "train.txt", "meta": {"_type": "gradio.FileData"}}
+    data = ["", crafted, "Paris B-LOC B-LOC\n", None, ""]
+    assert len(data) == len(inputs)
+    message = _event(port, "hostile-url", dependency, data)
+    assert message["success"] is False
+    assert "an upload must be a file sent from this page, not a URL" in json.dumps(message)
+    assert space_server["lookups"].read_text() == ""  # no DNS attempt, so no request either
+
+
+def test_space_start_up_removes_the_download_folders_of_dead_processes(space_server):
+    """Download folders (tough-ner-space-* in the temporary directory) were never deleted: 40
+    folders, 381 MB after one round of tests.  Start-up removes those no live process holds."""
+    assert not space_server["stale"].exists()
+    assert space_server["live"].is_dir()  # a running server's folder stays
+    own = [p for p in space_server["cache"].iterdir() if p.name.startswith("tough-ner-space-")
+           and p.name not in ("tough-ner-space-live",)]
+    assert len(own) == 1  # the server's own, made at start-up
+
+
+def test_download_folders_of_a_killed_process_go_at_the_next_start_up(tmp_path):
+    """The lock is the process itself: killed with SIGKILL (no clean-up ran), its folder is
+    stale at once, while a live process's folder is never taken."""
+    need("gradio")
+    from tough_ner import spaces
+
+    env = {**os.environ, "GRADIO_TEMP_DIR": str(tmp_path)}
+    owner = subprocess.Popen([sys.executable, "-c", "import sys, time; from tough_ner import spaces; "
+                              "print(spaces.download_root(), flush=True); time.sleep(120)"],
+                             stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        folder = Path(owner.stdout.readline().strip())
+        assert folder.parent == tmp_path and folder.name.startswith(spaces.FOLDER_PREFIX) and folder.is_dir()
+        (folder / "errors.csv").write_text("kept while its process lives")
+        assert spaces.remove_stale_folders(str(tmp_path)) == [] and folder.is_dir()
+    finally:
+        owner.send_signal(signal.SIGKILL)
+        owner.wait(30)
+    assert spaces.remove_stale_folders(str(tmp_path)) == [str(folder)] and not folder.exists()
+    unrelated = tmp_path / "gradio-upload"
+    unrelated.mkdir()
+    assert spaces.remove_stale_folders(str(tmp_path)) == [] and unrelated.is_dir()
+
+
+class _Request:  # what a handler reads of gradio's request
+    def __init__(self, session_hash):
+        self.session_hash = session_hash
+
+
+def test_download_files_live_in_the_session_and_go_with_it(tmp_path):
+    """Each evaluation's files replace the same app's earlier ones in the session's folder; the
+    session's end removes them all; a session hash cannot name another path."""
+    need("gradio")
+    from tough_ner import spaces
+    from tough_ner.demo import TEST, TRAIN
+
+    train, test = Path(TRAIN).read_text(), Path(TEST).read_text()
+    evaluate = spaces._in_session(spaces._safe(spaces._reader(spaces.score_tmr, 2), 7), "tmr")
+    first = evaluate(_Request("session-a"), train, None, test, None, "")[-3]["value"]
+    second = evaluate(_Request("session-a"), train, None, test, None, "")[-3]["value"]
+    other = evaluate(_Request("../../session-b"), train, None, test, None, "")[-3]["value"]
+    assert not Path(first).exists() and Path(second).is_file() and Path(other).is_file()
+    root = Path(spaces.download_root())
+    assert Path(second).parent.parent.parent == Path(spaces.session_folder("session-a"))
+    assert Path(other).resolve().is_relative_to(root)  # the crafted hash is only a name
+    spaces.end_session("session-a")
+    assert not Path(second).exists() and Path(other).is_file()
+    spaces.end_session("../../session-b")
+    assert not Path(other).exists() and root.is_dir()
+    assert spaces.folder_base() == __import__("gradio").utils.get_upload_folder()  # served where written
+
+
+def _measured(script: str, stdin: str = "", timeout: float = 120.0) -> dict:
+    """Run ``script`` in a fresh interpreter (``stdin`` its input) and return the JSON line it
+    prints last, where it reports its own peak RSS growth since its imports (``grown_mb``)."""
+    done = subprocess.run([sys.executable, "-c", script], input=stdin, capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+MEASURE = r"""
+import json, resource, sys, time
+from tough_ner import spaces
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+"""
+
+
+def test_space_refuses_a_paste_of_too_many_lines_before_parsing_it():
+    """An 18 MB paste with 1,000 resamples took 4.3 GB and 100 s: a text's lines are counted
+    (nothing allocated) and refused over the limit before it is parsed."""
+    found = _measured(MEASURE + r"""
+line = "Germany B-LOC B-LOC\n"
+test = line * (18 * 2**20 // len(line))  # 18 MB
+train = "Germany B-LOC\n"
+run = spaces._reader(spaces.score_bucket_f1, 2)
+before, started = peak(), time.monotonic()
+try:
+    run(train, None, test, None, 4, 1000, "")
+except ValueError as error:
+    message = spaces.error_message(error)  # as the page shows it
+print(json.dumps({"message": message, "seconds": time.monotonic() - started, "grown_mb": (peak() - before) / 2**20}))
+""")
+    print(f"18 MB paste refused in {found['seconds']:.2f} s, peak +{found['grown_mb']:.1f} MB")
+    lines = 18 * SPACE_MB // len("Germany B-LOC B-LOC\n")
+    assert unescape(found["message"]) == (f"**Error:** the pasted text has {lines:,} lines; the limit is 300,000 "
+                                          "lines (TOUGH_NER_MAX_LINES sets it)")
+    assert found["seconds"] < 2 and found["grown_mb"] <= 50
+
+
+def _types_paste(sentences: int, types: int) -> str:
+    """The issue's bucket-F1 test paste: one-token mentions of ``types`` types, a wrong type on
+    the next token of each sentence."""
+    test = ["Germany B-LOC B-LOC", ""]
+    for i in range(sentences):
+        t = i % types
+        test += [f"w{i} B-T{t} B-T{t}", f"x O B-T{(t + 1) % types}", ""]
+    return "\n".join(test) + "\n"
+
+
+def test_space_bucket_f1_paste_of_999_types_is_bounded():
+    """In the bucket_f1 Space a 1.86 MB paste with 999 types took 4.8 GB and 61 s (the type cap
+    did not bound types x sentences); the chart's type panel drew 999 bars (14 s)."""
+    need("gradio")
+    test = _types_paste(60_000, 998)  # and LOC: 999 types
+    assert 1.84 * SPACE_MB < len(test) < 1.88 * SPACE_MB
+    train = "Germany B-LOC\nvisits O\n\nw0 B-T0\nx O\n"  # the case is the test paste's types
+    found = _measured(MEASURE + """
+import gradio, matplotlib.pyplot  # before the baseline: a Space has them loaded already
+train, test = json.loads(sys.stdin.read())
+run = spaces._safe(spaces._reader(spaces.score_bucket_f1, 2), 7)
+before, started = peak(), time.monotonic()
+message, summary, table, chart, *rest = run(train, None, test, None, 4, 200, "")
+titles = [ax.get_title() for ax in chart.axes]
+print(json.dumps({"message": message, "rows": len(table["value"]), "titles": titles,
+                  "seconds": time.monotonic() - started, "grown_mb": (peak() - before) / 2**20}))
+""", json.dumps([train, test]), timeout=300)
+    print(f"999 types, 1.86 MB: {found['seconds']:.1f} s, peak +{found['grown_mb']:.0f} MB")
+    assert "Error" not in found["message"], found["message"]
+    assert "tag: the 20 most frequent of 999 types" in found["titles"], found["titles"]
+    assert found["rows"] >= 999  # the table keeps every type
+    assert found["grown_mb"] <= 500 and found["seconds"] < 60
+
+
+# The browser checks: the app served in this process, every request leaving it recorded.
+@pytest.fixture(scope="module")
+def hostile_page_app():
+    need("gradio")
+    from tough_ner.spaces import launch
+
+    app = launch("tmr", block=False)
+    yield f"http://127.0.0.1:{app.server_port}"
+    app.close()
+
+
+@pytest.fixture(scope="module")
+def hostile_browser():
+    need("gradio")
+    playwright = need("playwright.sync_api")
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=chromium(), args=FLAGS)
+        yield launched
+        launched.close()
+
+
+def _guarded_page(browser, origin: str):
+    """A page that lets through only requests to ``origin`` (and data:/blob: URLs), recording
+    any other: an image of 127.0.0.1:9999 leaves the page as much as one of the internet."""
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    outside = []
+
+    def guard(route):
+        url = route.request.url
+        if url.startswith((origin + "/", origin.replace("http", "ws") + "/", "data:", "blob:")) or url == origin:
+            route.continue_()
+        else:
+            outside.append(url)
+            route.abort()
+    page.route("**/*", guard)
+    page.goto(origin + "/")
+    return page, outside
+
+
+def test_space_shows_markdown_images_in_names_and_tags_as_text(hostile_browser, hostile_page_app):
+    """A system name ![x](http://...) was rendered as an image and fetched; a predicted tag
+    B-![x](http://...) did the same through the warning that quotes it."""
+    train = "EU B-ORG\nrejects O\nGerman B-MISC\ncall O\n\nPeter B-PER\nsaid O\n"
+    test = ("EU B-ORG B-ORG\nrejects O O\nGerman B-MISC " + LEAK_TAG + "\ncall O O\n\n"
+            + LEAK_TOKEN + " B-PER O\nsaid O O\n")
+    page, outside = _guarded_page(hostile_browser, hostile_page_app)
+    page.fill("#tmr-train textarea", train)
+    page.fill("#tmr-test textarea", test)
+    page.fill("#tmr-names textarea", LEAK_NAME)
+    page.click("#tmr-run")
+    page.wait_for_selector("#tmr-headline table", timeout=60_000)
+    page.wait_for_selector("#tmr-details table", timeout=60_000)
+    page.wait_for_timeout(1000)  # any image the page would load has been requested by now
+    text = page.inner_text("body")
+    assert f"Systems: {LEAK_NAME}." in text  # the name, as typed
+    assert LEAK_TAG[2:] in page.inner_text("#tmr-error")  # the warning quotes the tag as typed
+    assert LEAK_TOKEN in page.inner_text("#tmr-details")  # the token, as typed
+    assert LEAK_NAME in page.inner_text("#tmr-table")  # the results table's column
+    images = page.eval_on_selector_all("img", "nodes => nodes.map(n => n.src)")
+    assert not [src for src in images if "203.0.113.9" in src]
+    page.close()
+    assert outside == []
+
+
+def test_space_says_which_limit_refused_a_request(hostile_browser, hostile_page_app, monkeypatch):
+    """A body over the request limit is refused before it is read, and the page says why."""
+    monkeypatch.setenv("TOUGH_NER_MAX_REQUEST_MB", "1")
+    page, outside = _guarded_page(hostile_browser, hostile_page_app)
+    # 1.2 MB, set at once (playwright's fill of a long text outlasts its timeout)
+    page.wait_for_selector("#tmr-test textarea")
+    page.evaluate("text => { const box = document.querySelector('#tmr-test textarea'); box.value = text; "
+                  "box.dispatchEvent(new Event('input', {bubbles: true})); }", "Paris B-LOC B-LOC\n" * 70_000)
+    page.click("#tmr-run")
+    page.wait_for_function("document.body.innerText.includes('TOUGH_NER_MAX_REQUEST_MB')", timeout=30_000)
+    assert "the limit is 1 MB (TOUGH_NER_MAX_REQUEST_MB sets it)" in page.inner_text("body")
+    page.close()
+    assert outside == []
+
+
+def test_space_download_folder_goes_when_the_session_ends(hostile_browser, hostile_page_app):
+    """The session's folder holds its download files while the page is open and is removed
+    when the page closes (gradio's unload event)."""
+    from tough_ner import spaces
+
+    root = Path(spaces.download_root())
+    before = set(root.iterdir())
+    page, outside = _guarded_page(hostile_browser, hostile_page_app)
+    page.click("#tmr-demo")
+    page.wait_for_selector("#tmr-download-csv", state="visible", timeout=60_000)
+    (session,) = set(root.iterdir()) - before
+    assert sorted(p.name for p in session.rglob("*") if p.is_file()) == ["errors.csv", "results.json", "table.tex"]
+    page.close()
+    for _ in range(120):
+        if not session.exists():
+            break
+        time.sleep(0.25)
+    assert not session.exists()
+    assert outside == []
+
+
 # --- Exports and bucket F1 memory ---
 # Bucket F1 with a bucket per entity type (its counts are kept as entries, so memory follows
 # the input, never sentences x types), and the files the command and the Spaces write: the CSV

@@ -4,19 +4,38 @@
 it, and ``export`` writes a folder a Hugging Face Space runs as it is (the shim, the Space card,
 PyPI-only requirements, a copy of this package, optional built-in training statistics).  Inputs are pasted or uploaded CoNLL text (or the embedded demo corpus, one click); a test
 file has ``token gold prediction [second system's prediction]`` columns.  Bad input shows a
-message in the page and a warning pop-up, never a stack trace; what a person typed is always
-shown as text (escaped), never as Markdown or HTML.  A request is bounded: at most
-``TOUGH_NER_MAX_INPUT_MB`` (default 20) MB per text or file, ``TOUGH_NER_MAX_TYPES`` (default
-1,000) distinct entity types, 100 buckets and 1,000 bootstrap resamples.  Needs the
-``spaces`` extra (gradio, matplotlib).
+message in the page and a warning pop-up, never a stack trace; what a person typed (names,
+tokens, types, warnings quoting them) is always shown as plain text, never as Markdown or HTML.
+
+A request is bounded before it is read whole (``LIMITS``: environment variables with their
+defaults, listed on every Space card too): its body by ``TOUGH_NER_MAX_REQUEST_MB`` (checked
+from the Content-Length header, else while it streams in, by ``launch``), each text or file by
+``TOUGH_NER_MAX_INPUT_MB`` and ``TOUGH_NER_MAX_LINES``, the entity types by
+``TOUGH_NER_MAX_TYPES``; 100 buckets and 1,000 bootstrap resamples at most.  No handler fetches
+a URL: an upload that names one is refused.  Download files live in one folder per session,
+removed when the session ends, and folders left by a process that died are removed at the next
+start-up.  Needs the ``spaces`` extra (gradio, matplotlib).
 """
 from __future__ import annotations
 
+import atexit
+import contextvars
+import hashlib
 import html
+import json
 import math
 import os
+import shutil
+import tempfile
+import threading
+import time
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+try:
+    import fcntl
+except ImportError:  # not on Windows: download folders are then removed only with their session
+    fcntl = None
 
 from .present import demo as demo_data
 from .core.batch import Batch
@@ -35,9 +54,32 @@ MAX_BOOTSTRAP = 1000
 
 
 # ---- bounds on a request --------------------------------------------------------------------
+# (variable, default, what it bounds): the one list of the limits, which the Space card shows.
+LIMITS = (
+    ("TOUGH_NER_MAX_REQUEST_MB", "2 × TOUGH_NER_MAX_INPUT_MB", "MB in one request's body"),
+    ("TOUGH_NER_MAX_INPUT_MB", 20, "MB in one pasted text or uploaded file"),
+    ("TOUGH_NER_MAX_LINES", 300_000, "lines in one pasted text or uploaded file"),
+    ("TOUGH_NER_MAX_TYPES", 1000, "distinct entity types in one request"),
+)
+
+
 def max_input_mb() -> float:
     """The size limit of one pasted text or uploaded file, in MB (``TOUGH_NER_MAX_INPUT_MB``)."""
     return _positive("TOUGH_NER_MAX_INPUT_MB", 20)
+
+
+def max_lines() -> int:
+    """The limit on lines in one pasted text or uploaded file (``TOUGH_NER_MAX_LINES``): the
+    work of a request grows with its lines (tokens, resamples of sentences, error rows)."""
+    return int(_positive("TOUGH_NER_MAX_LINES", 300_000))
+
+
+def max_request_mb() -> float:
+    """The size limit of one request's body, in MB (``TOUGH_NER_MAX_REQUEST_MB``; default twice
+    ``max_input_mb()``).  gradio parses a body whole, at about 4 times its size (a 60 MB body:
+    +250 MB), so this bounds a request's memory before any text is checked; texts within
+    ``max_lines()`` make far smaller bodies."""
+    return _positive("TOUGH_NER_MAX_REQUEST_MB", 2 * max_input_mb())
 
 
 def max_types() -> int:
@@ -64,6 +106,67 @@ def _too_big(size: int, what: str) -> Optional[ValueError]:
     return None
 
 
+def _check_lines(text: str, what: str) -> str:
+    """Refuse a text of more than ``max_lines()`` lines, counted before it is parsed."""
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if lines > max_lines():
+        raise ValueError(f"{what} has {lines:,} lines; the limit is {max_lines():,} lines "
+                         f"(TOUGH_NER_MAX_LINES sets it)")
+    return text
+
+
+class RequestSizeLimit:
+    """ASGI middleware refusing a request body over ``max_request_mb()`` with 413 and a
+    one-line message naming the limit: from its Content-Length header before a byte of the body
+    is read, else as soon as the streamed body passes the limit, so no more than the limit is
+    ever held (gradio parses a request's JSON whole: a 512 MB paste took 2.5 GB)."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        limit = int(max_request_mb() * 2**20)
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > limit:
+            return await self._refuse(send, int(declared))
+        received, refused = 0, False
+
+        async def counted():
+            nonlocal received, refused
+            if refused:  # the rest of the body is never read
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > limit:
+                    refused = True
+                    await self._refuse(send, received, at_least=True)
+                    return {"type": "http.disconnect"}  # the app stops reading; nothing more is kept
+            return message
+
+        async def unless_refused(message):
+            if not refused:
+                await send(message)
+
+        try:
+            await self.app(scope, counted, unless_refused)
+        except Exception:
+            if not refused:  # the app's reaction to the cut-off body is expected; anything else is not
+                raise
+
+    @staticmethod
+    async def _refuse(send, size: int, at_least: bool = False) -> None:
+        message = (f"the request is {'over ' if at_least else ''}{size / 2**20:.3g} MB; the limit is "
+                   f"{max_request_mb():g} MB (TOUGH_NER_MAX_REQUEST_MB sets it)")
+        body = json.dumps({"detail": message, "error": message}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                                (b"connection", b"close")]})
+        await send({"type": "http.response.body", "body": body})
+
+
 def _check_types(corpus: Corpus, what: str) -> Corpus:
     """Refuse more distinct entity types than ``max_types()`` (time and memory grow with them)."""
     found = set()
@@ -79,17 +182,32 @@ def _check_types(corpus: Corpus, what: str) -> Corpus:
 
 # ---- reading the inputs -------------------------------------------------------------------
 def _text(text: Optional[str], upload: Optional[str]) -> str:
-    """An uploaded file's content, else the pasted text; either at most ``max_input_mb()``."""
+    """An uploaded file's content, else the pasted text; either at most ``max_input_mb()`` and
+    ``max_lines()``."""
     if upload:
-        error = _too_big(os.path.getsize(upload), f"the uploaded file {os.path.basename(upload)}")
+        if not isinstance(upload, str) or upload.lower().startswith(("http:", "https:")):
+            raise ValueError(REFUSED_URL)  # never fetched (gradio's own step: ``_refusing_urls``)
+        what = f"the uploaded file {os.path.basename(upload)}"
+        error = _too_big(os.path.getsize(upload), what)
         if error:
             raise error
-        return read_text(upload)  # the file rules of every reader: UTF-8, BOM dropped
+        return _check_lines(read_text(upload), what)  # the file rules of every reader: UTF-8, BOM dropped
     text = text or ""
-    error = _too_big(len(text), "the pasted text") or _too_big(len(text.encode("utf-8")), "the pasted text")
+    error = _too_big(len(text), "the pasted text") or _too_big(_utf8_size(text), "the pasted text")
     if error:
         raise error
-    return text
+    return _check_lines(text, "the pasted text")
+
+
+def _utf8_size(text: str) -> int:
+    """The size of ``text`` in UTF-8, without a copy of it whole (encoded a megabyte at a time)."""
+    if text.isascii():
+        return len(text)
+    step = 2**20
+    return sum(len(text[i:i + step].encode("utf-8", "surrogatepass")) for i in range(0, len(text), step))
+
+
+REFUSED_URL = "an upload must be a file sent from this page, not a URL (a Space fetches nothing)"
 
 
 def _empty(what: str) -> ValueError:
@@ -98,8 +216,7 @@ def _empty(what: str) -> ValueError:
 
 def _systems(text: str, what: str) -> Corpus:
     """Token, gold and 1 or 2 prediction columns (the last ones)."""
-    widths = {len(fields) for fields in split_rows(text) if fields and fields[0] != "-DOCSTART-"}
-    width = max(widths, default=0)
+    width = _width(text)
     if width == 0:
         raise _empty(what)
     if width < 3:
@@ -108,6 +225,20 @@ def _systems(text: str, what: str) -> Corpus:
     if not corpus.tokens:
         raise ValueError(f"{what} holds no sentence")
     return _check_types(corpus, what)
+
+
+def _width(text: str) -> int:
+    """The fields of the first token line (the reader names any later line with another number):
+    read line by line up to it, not the whole text split into rows first."""
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        fields = split_rows(text[start:end])[0]
+        if fields and fields[0] != "-DOCSTART-":
+            return len(fields)
+        start = end + 1
+    return 0
 
 
 def _stats(text) -> TrainStats:
@@ -187,12 +318,12 @@ def headline(method: str, scored: Dict[str, object], stats: Optional[TrainStats]
     lines += ["| measure | " + " | ".join(map(as_text, systems)) + " | n |" + (" paired test |" if len(systems) > 1 else ""),
              "|---" * (len(systems) + 2 + (len(systems) > 1)) + "|"]
     for row in table:
-        cells = [("**" + format_cell(row, s).rstrip(" *") + "**") if s in row["best"] else format_cell(row, s).rstrip()
-                 for s in systems]
-        # Keys hold type names (tag_LOC_f1): user input, shown as text.
-        lines.append(f"| {as_text(row['key'])} | " + " | ".join(cells) + f" | {format_sizes(row, systems)} |"
-                     + (f" {format_test(row)} |" if len(systems) > 1 else ""))
-    return "\n".join(lines).replace("*", "\\*").replace("\\*\\*", "**") + (
+        # Every cell as text: keys hold type names (tag_LOC_f1), the test names the systems.
+        cells = [("**" + as_text(format_cell(row, s).rstrip(" *")) + "**") if s in row["best"]
+                 else as_text(format_cell(row, s).rstrip()) for s in systems]
+        lines.append(f"| {as_text(row['key'])} | " + " | ".join(cells) + f" | {as_text(format_sizes(row, systems))} |"
+                     + (f" {as_text(format_test(row))} |" if len(systems) > 1 else ""))
+    return "\n".join(lines) + (
         "\n\nValues with their 95% percentile-bootstrap interval (1000 resamples of sentences); bold: "
         f"significantly better (paired randomisation test, {described['description']}); † fewer than 30 items.")
 
@@ -227,32 +358,155 @@ def results_frame(results: Dict[str, dict], buckets: Optional[Dict[str, dict]] =
 
 def _summary(names: Sequence[str], table: str, warnings: Sequence[str] = ()) -> str:
     """The text above the results: the systems, warnings, then the headline ``table``."""
-    lines = [f"Systems: {', '.join(f'**{n}**' for n in names)}. Every term is explained in the glossary above."]
-    lines += [f"> ⚠ {w}" for w in warnings]
+    lines = [f"Systems: {', '.join(f'**{as_text(n)}**' for n in names)}. Every term is explained in the glossary "
+             "above."]
+    lines += [f"> ⚠ {as_text(w)}" for w in warnings]  # they quote the names
     return "\n\n".join(lines + [table])
 
 
 def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[List[dict]] = None) -> tuple:
     """Files to download: the results as JSON, the error table as CSV (when there is one)
-    and the results table as LaTeX (booktabs)."""
-    import tempfile
-
+    and the results table as LaTeX (booktabs), in a new folder of the session (``_run_folder``)."""
     from . import __version__
     from .present.formatting import to_json as _json
     from ._util import write_atomic
-    from .present.errors import to_text
+    from .present import errors
     from .present.export import Cell, Table, latex_tables
 
-    folder = tempfile.mkdtemp(prefix="tough-ner-space-")
+    folder = _run_folder()
     paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
     write_atomic(paths[0], _json({"tough_ner_version": __version__, "results": results}) + "\n")
     if rows:
-        write_atomic(paths[1], to_text(rows, "csv"))
+        errors.write(rows, paths[1])
     columns = [c for c in frame.columns if c != "key"]
     table = Table(title, columns, [[Cell(v) for c, v in zip(frame.columns, row) if c != "key"]
                                    for row in frame.itertuples(index=False)], "space")
     write_atomic(paths[2], latex_tables([table]))
     return paths[0], paths[1] if rows else None, paths[2]
+
+
+# ---- download files: a folder per session, removed when it ends and at start-up -------------
+FOLDER_PREFIX = "tough-ner-space-"
+_STAGING_PREFIX = ".tough-ner-space-new-"
+_ROOT: Dict[str, object] = {}  # "path" and "handle" (its lock) of this process's folder
+_ROOT_GUARD = threading.Lock()  # handlers run in threads
+# (session, app) of the running handler, set by ``_in_session``; "no-session" outside gradio
+_PLACE: contextvars.ContextVar = contextvars.ContextVar("tough_ner_space_place", default=("no-session", "api"))
+
+
+def folder_base() -> str:
+    """Where the download folders go: gradio's cache folder, so gradio serves a file where it
+    is instead of copying it there (a copy nothing removes)."""
+    # gradio.utils.get_upload_folder, without importing gradio (seconds) when a scorer runs alone
+    return os.environ.get("GRADIO_TEMP_DIR") or os.path.realpath(os.path.join(tempfile.gettempdir(), "gradio"))
+
+
+def download_root() -> str:
+    """This process's folder of download files (``tough-ner-space-*``), made on first use and
+    locked (``flock`` on the folder) until the process ends; making it first removes every
+    such folder no process holds."""
+    with _ROOT_GUARD:
+        if _ROOT and os.path.isdir(_ROOT["path"]):
+            return _ROOT["path"]
+        if _ROOT:
+            os.close(_ROOT.pop("handle"))
+        base = folder_base()
+        os.makedirs(base, exist_ok=True)
+        remove_stale_folders(base)
+        if os.path.realpath(base) != os.path.realpath(tempfile.gettempdir()):
+            remove_stale_folders(tempfile.gettempdir(), min_age=3600)  # earlier versions' place, no locks
+        staging = tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=base)
+        handle = os.open(staging, os.O_RDONLY)
+        if fcntl is not None:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # Renamed once locked: a folder with the name cleaning looks for is never unlocked while in use.
+        path = os.path.join(base, FOLDER_PREFIX + os.path.basename(staging)[len(_STAGING_PREFIX):])
+        os.rename(staging, path)
+        _ROOT.update(path=path, handle=handle)
+        atexit.register(shutil.rmtree, path, True)
+        return path
+
+
+def remove_stale_folders(base: str, min_age: float = 0) -> List[str]:
+    """Remove the download folders in ``base`` that no live process holds (left by a process that
+    died, or made by a version without locks) and at least ``min_age`` seconds old; returns
+    their paths.  Half-made folders (``.tough-ner-space-new-*``) go after a minute."""
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(base))
+    except OSError:
+        return removed
+    for entry in entries:
+        staging = entry.name.startswith(_STAGING_PREFIX)
+        if not (staging or entry.name.startswith(FOLDER_PREFIX)) or not entry.is_dir(follow_symlinks=False):
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+        if age < max(min_age, 60 if staging else 0) or _held(entry.path):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(entry.path)
+    return removed
+
+
+def _held(path: str) -> bool:
+    """Whether a live process holds the folder's lock (without ``fcntl``: assumed held)."""
+    if fcntl is None:
+        return True
+    try:
+        handle = os.open(path, os.O_RDONLY)
+    except OSError:
+        return True
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return True
+    finally:
+        os.close(handle)  # releases the lock just taken, if it was
+    return False
+
+
+def session_folder(session: str) -> str:
+    """The folder of a session's files (the session hash comes from the browser: hashed, so it
+    names no other path)."""
+    return os.path.join(download_root(), hashlib.sha256(str(session).encode()).hexdigest()[:32])
+
+
+def end_session(session: str) -> None:
+    """Remove the files of a session that ended (gradio's unload event)."""
+    if _ROOT:
+        shutil.rmtree(session_folder(session), ignore_errors=True)
+
+
+def _run_folder() -> str:
+    """A new folder for one evaluation's files; the same app's earlier files of the session go
+    (the page offers only the latest)."""
+    session, app = _PLACE.get()
+    place = os.path.join(session_folder(session), app)
+    os.makedirs(place, exist_ok=True)
+    earlier = os.listdir(place)
+    folder = tempfile.mkdtemp(dir=place)
+    for name in earlier:
+        shutil.rmtree(os.path.join(place, name), ignore_errors=True)
+    return folder
+
+
+def _in_session(function: Callable, app: str) -> Callable:
+    """``function`` as a gradio handler: gradio passes the request first (the parameter's
+    annotation says so), and the files written while it runs go to the session's folder."""
+    import gradio as gr
+
+    def handler(request, *args):
+        token = _PLACE.set((getattr(request, "session_hash", None) or "no-session", app))
+        try:
+            return function(*args)
+        finally:
+            _PLACE.reset(token)
+    handler.__annotations__ = {"request": gr.Request}
+    return handler
 
 
 def _error_rows(stats: Optional[TrainStats], batches: Dict[str, Batch]) -> Optional[List[dict]]:
@@ -295,7 +549,7 @@ def _frame(rows: List[list], header: List[str]):
 
 
 def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str, labels=None, errors=None):
-    from .present.html import _plotting, fit_ticks, grouped_bars, legend_outside
+    from .present.html import _plotting, fit_ticks, grouped_bars, legend_outside, plain_text
 
     plt = _plotting()
     figure, ax = plt.subplots(figsize=(7, 2.8))
@@ -304,7 +558,7 @@ def _bars(groups: Sequence[str], series: Dict[str, Sequence[float]], ylabel: str
     legend_outside(ax)
     fit_ticks(figure)
     figure.tight_layout()
-    return figure
+    return plain_text(figure)  # names and types drawn as written, never as matplotlib math
 
 
 def _warnings(results: Dict[str, dict]) -> List[str]:
@@ -352,8 +606,6 @@ def score_tmr(train_text, test_text, names_text=""):
 
 def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_text=""):
     from .methods.buckets import ATTRIBUTES, bucket_f1
-    from .present.html import _plotting, bucket_figure
-
     if not 0 <= int(bootstrap) <= MAX_BOOTSTRAP:
         raise ValueError(f"bootstrap resamples must lie in 0 .. {MAX_BOOTSTRAP}, got {bootstrap}")
     stats, test = _stats(train_text), _systems(test_text, "test data")
@@ -369,7 +621,33 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_tex
                    ["attribute"] + [f"worst bucket {n}" for n in names])
     files = _downloads(detailed, frame, "Bucket F1 per attribute bucket", _error_rows(stats, batches))
     table = headline("bucket_f1", batches, stats, ["f1"], n_buckets=int(n_buckets))
-    return (_summary(names, table), frame, bucket_figure(_plotting(), detailed, counts), worst, *files)
+    return (_summary(names, table), frame, _bucket_chart(detailed, counts), worst, *files)
+
+
+CHART_TYPES = 20  # bars of the bucket chart's type panel
+
+
+def _bucket_chart(detailed: Dict[str, dict], counts: Dict[str, int]):
+    """The bucket chart of the systems' detailed tables, its type panel showing the
+    ``CHART_TYPES`` types with the most gold (then predicted) mentions, as its title says; the
+    results table has every type.  Hundreds of bars are unreadable, and placing their labels
+    took 14 s for 999 types."""
+    from .present.html import _plotting, bucket_figure, plain_text
+
+    size: Dict[str, tuple] = {}
+    for table in detailed.values():
+        for row in table["buckets"]["tag"]:
+            size[row["interval"]] = max(size.get(row["interval"], (0, 0)), (row["n_gold"], row["n_pred"]))
+    shown = set(sorted(size, key=lambda t: size[t], reverse=True)[:CHART_TYPES])
+    tables = {name: {**table, "buckets": {**table["buckets"], "tag": [row for row in table["buckets"]["tag"]
+                                                                     if row["interval"] in shown]}}
+              for name, table in detailed.items()}
+    figure = bucket_figure(_plotting(), tables, counts)
+    if len(size) > CHART_TYPES:
+        for ax in figure.axes:
+            if ax.get_title() == "tag":
+                ax.set_title(f"tag: the {CHART_TYPES} most frequent of {len(size)} types", fontsize=9)
+    return plain_text(figure)
 
 
 def score_nrb(nrb_text, wts_text, train_text="", type_map="auto", names_text=""):
@@ -498,7 +776,8 @@ def _safe(function: Callable, n_outputs: int) -> Callable:
                 warnings.simplefilter("always", InputWarning)
                 outputs = function(*args)
             notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, InputWarning)))
-            return ("\n\n".join(f"**Warning:** {note}" for note in notes), *_shown(outputs))
+            # The notes quote the input (a predicted tag ``B-![x](http://...)``): text, never Markdown.
+            return ("\n\n".join(f"**Warning:** {as_text(note)}" for note in notes), *_shown(outputs))
         except Exception as error:  # noqa: BLE001 -- every failure is shown to the person, readably
             _warn(error)
             return (error_message(error), *_shown((None,) * n_outputs))
@@ -522,8 +801,34 @@ def _text_input(label: str, elem_id: str):
 
     with gr.Row():
         text = gr.Textbox(label=label, lines=6, max_lines=12, elem_id=elem_id, scale=3)
-        upload = gr.File(label="or upload a file", type="filepath", scale=1)
+        upload = _refusing_urls(gr.File(label="or upload a file", type="filepath", scale=1,
+                                        elem_id=f"{elem_id}-upload"))
     return text, upload
+
+
+def _refusing_urls(upload):
+    """The File component ``upload``, made to refuse a file named by a URL: gradio downloads such
+    a file (a DNS lookup, then a request to wherever the URL points) before any handler runs,
+    and a crafted request can name one.  Done on the instance: gradio writes a ``.pyi`` stub
+    beside the module of any subclass of its components."""
+    import gradio as gr
+
+    move, move_async = upload.move_resource_to_block_cache, upload.async_move_resource_to_block_cache
+
+    def refuse(path) -> None:
+        if isinstance(path, str) and path.lower().startswith(("http:", "https:")):
+            raise gr.Error(REFUSED_URL)
+
+    def checked(path):
+        refuse(path)
+        return move(path)
+
+    async def checked_async(path):
+        refuse(path)
+        return await move_async(path)
+
+    upload.move_resource_to_block_cache, upload.async_move_resource_to_block_cache = checked, checked_async
+    return upload
 
 
 def ui(name: str, stats: Optional[TrainStats] = None) -> None:
@@ -598,7 +903,7 @@ def ui(name: str, stats: Optional[TrainStats] = None) -> None:
         gr.Markdown(_card(name))
     outputs = [error, scores, table, plot, details, *breakdown, *downloads]
     evaluate = _safe(_reader(scorer, texts, train, stats), len(outputs) - 1)
-    run.click(evaluate, inputs=inputs + options, outputs=outputs)
+    run.click(_in_session(evaluate, name), inputs=inputs + options, outputs=outputs)
     text_boxes = inputs[0::2]
     demo_names = "memorizer" if name == "rockner" else ", ".join(demo_data.SYSTEMS)
 
@@ -612,7 +917,7 @@ def ui(name: str, stats: Optional[TrainStats] = None) -> None:
         chosen = values[2 if name == "rockner" else 0:-1]
         return (*demo_texts, demo_names, *evaluate(*pairs, *chosen, demo_names))
     demo_options = ([ratio, seed] if name == "rockner" else []) + options
-    demo.click(load_demo, inputs=demo_options, outputs=text_boxes + [names_box] + outputs)
+    demo.click(_in_session(load_demo, name), inputs=demo_options, outputs=text_boxes + [names_box] + outputs)
     if name == "rockner":
         def attack_handler(train_text, train_file, original_text, original_file, r, s):
             try:
@@ -645,6 +950,11 @@ def build(name: str = "all", stats=None):
         raise ValueError(f"unknown space {name!r}: use {', '.join(NAMES)} or all")
     if stats is not None and not isinstance(stats, TrainStats):
         stats = TrainStats.load(stats)
+    download_root()  # made now: start-up removes the folders of processes that died
+
+    def end(request):  # the session ended (tab closed): its download files go
+        end_session(getattr(request, "session_hash", None) or "no-session")
+    end.__annotations__ = {"request": gr.Request}  # how gradio knows to pass the request
     with gr.Blocks(title=f"tough-ner: {TITLES.get(name, 'every metric')}", analytics_enabled=False) as app:
         if name == "all":
             gr.Markdown("# tough-ner\nWhere NER models fail, not just their F1.")
@@ -653,6 +963,7 @@ def build(name: str = "all", stats=None):
                     ui(each, stats)
         else:
             ui(name, stats)
+        app.unload(end)
     return app
 
 
@@ -671,12 +982,15 @@ def launch(name: str = "all", port: Optional[int] = None, block: bool = True, fr
            app=None):
     """Serve an app (``app``, else ``build(name)``) on 127.0.0.1, or where
     ``GRADIO_SERVER_NAME``/``_PORT`` say with ``from_environment`` (analytics off, no share
-    link, no server-side rendering, uploads at most ``max_input_mb()``)."""
+    link, no server-side rendering, uploads at most ``max_input_mb()``, request bodies at most
+    ``max_request_mb()``: ``RequestSizeLimit``)."""
+    from starlette.middleware import Middleware
+
     app = app if app is not None else build(name)
     host, port = server_address(from_environment, port)
     app.launch(server_name=host, server_port=port, share=False, prevent_thread_lock=not block,
                theme=theme(), ssr_mode=False, quiet=not block, footer_links=[],
-               max_file_size=int(max_input_mb() * 2**20))
+               max_file_size=int(max_input_mb() * 2**20), app_kwargs={"middleware": [Middleware(RequestSizeLimit)]})
     return app
 
 
@@ -751,6 +1065,8 @@ def space_files(name: str, stats_file: Optional[str] = None, stats: Optional[Tra
            f'demo = build("{name}", stats=STATS and os.path.join(HERE, STATS))\n\n'
            'if __name__ == "__main__":\n'
            f'    launch(app=demo, from_environment=True)\n')
+    limits = "\n".join(f"- `{variable}` (default {default:,}): {what}" if isinstance(default, int) else
+                       f"- `{variable}` (default {default}): {what}" for variable, default, what in LIMITS)
     statistics = (f"This Space has built-in training statistics (`{stats_file}`: {stats!r}): leave the "
                   "training data empty to evaluate against them. " if stats_file else "")
     card = f"""---
@@ -787,6 +1103,17 @@ input gets a readable message.
 statistics, loaded with `TrainStats.load`) as the app's built-in training statistics. For a
 licensed corpus (CoNLL-2003, OntoNotes) give a shareable file (`tough-ner stats --shareable`,
 `TrainStats.save(path, shareable=True)`): it does not hold the training text.
+
+## Limits
+
+A request is refused, with a one-line message naming the limit, beyond 1,000 bootstrap
+resamples or any of these (environment variables of the Space, with their defaults):
+
+{limits}
+
+Names, tokens and types you give are shown as plain text, never as Markdown or HTML; an upload
+must be a file sent from the page (a Space fetches no URL). The files to download are kept
+for the session only: they are removed when the page is closed.
 
 ## How this folder runs
 
