@@ -18,16 +18,36 @@ COMMAND_DATA = COMMAND_ROOT / "tough_ner" / "data"
 COMMAND_ENV = {**os.environ, "PYTHONPATH": str(COMMAND_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
+# The command run as ``python -m tough_ner.cli`` would run it, writing its own peak memory
+# (VmHWM, this process image only) to a file as it ends: a child's ru_maxrss from wait4 would
+# start from the test process's own size, copied at the fork.
+PEAK_PROBE = """
+import atexit, runpy, sys
+peak_file = sys.argv.pop(1)
+
+def peak():
+    with open("/proc/self/status") as status, open(peak_file, "w") as out:
+        out.write(next(line for line in status if line.startswith("VmHWM")).split()[1])
+
+atexit.register(peak)
+runpy.run_module("tough_ner.cli", run_name="__main__", alter_sys=True)
+"""
+
+
 def command(*argv, cwd=None):
-    """(exit status, stderr, peak RSS in MB, seconds) of ``python -m tough_ner.cli argv`` in a
-    child process, its peak memory from ``os.wait4``."""
-    start = time.monotonic()
-    child = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", *map(str, argv)], stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, env=COMMAND_ENV, cwd=cwd)
-    error = child.stderr.read().decode()
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return child.returncode, error.strip(), usage.ru_maxrss / 1024, time.monotonic() - start
+    """(exit status, stderr, peak memory in MB, seconds) of the command ``argv`` in a child
+    process."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        peak_file = os.path.join(folder, "peak")
+        start = time.monotonic()
+        done = subprocess.run([sys.executable, "-c", PEAK_PROBE, peak_file, *map(str, argv)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=COMMAND_ENV, cwd=cwd)
+        seconds = time.monotonic() - start
+        with open(peak_file) as handle:
+            peak = int(handle.read()) / 1024
+    return done.returncode, done.stderr.decode().strip(), peak, seconds
 
 
 def digest(path) -> str:
@@ -254,3 +274,89 @@ def test_a_reports_outputs_carry_one_run_id(tmp_path, gold_and_prediction):
     prediction.write_text(prediction.read_text(encoding="utf-8").replace(" O\n", " B-PER\n", 1), encoding="utf-8")
     changed = report(tmp_path / "c")
     assert changed[0] == changed[1] != first[0]
+
+
+# --- Statistics files: crafted metadata and counts ---
+def _stats_file(change_meta=None, label_counts=None, meta_text=None) -> bytes:
+    """The demo statistics saved, then their JSON metadata or label counts replaced."""
+    import io
+    import json
+    import zipfile
+
+    import numpy as np
+
+    blob = TrainStats.from_conll(COMMAND_DATA / "demo_train.conll").to_bytes()
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    meta = json.loads(np.load(io.BytesIO(members["meta.json.npy"])).tobytes().decode("utf-8"))
+    if change_meta:
+        change_meta(meta)
+    text = meta_text if meta_text is not None else json.dumps(meta)
+    arrays = {"meta.json": np.frombuffer(text.encode("utf-8"), dtype=np.uint8)}
+    if label_counts is not None:
+        arrays["label_counts"] = label_counts(np.load(io.BytesIO(members["label_counts.npy"])))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            key = name[:-4]
+            if key in arrays:
+                buffer = io.BytesIO()
+                np.lib.format.write_array(buffer, arrays[key], allow_pickle=False)
+                data = buffer.getvalue()
+            archive.writestr(name, data)
+    return out.getvalue()
+
+
+def test_crafted_statistics_files_are_refused_in_one_line(tmp_path):
+    """304 MB of metadata in a small file, metadata nested 100,000 deep, a mention count of
+    10**30, label counts of 2**62, the version "1": each a one-line error, before use."""
+    import json
+
+    import base64
+    import random
+
+    noise = base64.b64encode(random.Random(0).randbytes(150_000)).decode()  # deflates to ~3/4
+    huge = _stats_file(meta_text=json.dumps({"pad": noise}) + " " * (5 << 20))  # ~30 times its deflated size
+    deep = _stats_file(meta_text="[" * 100_000 + "]" * 100_000)
+
+    def big_mention(meta):
+        meta["mentions"][0][2] = 10 ** 30
+
+    def version_text(meta):
+        meta["version"] = "1"
+
+    cases = {
+        "huge": (huge, r"its metadata declares \d+ bytes in a \d+-byte file; refused unread"),
+        "deep": (deep, "metadata nested too deeply"),
+        "mention": (_stats_file(big_mention), "its mention counts add up to 2\\*\\*53 or more"),
+        "labels": (_stats_file(label_counts=lambda counts: counts + 2 ** 62), "label counts add up to 2\\*\\*53"),
+        "version": (_stats_file(version_text), "has stats format version '\"1\"'; this tough-ner reads version 1 "
+                                               "\\(a number\\)"),
+    }
+    for name, (blob, message) in cases.items():
+        path = tmp_path / f"{name}.npz"
+        path.write_bytes(blob)
+        with pytest.raises(ValueError, match=message):
+            TrainStats.load(path)
+        code, error, peak, _ = command("hardeval", "--train", path, "--test", COMMAND_DATA / "demo_test.conll",
+                                       "--columns", "0,1,2")
+        assert code == 2 and len(error.splitlines()) == 1 and "Traceback" not in error, (name, error)
+        assert peak < 200, (name, peak)
+
+
+def test_a_token_holding_a_space_is_no_training_mention_of_two_tokens():
+    """The one token "Paris Hilton" is not the two-token training mention Paris Hilton (TMR's
+    seen and unseen-tokens subsets), while the two tokens are."""
+    from tough_ner import Batch
+    from tough_ner.methods.tmr import classify
+
+    stats = TrainStats.from_lists([["Paris", "Hilton", "left"]], [["B-PER", "I-PER", "O"]])
+    assert not stats.spaced_tokens
+    tags = [["B-PER", "O"], ["B-PER", "I-PER", "O"]]
+    masks = classify(stats, Batch([["Paris Hilton", "came"], ["Paris", "Hilton", "x"]], tags, tags))
+    assert masks["seen"].tolist() == [False, True] and masks["unseen_tokens"].tolist() == [True, False]
+    # training with a spaced token of its own: texts are all there is to compare (documented)
+    spaced = TrainStats.from_lists([["Paris Hilton", "left"]], [["B-PER", "O"]])
+    assert spaced.spaced_tokens
+    assert classify(spaced, Batch([["Paris", "Hilton"]], [["B-PER", "I-PER"]], [["B-PER", "I-PER"]]))["seen"].tolist() \
+        == [True]

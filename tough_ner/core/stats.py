@@ -296,6 +296,13 @@ class TrainStats:
         return frozenset(map(str.lower, self.vocab))
 
     @cached_property
+    def spaced_tokens(self) -> bool:
+        """Whether a training token holds a space (a CoNLL file's never do).  Without one, a
+        training mention's text has one token more than spaces, so a test mention whose tokens
+        hold a space (the one token "Paris Hilton") is no training mention, whatever its text."""
+        return " " in "".join(self.vocab)
+
+    @cached_property
     def mention_text_counts(self) -> Dict[str, int]:
         """``{text: count}`` of training mentions, any type."""
         table = self.mention_table
@@ -818,6 +825,12 @@ _TEXT = ("token_ids", "sentence_starts")  # the running text, left out of a shar
 # np.savez stores members uncompressed; a re-compressed file may shrink, but a member that
 # would expand beyond this factor of the whole file (plus 1 MiB) is refused unread (zip bomb).
 MAX_EXPANSION = 100
+# The JSON metadata is stored uncompressed: it may declare at most this many times the file's
+# size (plus 1 MiB), so a small file cannot hold hundreds of MB of text to parse.
+MAX_METADATA_EXPANSION = 8
+# Every count (label counts, mentions, occurrences, sentences) and every total of them stays
+# below 2**53: far above any corpus (10**8 tokens is 2**27), with room for sums in int64.
+MAX_COUNT = 2 ** 53
 
 
 _ZIP_TAIL = 65_557  # the end-of-archive record and the longest comment after it
@@ -877,6 +890,9 @@ def _read_archive(blob: bytes, source: str):
             size = int(np.prod(shape, dtype=object)) * np.dtype(dtype).itemsize
             if header is not None and header + size != info.file_size:
                 raise bad(f"{name} declares {info.file_size} bytes but its header describes {header + size}")
+            if name == _META and size > MAX_METADATA_EXPANSION * len(blob) + 2 ** 20:
+                raise ValueError(f"{source}: its metadata declares {size} bytes in a {len(blob)}-byte file; refused "
+                                 f"unread (at most {MAX_METADATA_EXPANSION} times the file's size plus 1 MiB)")
             with archive.open(info) as member:
                 arrays[name] = np.lib.format.read_array(member, allow_pickle=False)
         except ValueError as error:
@@ -889,11 +905,15 @@ def _read_archive(blob: bytes, source: str):
         meta = json.loads(arrays.pop(_META).tobytes().decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise bad(f"metadata: {error}"[:QUOTE]) from None
+    except RecursionError:  # the metadata is three levels deep; a crafted one thousands
+        raise bad("metadata nested too deeply") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{source} is not a tough-ner stats file")
-    if meta.get("version") != VERSION:
-        raise ValueError(f"{source} has stats format version {meta.get('version')}; "
-                         f"this tough-ner reads version {VERSION}: rebuild the stats")
+    if meta.get("version") != VERSION or type(meta.get("version")) is not int:
+        found = meta.get("version")
+        shown = found if type(found) is int else quote(json.dumps(found))  # "1" is not 1
+        raise ValueError(f"{source} has stats format version {shown}; this tough-ner reads version {VERSION} "
+                         f"(a number): rebuild the stats")
     return _check_contents(meta, arrays, source)
 
 
@@ -906,7 +926,8 @@ def _mentions_of_rows(rows: list, entity_types: set) -> Optional[Dict[Tuple[str,
     if not (set(map(type, texts)) <= {str} and set(map(type, types)) <= {str} and set(map(type, counts)) <= {int}):
         return None
     mentions = dict(zip(zip(texts, types), counts))
-    if set(types) <= entity_types and min(counts, default=1) >= 1 and len(mentions) == len(rows):
+    if set(types) <= entity_types and min(counts, default=1) >= 1 and sum(counts) < MAX_COUNT \
+            and len(mentions) == len(rows):
         return mentions
     return None
 
@@ -936,11 +957,15 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
                     or type(row[2]) is not int or row[2] < 1 or (row[0], row[1]) in mentions):
                 raise wrong(f"mention {quote(json.dumps(row))} is not a distinct [text, known type, count >= 1]")
             mentions[(row[0], row[1])] = row[2]
+        if sum(mentions.values()) >= MAX_COUNT:
+            raise wrong(f"its mention counts add up to 2**53 or more (at most {MAX_COUNT - 1})")
     counts = arrays["label_counts"]
     if counts.shape != (len(vocab), len(labels)):
         raise wrong(f"label counts of shape {counts.shape} for {len(vocab)} tokens and {len(labels)} labels")
     if counts.size and counts.min() < 0:
         raise wrong("negative label counts")
+    if counts.size and (counts.max() >= MAX_COUNT or float(counts.sum(dtype=np.float64)) >= MAX_COUNT):
+        raise wrong(f"label counts add up to 2**53 or more (at most {MAX_COUNT - 1})")
     if bool(meta.get("shareable")) != ("token_ids" not in arrays):
         raise wrong("its metadata and its members disagree on whether it holds the training text")
     if meta.get("shareable"):
@@ -959,15 +984,16 @@ def _check_shareable(meta: dict, mentions, wrong) -> dict:
     """The keyword arguments of shareable statistics, checked: each occurrence table covers
     exactly the mention texts (as written, lowercased) with counts >= 0."""
     n_sentences = meta.get("n_sentences")
-    if type(n_sentences) is not int or n_sentences < 0:
+    if type(n_sentences) is not int or not 0 <= n_sentences < MAX_COUNT:
         raise wrong(f"n_sentences is {quote(json.dumps(n_sentences))}, not a count")
     texts = {text for text, _ in mentions}
     tables = {}
     for key, expected in (("occurrences", texts), ("lower_occurrences", {text.lower() for text in texts})):
         rows = meta.get(key)
         if not isinstance(rows, list) or not all(isinstance(row, list) and len(row) == 2 and type(row[0]) is str
-                                                 and type(row[1]) is int and row[1] >= 0 for row in rows):
-            raise wrong(f"its {key} are not [text, count >= 0] rows")
+                                                 and type(row[1]) is int and row[1] >= 0 for row in rows) \
+                or sum(row[1] for row in rows) >= MAX_COUNT:
+            raise wrong(f"its {key} are not [text, count >= 0] rows (adding up to less than 2**53)")
         table = dict(rows)
         if len(table) != len(rows) or set(table) != expected:
             raise wrong(f"its {key} do not cover exactly the training mention texts")

@@ -16,6 +16,7 @@ recall and F1 are that scheme's.
 """
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Dict, List, Sequence
 
 import numpy as np
@@ -46,6 +47,12 @@ def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
     training_texts = stats.mention_text_counts  # built once per statistics
     seen = np.fromiter(map(stats.mentions.__contains__, zip(texts, types)), dtype=bool, count=len(texts))
     unseen_tokens = ~np.fromiter(map(training_texts.__contains__, texts), dtype=bool, count=len(texts))
+    if not stats.spaced_tokens:  # texts compare token sequences only when no training token holds a space
+        starts, ends = batch.span_arrays("gold")[1:3]
+        spaces = np.fromiter(map(str.count, texts, repeat(" ")), dtype=np.int64, count=len(texts))
+        spaced = spaces != ends - starts - 1
+        seen &= ~spaced
+        unseen_tokens |= spaced
     # Type-confusable: the text has more than one gold type in the test set.
     _, text_ids, _ = factorize(texts)
     pairs = np.unique(text_ids * (len(batch.types) + 1) + type_ids)
