@@ -251,8 +251,9 @@ def test_the_read_guard_decides_the_same_whatever_the_blocks(lines, cuts, line, 
 
 
 def test_a_reports_outputs_carry_one_run_id(tmp_path, gold_and_prediction):
-    """The JSON and the HTML say which run wrote them: the same id for the same inputs and
-    options (a rerun writes the same bytes), another one when an input changes."""
+    """The JSON, the HTML and the error table say which run wrote them: the same id for the
+    same inputs and options (a rerun writes the same bytes), another one when an input changes."""
+    import csv
     import json
     import re
 
@@ -263,10 +264,14 @@ def test_a_reports_outputs_carry_one_run_id(tmp_path, gold_and_prediction):
 
     def report(folder):
         argv = ["report", "--quiet", "--bootstrap", "0", "--train", train, "--test", gold, "--pred", prediction,
-                "--json", folder / "r.json", "--html", folder / "r.html"]
+                "--json", folder / "r.json", "--html", folder / "r.html", "--errors", folder / "e.csv"]
         assert main(list(map(str, argv))) == 0
         page = (folder / "r.html").read_text(encoding="utf-8")
-        return json.loads((folder / "r.json").read_text())["run_id"], re.search(r"id='run-id'>(\w+)<", page)[1]
+        with open(folder / "e.csv", newline="", encoding="utf-8") as handle:
+            in_table = {row["run_id"] for row in csv.DictReader(handle)}
+        found = json.loads((folder / "r.json").read_text())["run_id"], re.search(r"id='run-id'>(\w+)<", page)[1]
+        assert in_table == {found[0]}  # every row of the error table
+        return found
 
     first, again = report(tmp_path / "a"), report(tmp_path / "b")
     assert first[0] == first[1] == again[0] and re.fullmatch(r"[0-9a-f]{16}", first[0])

@@ -96,9 +96,9 @@ def cmd_buckets(args) -> None:
               + ("      A-B" if second is not None else ""))
         intervals = table["comparison"][attribute]["intervals"] if second is not None else \
             [r["interval"] for r in first["buckets"][attribute]]
+        by_interval = [{_key(r["interval"]): r for r in result["buckets"][attribute]} for result in results.values()]
         for i, interval in enumerate(intervals):
-            rows = [next((r for r in result["buckets"][attribute] if r["interval"] == interval), None)
-                    for result in results.values()]
+            rows = [rows_of.get(_key(interval)) for rows_of in by_interval]  # a dict: linear in buckets
             n_gold = next(r["n_gold"] for r in rows if r is not None)
             line = f"  {interval_text(attribute, interval):<21}{n_gold:>6}"
             line += "".join(f"  {format_value(r['f1'] if r else math.nan):>8}" for r in rows)
@@ -111,6 +111,11 @@ def cmd_buckets(args) -> None:
         if worst["worst"] is not None:
             print(f"  sys0: worst bucket {worst['worst']} ({format_value(worst['worst_f1'])}), "
                   f"best {worst['best']} ({format_value(worst['best_f1'])}), gap {format_value(worst['gap'])}")
+
+
+def _key(interval):
+    """A bucket's interval as a dict key (a list in JSON-like results)."""
+    return tuple(interval) if isinstance(interval, list) else interval
 
 
 def cmd_nrb(args) -> None:

@@ -82,10 +82,9 @@ def _outputs(args) -> list:
 
 
 def cmd_report(args) -> None:
-    from .. import __version__
     from ..core.checks import first_difference
     from ..present.demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
-    from ..present.report import format_text, run, run_labels
+    from ..present.report import run_labels
 
     nrb_sets = type_map = attacked = None
     demo = args.train is None and args.test is None
@@ -96,10 +95,11 @@ def cmd_report(args) -> None:
         train, test = load_demo()
         stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
         systems, nrb_sets, type_map = list(SYSTEMS), load_demo_nrb(), NRB_TYPE_MAP
-        attacked = _with_progress("entity attacks", lambda: demo_attacks(stats, test), args.quiet)
+        attacked = _with_progress("attacked sets", lambda: demo_attacks(stats, test), args.quiet)
         inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
                   "nrb": _file_input(NRB), "wts": _file_input(WTS), "attacked": "the demo test set under the "
-                  "entity attack (built-in dictionary, seed 0), predicted by the memorization baseline"}
+                  "typo, case and cross-type attacks and the entity attack at five ratios (built-in dictionary, "
+                  "seed 0), predicted by both demo systems"}
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
@@ -139,14 +139,35 @@ def cmd_report(args) -> None:
             attacked = {label: [(name, Corpus(corpus.tokens, corpus.tags, [corpus.predictions[i]]))
                                 for name, corpus in versions] for i, label in enumerate(run_labels(systems))}
             inputs["attacked"] = [_file_input(path) for path in args.attacked]
+    _, written = write_report(args, stats, test, systems, nrb_sets, type_map, attacked, inputs)
+    if written:
+        print("\nwrote " + ", ".join(written))
+
+
+def check_outputs(args) -> None:
+    """Before the work: an error table is written as CSV or JSON Lines."""
     if args.errors and os.path.splitext(args.errors)[1].lower() not in (".csv", ".jsonl", ".json"):
-        raise ValueError(f"--errors {args.errors}: the extension must be .csv or .jsonl")  # before the work
+        raise ValueError(f"--errors {args.errors}: the extension must be .csv or .jsonl")
+
+
+def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, inputs, options=None,
+                 scored=None) -> tuple:
+    """Run the report (``present.report.run``, or ``scored(**report options)``) on the
+    systems' predictions over ``test``, print it and write the outputs the options ask for
+    (--json, --html, --errors, --latex, --markdown); (the report, the paths written).
+    ``options`` adds to what the run id digests."""
+    from .. import __version__
+    from ..present.report import format_text, run, run_labels
+
+    check_outputs(args)
     options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map or "auto", "n_buckets": 4,
                "systems": systems, "train_is_reference": args.train_is_reference, "confidence": args.confidence,
-               "unit": args.unit, "alpha": args.alpha, "baseline": args.baseline}
-    results = run(stats, test, systems, nrb_sets, type_map, attacked, bootstrap=args.bootstrap, seed=args.seed,
-                  progress=_progress(args.quiet), train_is_reference=args.train_is_reference,
-                  confidence=args.confidence, unit=args.unit, alpha=args.alpha, baseline=args.baseline)
+               "unit": args.unit, "alpha": args.alpha, "baseline": args.baseline, **(options or {})}
+    settings = dict(bootstrap=args.bootstrap, seed=args.seed, progress=_progress(args.quiet),
+                    train_is_reference=args.train_is_reference, confidence=args.confidence, unit=args.unit,
+                    alpha=args.alpha, baseline=args.baseline)
+    results = scored(**settings) if scored is not None else run(stats, test, systems, nrb_sets, type_map, attacked,
+                                                                 **settings)
     report = {"tough_ner_version": __version__, "run_id": run_id(__version__, inputs, options), "inputs": inputs,
               "options": options, "results": results}
     print(format_text(results, full=args.full))
@@ -172,7 +193,7 @@ def cmd_report(args) -> None:
     if args.errors:
         from ..present.errors import write
 
-        write(rows, args.errors)
+        write(rows, args.errors, report["run_id"])
         written.append(args.errors)
     for path, fmt in ((args.latex, "latex"), (args.markdown, "markdown")):
         if path:
@@ -180,10 +201,7 @@ def cmd_report(args) -> None:
 
             export(results, path, fmt)
             written.append(path)
-    if written:
-        print("\nwrote " + ", ".join(written))
-
-
+    return report, written
 
 
 def _report_arguments(p) -> None:
@@ -201,15 +219,27 @@ def _report_arguments(p) -> None:
     p.add_argument("--attacked", action="append",
                    help="an attacked test set: token gold, then one prediction column per --pred system; "
                         "repeat, mildest first, for an attack curve")
+    output_options(p)
+    p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
+    report_options(p)
+    _columns_flag(p, "report")
+    p.set_defaults(run=cmd_report)
+
+
+def output_options(p) -> None:
+    """The report's output files (report and evaluate)."""
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--json", help="write the JSON report here")
     p.add_argument("--errors", metavar="FILE", help="write every system's per-entity error table (.csv or .jsonl)")
     p.add_argument("--latex", metavar="FILE", help="write the headline and subset tables as LaTeX (booktabs)")
     p.add_argument("--markdown", metavar="FILE", help="write the headline and subset tables as Markdown")
+
+
+def report_options(p) -> None:
+    """The report's resampling, comparison and display options (report and evaluate)."""
     p.add_argument("--train-is-reference", "--train-is-not-the-system-training-data", action="store_true",
                    dest="train_is_reference",
                    help="--train is not what the systems were trained on: seen/unseen are relative to it")
-    p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
     p.add_argument("--resamples", "--bootstrap", dest="bootstrap", type=int, default=1000,
                    help="bootstrap resamples for every interval (default 1000; the tests need none)")
     p.add_argument("--confidence", type=float, default=0.95, help="interval level (default 0.95)")
@@ -221,9 +251,6 @@ def _report_arguments(p) -> None:
                    help="compare every system with this one only (k - 1 tests per row), not every pair")
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-    _columns_flag(p, "report")
-    p.set_defaults(run=cmd_report)
-
 
 
 # The arguments of each command of this group (cli.COMMANDS names the group).

@@ -214,31 +214,32 @@ def spreadsheet_cell(value):
     return value
 
 
-def to_text(rows: Sequence[dict], fmt: str) -> str:
+def to_text(rows: Sequence[dict], fmt: str, run_id: Optional[str] = None) -> str:
     """The rows as CSV (``csv``, cells a spreadsheet would evaluate neutralised) or JSON lines
-    (``jsonl``)."""
+    (``jsonl``); with ``run_id``, a first column saying which report run wrote them."""
+    columns = COLUMNS if run_id is None else ("run_id",) + COLUMNS
+    rows = rows if run_id is None else ({"run_id": run_id, **row} for row in rows)
     if fmt == "jsonl":
-        return "".join(json.dumps({c: row[c] for c in COLUMNS}, ensure_ascii=False) + "\n" for row in rows)
+        return "".join(json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":
         buffer = io.StringIO()
         # Rows end with CRLF (RFC 4180) so that a cell holding a lone CR is quoted: with "\n" the
         # writer left it bare, and a spreadsheet started a new row there.
-        writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\r\n")
+        writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows({c: spreadsheet_cell(row[c]) for c in COLUMNS} for row in rows)
+        writer.writerows({c: spreadsheet_cell(row[c]) for c in columns} for row in rows)
         return buffer.getvalue()
     raise ValueError(f"unknown error table format {fmt!r}: use csv or jsonl")
 
 
-def write(rows: Sequence[dict], path: str | os.PathLike) -> None:
+def write(rows: Sequence[dict], path: str | os.PathLike, run_id: Optional[str] = None) -> None:
     """Write the rows to ``path``: CSV for ``.csv``, JSON lines for ``.jsonl`` / ``.json``."""
     extension = os.path.splitext(os.fspath(path))[1].lower()
     formats = {".csv": "csv", ".jsonl": "jsonl", ".json": "jsonl", ".ndjson": "jsonl"}
     if extension not in formats:
         raise ValueError(f"--errors {path}: the extension must be .csv or .jsonl")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_atomic(path, to_text(rows, formats[extension]))
-
+    write_atomic(path, to_text(rows, formats[extension], run_id))
 
 
 # ---- what each system predicted on the hardest tokens and mentions --------------------------
