@@ -986,6 +986,7 @@ def launch(name: str = "all", port: Optional[int] = None, block: bool = True, fr
     ``max_request_mb()``: ``RequestSizeLimit``)."""
     from starlette.middleware import Middleware
 
+    max_request_mb(), max_lines(), max_types()  # a bad setting fails here, not in every request
     app = app if app is not None else build(name)
     host, port = server_address(from_environment, port)
     app.launch(server_name=host, server_port=port, share=False, prevent_thread_lock=not block,
