@@ -56,7 +56,7 @@ def _stats_arguments(p) -> None:
                         help="stats files of consecutive shards of one corpus, in corpus order: their merge")
     p.add_argument("--out", required=True, help="output file (.npz)")
     p.add_argument("--shareable", action="store_true",
-                   help="leave the training text out (README: Shareable statistics, what the file still reveals)")
+                   help="leave the training text out (docs/training-statistics.md: what the file still reveals)")
     p.set_defaults(run=cmd_stats)
 
 

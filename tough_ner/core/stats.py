@@ -470,7 +470,7 @@ class TrainStats:
     def save(self, path: str | os.PathLike, shareable: bool = False) -> None:
         """Write one versioned file (``.npz``; numpy arrays plus a JSON header), atomically: a
         kill mid-write leaves any previous file intact.  ``shareable``: leave the training text
-        out (module docstring; README "Shareable statistics" says what the file still reveals)."""
+        out (module docstring; docs/training-statistics.md says what the file still reveals)."""
         write_atomic(path, self.to_bytes(shareable))
 
     def to_bytes(self, shareable: bool = False) -> bytes:
