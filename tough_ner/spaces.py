@@ -984,7 +984,10 @@ def launch(name: str = "all", port: Optional[int] = None, block: bool = True, fr
     ``GRADIO_SERVER_NAME``/``_PORT`` say with ``from_environment`` (analytics off, no share
     link, no server-side rendering, uploads at most ``max_input_mb()``, request bodies at most
     ``max_request_mb()``: ``RequestSizeLimit``)."""
-    from starlette.middleware import Middleware
+    try:
+        from starlette.middleware import Middleware  # gradio's web framework
+    except ImportError:
+        raise ImportError("the Spaces need gradio: pip install 'tough-ner[spaces]'") from None
 
     max_request_mb(), max_lines(), max_types()  # a bad setting fails here, not in every request
     app = app if app is not None else build(name)
