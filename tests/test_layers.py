@@ -5,9 +5,9 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "tough_ner"
 # Lowest first; the outer ring (metrics, trainer, cli, spaces, the package itself) may import any layer.
-LAYERS = ["_util", "core", "methods", "attacks", "present"]
+LAYERS = ["_util", "core", "models", "methods", "attacks", "present"]
 OUTER = len(LAYERS)
-TOP = {"__init__.py", "_util.py", "core", "methods", "attacks", "present", "metrics", "cli",
+TOP = {"__init__.py", "_util.py", "core", "models", "methods", "attacks", "present", "metrics", "cli",
        "spaces.py", "trainer.py", "data"}
 
 
