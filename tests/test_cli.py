@@ -120,10 +120,11 @@ def test_each_command_built_alone_keeps_its_arguments(name, capsys):
     assert text.startswith(f"usage: tough-ner {name} ")
     resampled = name in ("hardeval", "tmr", "buckets", "nrb", "rockner")
     assert ("--ci" in text) == resampled  # report always gives intervals and tests
-    assert all((flag in text) == (resampled or name == "report")
+    reports = name in ("report", "evaluate")
+    assert all((flag in text) == (resampled or reports)
                for flag in ("--resamples", "--confidence", "--unit", "--alpha"))
-    assert ("--baseline" in text) == (name == "report")
-    assert ("--columns" in text) == (name in ("hardeval", "tmr", "buckets", "rockner", "report"))
+    assert ("--baseline" in text) == reports
+    assert ("--columns" in text) == (name in ("hardeval", "tmr", "buckets", "rockner", "report", "evaluate"))
     with pytest.raises(SystemExit):
         main(["--help"])
     listing = " ".join(capsys.readouterr().out.split())

@@ -4,7 +4,9 @@ Training statistics once (``TrainStats``), then hard-case metrics: HardEval toke
 rates, Tough Mentions Recall, bucketed F1, Name Regularity Bias (``tough_ner.nrb``) and
 RockNER attacks (``tough_ner.attacks``, ``tough_ner.rockner``).  ``evaluate`` modules live in
 ``tough_ner.metrics``; ``tough_ner.combine`` joins them; ``tough_ner.trainer`` plugs them
-into ``transformers.Trainer``.
+into ``transformers.Trainer``; ``tough_ner.evaluator`` is evaluate's token-classification
+evaluator for them.  ``tough_ner.evaluate_model`` runs a model (``tough_ner.models``) on the
+test set, its attacked versions and NRB/WTS, and reports every method.
 """
 import sys
 from types import ModuleType
@@ -18,8 +20,9 @@ _EXPORTS = {
     "hardeval": "methods.hardeval", "kfold_hard_tokens": "methods.hardeval", "match_scores": "core.matching",
     "decode": "core.schemes", "to_bilou": "core.schemes", "to_bio": "core.schemes", "to_io": "core.schemes",
     "TrainStats": "core.stats", "tmr": "methods.tmr", "combine": "metrics.combine",
+    "evaluate_model": "present.evaluation", "evaluator": "metrics.evaluator",
 }
-# The layers (docs/layout.md): core <- methods <- attacks <- present <- the outer ring (metrics,
+# The layers (docs/layout.md): core <- models <- methods <- attacks <- present <- the outer ring (metrics,
 # trainer, cli, spaces).  Each module's path in the flat layout it had before still
 # names it: tough_ner.stats is tough_ner.core.stats, the same module object.
 _MOVED = {name: f"{layer}.{name}" for layer, names in (
@@ -84,7 +87,7 @@ sys.modules[__name__].__class__ = _Package
 sys.meta_path.append(_FlatPaths)
 
 
-__all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "from_dataset",
-           "hardeval", "match_scores",
+__all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "evaluate_model",
+           "evaluator", "from_dataset", "hardeval", "match_scores",
            "kfold_hard_tokens", "read_batch", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io",
            "__version__"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Callable, List, Sequence
 
-from ..models.taggers import Tagger, _spacy_docs, spacy_tagger, transformers_tagger
+from ..models.taggers import Tagger, spacy_docs, spacy_tagger, transformers_tagger
 
 __all__ = ["Tagger", "spacy_tagger", "transformers_tagger", "spacy_pos", "mlm_fill_mask"]
 
@@ -15,7 +15,7 @@ __all__ = ["Tagger", "spacy_tagger", "transformers_tagger", "spacy_pos", "mlm_fi
 def spacy_pos(nlp, batch_size: int = 256) -> Tagger:
     """Penn Treebank POS tags (``token.tag_``, else the universal ``token.pos_``) of a spaCy
     pipeline for pre-tokenised sentences, tokens kept as given.  Needs the ``spacy`` extra."""
-    docs = _spacy_docs(nlp, batch_size)
+    docs = spacy_docs(nlp, batch_size)
 
     def tag(sentences: Sequence[Sequence[str]]) -> List[List[str]]:
         return [[t.tag_ or t.pos_ for t in doc] for doc in docs(sentences)]

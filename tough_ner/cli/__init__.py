@@ -25,6 +25,7 @@ COMMANDS = {
     "stats": ("build training statistics once and save them", "tools"),
     "register": ("make evaluate.load('hardeval') work offline", "tools"),
     "report": ("every method, every system (text, JSON, HTML); no arguments: the demo", "report"),
+    "evaluate": ("run models on the test set, its attacked versions and NRB/WTS, then report", "evaluate"),
     "explain": ("what a result key or glossary term means; no key: the glossary", "tools"),
     "space": ("serve a metric's Gradio app on 127.0.0.1, or write a folder a Hugging Face "
               "Space runs as it is (the spaces extra)", "tools"),
@@ -33,7 +34,7 @@ COMMANDS = {
 
 # The commands that read CoNLL files take the reader's limits (core.corpus.ReadLimits) as options.
 READ_LIMITS = {"line": "1 MiB", "sentence": "64 MiB", "file": "4 GiB"}  # ReadLimits' defaults (tested)
-READS_FILES = ("hardeval", "tmr", "buckets", "nrb", "attack", "rockner", "describe", "stats", "report")
+READS_FILES = ("hardeval", "tmr", "buckets", "nrb", "attack", "rockner", "describe", "stats", "report", "evaluate")
 
 
 class Terminated(BaseException):

@@ -222,7 +222,9 @@ class ToughMetric(evaluate.Metric):
     def _require_tokens(predictions, references, tokens) -> None:
         if tokens is None and (predictions is not None or references is not None):
             raise ValueError("tokens= is required: the test tokens, one list of strings per sentence "
-                             "(the metric classifies tokens and mentions by their text)")
+                             "(the metric classifies tokens and mentions by their text); evaluate's "
+                             "evaluator('token-classification') gives a metric no tokens: use "
+                             "tough_ner.evaluator(), which does")
         if (predictions is None) != (references is None):  # evaluate would fail on len(None)
             missing, given = ("predictions", "references") if predictions is None else ("references", "predictions")
             raise ValueError(f"{missing}= is None but {given}= is given: pass both (one list per sentence), or "

@@ -107,7 +107,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     details are those of its first run.  ``nrb_sets``: NRB and WTS corpora with one prediction
     list per prediction set (types mapped by ``type_map``).  ``attacked``: per system (per run:
     ``NAME#2`` for a name's second run), attacked versions of the test set ``(label, corpus
-    with those predictions)``, mildest first; the ``rockner`` keys are those of the last.
+    with those predictions)`` (tags, or a ``Batch`` as for the test set), mildest first; the
+    ``rockner`` keys are those of the last.
     ``bootstrap`` resamples (by ``unit``, sentence or document) give every interval;
     ``tough_ner.uncertainty.randomisation`` every paired test, of every pair of systems or of
     each system against ``baseline``.  Each table is one family of tests (``families``):
@@ -170,8 +171,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     def score_attacks(label: str, versions) -> Callable[[], None]:
         def step():
             original = _batch(test, test.predictions[labels.index(label)])
-            scored = [(name, original, Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents))
-                      for name, corpus in versions]
+            scored = [(name, original, _batch(corpus, corpus.predictions[0])) for name, corpus in versions]
             curve = [(name, rockner(original, attacked_batch, True)) for name, original, attacked_batch in scored]
             record(label, "rockner", curve[-1][1], scored[-1][1:])
             curves[label] = [{"set": name, **{k: r[k] for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
