@@ -52,8 +52,7 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     for i, name in enumerate(SYSTEMS):
         batch = Batch(test.tokens, test.tags, test.predictions[i])
         scores = results["systems"][name]
-        assert set(scores) == {"hardeval", "tmr", "bucket_f1", "match_scores", "nrb"} | (
-            {"rockner"} if name == "memorizer" else set())
+        assert set(scores) == {"hardeval", "tmr", "bucket_f1", "match_scores", "nrb", "rockner"}  # both attacked
         table = tough_ner.match_scores(batch, detailed=True)
         assert results["details"][name]["match_scores"]["schemes"] == null_nan(table)
         assert scores["match_scores"]["partial_f1"] == table["partial"]["f1"]

@@ -677,8 +677,14 @@ def test_demo_report_has_a_real_attack_section(capsys, tmp_path):
     last = attacks["memorizer"][-1][1]
     assert results["systems"]["memorizer"]["rockner"] == rockner(Batch(test.tokens, test.tags, test.predictions[0]),
                                                                  Batch(last.tokens, last.tags, last.predictions[0]))
-    assert "rockner" not in results["systems"]["contextual"]
+    # both demo systems run on every attacked set: the contextual one, with its errors made on
+    # them at its own rates, has an attack curve too and no "-" in the attack rows
+    last = attacks["contextual"][-1][1]
+    assert results["systems"]["contextual"]["rockner"] == rockner(
+        Batch(test.tokens, test.tags, test.predictions[1]), Batch(last.tokens, last.tags, last.predictions[0]))
+    assert [p["set"] for p in results["attack_curve"]["contextual"]] == [p["set"] for p in curve]
+    assert all(not row["not_run"] for row in results["summary"]["rows"] if row["method"] == "rockner")
     assert span_scores(Batch(test.tokens, test.tags, test.predictions[0]))["f1"] == entity[0]["f1_attacked"] + drops[0]
     assert main(["report", "--out-dir", str(tmp_path), "--quiet", "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out
-    assert "attack curve, memorizer" in out and "F1 drop" in out
+    assert "attack curve, memorizer" in out and "attack curve, contextual" in out and "F1 drop" in out

@@ -96,10 +96,11 @@ def cmd_report(args) -> None:
         train, test = load_demo()
         stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
         systems, nrb_sets, type_map = list(SYSTEMS), load_demo_nrb(), NRB_TYPE_MAP
-        attacked = _with_progress("entity attacks", lambda: demo_attacks(stats, test), args.quiet)
+        attacked = _with_progress("attacked sets", lambda: demo_attacks(stats, test), args.quiet)
         inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
                   "nrb": _file_input(NRB), "wts": _file_input(WTS), "attacked": "the demo test set under the "
-                  "entity attack (built-in dictionary, seed 0), predicted by the memorization baseline"}
+                  "typo, case and cross-type attacks and the entity attack at five ratios (built-in dictionary, "
+                  "seed 0), predicted by both demo systems"}
     elif args.train is None or args.test is None or not args.pred:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:

@@ -5,7 +5,8 @@ tough-ner method is non-empty: unseen words, words whose test label differs from
 usual training label (``May`` the month as a person; ``Eastport`` the town as a team;
 ``Reading`` the town as a verb), mentions seen with another type, type-confusable mentions,
 long mentions.  Two systems: ``memorizer`` (tough_ner.baselines.memorization) and
-``contextual`` (gold with seeded, realistic errors, more of them on unseen mentions).
+``contextual`` (tough_ner.demo.contextual: gold with seeded, realistic errors, more of them on
+unseen mentions).
 """
 from __future__ import annotations
 
@@ -159,30 +160,6 @@ def _tag_literals(tokens, tags, template):
         tags[where] = "B-LOC"
 
 
-def _contextual(rng: random.Random, tokens, gold, seen_texts):
-    """Gold with seeded errors: unseen mentions are often missed, cut or mistyped."""
-    from tough_ner.schemes import decode, spans_to_tags
-
-    types = ["PER", "LOC", "ORG", "MISC"]
-    spans = []
-    for start, end, entity_type in decode(gold):
-        unseen = " ".join(tokens[start:end]) not in seen_texts
-        roll = rng.random()
-        if roll < (0.12 if unseen else 0.02):
-            continue  # missed
-        if roll < (0.30 if unseen else 0.06):
-            entity_type = rng.choice([t for t in types if t != entity_type])
-        elif roll < (0.38 if unseen else 0.08) and end - start > 1:
-            end -= 1  # boundary error
-        spans.append((start, end, entity_type))
-    covered = {i for start, end, _ in spans for i in range(start, end)}
-    for i, token in enumerate(tokens):
-        if i and token[:1].isupper() and i not in covered and rng.random() < 0.05:
-            spans.append((i, i + 1, "MISC"))  # spurious
-            covered.add(i)
-    return spans_to_tags(sorted(spans), len(tokens), "bio")
-
-
 def _nrb_sentences(rng: random.Random, names, count: int):
     sentences = []
     for i in range(count):
@@ -215,6 +192,7 @@ def _nrb_contextual(rng: random.Random, tokens, gold, error_rate: float):
 def make(folder: Path, seed: int = 13) -> None:
     from tough_ner.baselines import memorization
     from tough_ner.corpus import write_conll
+    from tough_ner.demo import contextual as contextual_tags
     from tough_ner.stats import TrainStats
 
     rng = random.Random(seed)
@@ -223,7 +201,7 @@ def make(folder: Path, seed: int = 13) -> None:
     stats = TrainStats.from_lists([t for t, _ in train], [g for _, g in train])
     seen_texts = {text for text, _ in stats.mentions}
     memorizer = memorization(stats, [t for t, _ in test])
-    contextual = [_contextual(rng, tokens, gold, seen_texts) for tokens, gold in test]
+    contextual = [contextual_tags(rng, tokens, gold, seen_texts) for tokens, gold in test]
     write_conll(folder / "demo_train.conll", [t for t, _ in train], [g for _, g in train])
     write_conll(folder / "demo_test.conll", [t for t, _ in test], [g for _, g in test], memorizer, contextual)
     nrb_rng = random.Random(seed + 1)
