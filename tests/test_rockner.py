@@ -3,6 +3,7 @@ import math
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import datasets
 import evaluate
@@ -688,3 +689,18 @@ def test_demo_report_has_a_real_attack_section(capsys, tmp_path):
     assert main(["report", "--out-dir", str(tmp_path), "--quiet", "--bootstrap", "0"]) == 0
     out = capsys.readouterr().out
     assert "attack curve, memorizer" in out and "attack curve, contextual" in out and "F1 drop" in out
+
+
+def test_the_cards_conll_figures_are_the_attacks_own(conll_stats, conll_test):
+    """The RockNER card's CoNLL-2003 example: the memorization baseline before and after the
+    entity attack at ratio 1.0 (seed 0), without and with the documents."""
+    card = " ".join((Path(__file__).resolve().parents[1] / "metrics" / "rockner" / "README.md").read_text().split())
+    original = memorization(conll_stats, conll_test.tokens)
+    figures = []
+    for documents in (None, conll_test.documents):
+        attacked = entity_attack(conll_test, ratio=1.0, seed=0, train=conll_stats, documents=documents)
+        result = rockner(Batch(conll_test.tokens, conll_test.tags, original),
+                         Batch(attacked["tokens"], attacked["ner_tags"], memorization(conll_stats, attacked["tokens"])))
+        figures.append(result)
+    assert (f"drops from {figures[0]['f1_original']:.4f} to {figures[0]['f1_attacked']:.4f} (built-in dictionary, "
+            f"seed 0; {figures[1]['f1_attacked']:.4f} with the documents given") in card
