@@ -19,7 +19,7 @@ from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..methods.nrb import TypeMap
 from ..models import Model, Predicted, Split, from_object, run as run_models
-from ..models.cache import default_folder
+from ..models.cache import Entry, default_folder
 from ..models.runner import file_name
 from .report import run, run_labels
 
@@ -115,8 +115,8 @@ def models_of(model, names: Optional[Sequence[str]] = None, **options) -> List[M
 
 class _Child:
     """A function's value computed in a forked child process (another core) while this one
-    goes on: the attacks and a model's loading (its imports) each hold their own process's
-    lock of the interpreter, so a thread would only take turns with them."""
+    goes on: the attacks and a model's calls each hold their own process's lock of the
+    interpreter most of the time, so a thread would only take turns with them."""
 
     def __init__(self, function: Callable, *args):
         import multiprocessing
@@ -209,7 +209,7 @@ def sets_of(stats: TrainStats, test, *, nrb=None, wts=None, attacked: Optional[S
     """The test set (a Corpus or CoNLL file), the attacked sets (``attacked`` files or Corpora,
     named by their file name, else made by ``attacked_sets``) and NRB/WTS.  ``background``:
     the attacked sets are made by a child process, where one can be forked, while this one
-    loads and runs the models (the runner waits for them when it gets there)."""
+    runs the models (the runner waits for them when it gets there)."""
     test = _corpus(test, columns, "test")
     if (nrb is None) != (wts is None):
         raise ValueError("give nrb and wts together")
@@ -256,7 +256,14 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
     stats = TrainStats.coerce(train)
     models = models_of(model, names, **model_options)
     folder = default_folder() if cache is True else cache or None
-    if sets is None:  # the attacked sets made by a child process while the models load and run on the test set
+    if sets is None:
+        test = _corpus(test, columns, "test")
+        # A model that has the test set to predict is loaded first, alone; the attacked sets are
+        # then made by a child process while it predicts.
+        for m in models:
+            if m.kind != "jsonl" and not (folder and m.identity and
+                                          Entry(folder, m.identity, "test", test.tokens).load() is not None):
+                m.load_now()
         sets = sets_of(stats, test, nrb=nrb, wts=wts, attacked=attacked, attacks=attacks, ratios=ratios,
                        attack_seed=attack_seed, fill_mask=fill_mask, pos=pos, columns=columns, background=True)
     systems = [m.name for m in models]
@@ -301,7 +308,7 @@ def evaluate_model(model, test, train, *, names: Optional[Sequence[str]] = None,
     default: ``~/.cache/tough-ner/predictions``; None or False: no cache).  ``model_options``:
     ``tokenizer``, ``device``, ``batch_size``, ``aggregation`` (``first``, ``average``,
     ``max``).  The rest as for ``report.run``.  On a system that can fork, the attacked sets
-    are made by a child process while the models load and run on the test set.
+    are made by a child process while the models run on the test set.
     """
     prepared = prepare(model, test, train, names=names, nrb=nrb, wts=wts, attacked=attacked, attacks=attacks,
                        ratios=ratios, attack_seed=attack_seed, fill_mask=fill_mask, pos=pos, columns=columns,
