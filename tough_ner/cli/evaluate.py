@@ -171,7 +171,7 @@ def _evaluate_arguments(p) -> None:
     p.add_argument("--device", default="auto", help="where transformers models run: auto (default: cuda when torch "
                                                     "sees one, else cpu), cpu, cuda, cuda:N; spaCy: cuda[:N] or cpu")
     p.add_argument("--batch-size", type=int, help="sentences per forward pass (default 32 for transformers, 256 for "
-                                                  "spaCy and functions)")
+                                                  "spaCy; a function gets 256 sentences a call)")
     p.add_argument("--aggregation", default="first", choices=["first", "average", "max"],
                    help="a transformers model's label for a word of several sub-tokens: its first sub-token's "
                         "(default), the best averaged score, or the sub-token scoring highest")

@@ -29,7 +29,7 @@ from .cache import slug
 from .taggers import AGGREGATIONS, spacy_pipeline, spacy_spans, transformers_tagger
 
 KINDS = ("transformers", "spacy", "callable", "jsonl")
-BATCH_SIZES = {"transformers": 32, "spacy": 256, "callable": 256}
+BATCH_SIZES = {"transformers": 32, "spacy": 256}  # sentences per forward pass; a function gets a chunk a call
 
 
 @dataclass
