@@ -155,13 +155,13 @@ def _in_child(send, function: Callable, args: tuple) -> None:
 
 
 def _can_fork(fill_mask) -> bool:
-    """Whether the attacks may be made in a forked child: fork exists here, this process runs
-    one thread (forking threads risks deadlocks), and no masked language model (torch's
-    threads) is involved."""
-    import multiprocessing
+    """Whether the attacks may be made in a forked child: on Linux (macOS's system libraries
+    are not safe to fork), in a process running one thread (forking threads risks deadlocks),
+    with no masked language model (torch's threads) involved."""
+    import sys
     import threading
 
-    return "fork" in multiprocessing.get_all_start_methods() and threading.active_count() == 1 and fill_mask is None
+    return sys.platform.startswith("linux") and threading.active_count() == 1 and fill_mask is None
 
 
 @dataclass
