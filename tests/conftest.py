@@ -336,3 +336,32 @@ def listening_addresses(port):
                     raw = bytes.fromhex(address)
                     found.append(".".join(str(b) for b in raw[::-1]) if len(raw) == 4 else raw.hex())
     return found
+
+
+# Runs a command bounded to a number of bytes of address space and writes its exit status and
+# peak RSS to a file: Linux carries a process's peak RSS across fork and exec, so the command
+# is started from this small process, not from the test's.
+PEAK_LAUNCHER = r"""import os, resource, subprocess, sys
+bound, report, *command = sys.argv[1:]
+def bounded():
+    resource.setrlimit(resource.RLIMIT_AS, (int(bound), int(bound)))
+process = subprocess.Popen(command, preexec_fn=bounded)
+_, status, usage = os.wait4(process.pid, 0)
+with open(report, "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss / 1024}")
+"""
+
+
+def command_peak(arguments, folder: Path, timeout: float = 120.0, address_space: int = 3 * 2**30, env=None):
+    """Run ``tough-ner ARGUMENTS`` (``python -m tough_ner.cli``) in a subprocess bounded to
+    ``address_space`` bytes; (exit status, stdout, stderr, peak RSS in MB of that process alone)."""
+    import subprocess
+    import sys
+
+    report = Path(folder) / "figures.txt"
+    done = subprocess.run([sys.executable, "-c", PEAK_LAUNCHER, str(address_space), str(report), sys.executable,
+                           "-m", "tough_ner.cli", *map(str, arguments)], capture_output=True, text=True,
+                          timeout=timeout, env=env)
+    code, peak = report.read_text().split()
+    return int(code), done.stdout, done.stderr, float(peak)
+

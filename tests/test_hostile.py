@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FLAGS, chromium, need
+from conftest import FLAGS, chromium, command_peak, need
 
 SPACE_MB = 2**20
 # The issue's leaks: a Markdown image in a system name and in a predicted tag (quoted by a warning).
@@ -515,30 +515,6 @@ def _issue_types_file(path: Path, types: int = 20_000) -> Path:
     return path
 
 
-# Runs a command bounded to a number of bytes of address space and writes its exit code and
-# peak RSS to a file: Linux carries a process's peak RSS across fork and exec, so the command
-# is started from this small process, not from the test's.
-LAUNCHER = r"""import os, resource, subprocess, sys
-bound, report, *command = sys.argv[1:]
-def bounded():
-    resource.setrlimit(resource.RLIMIT_AS, (int(bound), int(bound)))
-process = subprocess.Popen(command, preexec_fn=bounded)
-_, status, usage = os.wait4(process.pid, 0)
-with open(report, "w") as out:
-    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss / 1024}")
-"""
-
-
-def _command_peak(arguments, folder: Path, timeout: float = 120.0, address_space: int = 3 * 2**30):
-    """Run ``tough-ner ARGUMENTS`` in a subprocess bounded to ``address_space`` bytes; returns
-    (exit code, stdout, stderr, peak RSS in MB of that process alone)."""
-    report = folder / "figures.txt"
-    done = subprocess.run([sys.executable, "-c", LAUNCHER, str(address_space), str(report), sys.executable, "-m",
-                           "tough_ner.cli", *map(str, arguments)], capture_output=True, text=True, timeout=timeout)
-    code, peak = report.read_text().split()
-    return int(code), done.stdout, done.stderr, float(peak)
-
-
 def test_tough_ner_buckets_on_20000_types_stays_under_300_mb(tmp_path):
     """Detailed bucket F1 kept a dense column per bucket and sentence: the issue's 20,000-type
     file made ``tough-ner buckets`` reach 24 GB (4,000 types: 1.4 GB).  Now it runs with the
@@ -546,7 +522,7 @@ def test_tough_ner_buckets_on_20000_types_stays_under_300_mb(tmp_path):
     test = _issue_types_file(tmp_path / "types.txt")
     train = write(tmp_path / "train.txt", "Germany B-LOC\nvisits O\n\nw0 B-T0\nx O\n")
     started = time.monotonic()
-    code, out, err, peak = _command_peak(["buckets", "--train", train, "--test", test, "--json"], tmp_path)
+    code, out, err, peak = command_peak(["buckets", "--train", train, "--test", test, "--json"], tmp_path)
     seconds = time.monotonic() - started
     print(f"tough-ner buckets, 20,000 types: {seconds:.1f} s, peak RSS {peak:.0f} MB")
     assert code == 0, err[-3000:]
@@ -696,7 +672,7 @@ def test_report_exports_neutralise_formulas_html_and_table_breaks(tmp_path):
     gold, predicted = _hostile_system(tmp_path)
     other = write(tmp_path / "other.conll", predicted.read_text().replace("visits O O", "visits O B-ORG"))
     script = "<script>document.write(1)</script>"
-    code, out, err, _ = _command_peak(["report", "--train", TRAIN, "--test", gold, "--pred", f"a|b|c={predicted}",
+    code, out, err, _ = command_peak(["report", "--train", TRAIN, "--test", gold, "--pred", f"a|b|c={predicted}",
                                        "--pred", f"{script}={other}", "--errors", tmp_path / "e.csv", "--markdown",
                                        tmp_path / "t.md", "--latex", tmp_path / "t.tex", "--quiet"], tmp_path)
     assert code == 0, err[-3000:]

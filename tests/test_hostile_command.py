@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from conftest import command_peak
+
 from tough_ner.core.corpus import ReadLimits, limits, read_conll, read_limits
 from tough_ner.core.stats import TrainStats
 
@@ -18,36 +20,15 @@ COMMAND_DATA = COMMAND_ROOT / "tough_ner" / "data"
 COMMAND_ENV = {**os.environ, "PYTHONPATH": str(COMMAND_ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
-# The command run as ``python -m tough_ner.cli`` would run it, writing its own peak memory
-# (VmHWM, this process image only) to a file as it ends: a child's ru_maxrss from wait4 would
-# start from the test process's own size, copied at the fork.
-PEAK_PROBE = """
-import atexit, runpy, sys
-peak_file = sys.argv.pop(1)
-
-def peak():
-    with open("/proc/self/status") as status, open(peak_file, "w") as out:
-        out.write(next(line for line in status if line.startswith("VmHWM")).split()[1])
-
-atexit.register(peak)
-runpy.run_module("tough_ner.cli", run_name="__main__", alter_sys=True)
-"""
-
-
-def command(*argv, cwd=None):
+def command(*argv):
     """(exit status, stderr, peak memory in MB, seconds) of the command ``argv`` in a child
-    process."""
+    process (``conftest.command_peak``)."""
     import tempfile
 
     with tempfile.TemporaryDirectory() as folder:
-        peak_file = os.path.join(folder, "peak")
         start = time.monotonic()
-        done = subprocess.run([sys.executable, "-c", PEAK_PROBE, peak_file, *map(str, argv)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=COMMAND_ENV, cwd=cwd)
-        seconds = time.monotonic() - start
-        with open(peak_file) as handle:
-            peak = int(handle.read()) / 1024
-    return done.returncode, done.stderr.decode().strip(), peak, seconds
+        code, _, error, peak = command_peak(argv, folder, env=COMMAND_ENV)
+    return code, error.strip(), peak, time.monotonic() - start
 
 
 def digest(path) -> str:
