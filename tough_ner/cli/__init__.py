@@ -26,6 +26,7 @@ COMMANDS = {
     "register": ("make evaluate.load('hardeval') work offline", "tools"),
     "report": ("every method, every system (text, JSON, HTML); no arguments: the demo", "report"),
     "evaluate": ("run models on the test set, its attacked versions and NRB/WTS, then report", "evaluate"),
+    "study": ("many systems on many datasets, several runs each, with cross-dataset tables", "study"),
     "explain": ("what a result key or glossary term means; no key: the glossary", "tools"),
     "space": ("serve a metric's Gradio app on 127.0.0.1, or write a folder a Hugging Face "
               "Space runs as it is (the spaces extra)", "tools"),
@@ -34,7 +35,8 @@ COMMANDS = {
 
 # The commands that read CoNLL files take the reader's limits (core.corpus.ReadLimits) as options.
 READ_LIMITS = {"line": "1 MiB", "sentence": "64 MiB", "file": "4 GiB"}  # ReadLimits' defaults (tested)
-READS_FILES = ("hardeval", "tmr", "buckets", "nrb", "attack", "rockner", "describe", "stats", "report", "evaluate")
+READS_FILES = ("hardeval", "tmr", "buckets", "nrb", "attack", "rockner", "describe", "stats", "report", "evaluate",
+               "study")
 
 
 class Terminated(BaseException):
@@ -61,6 +63,7 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
         code = _fail(command, "terminated", 143)
     else:
         args = parser.parse_args(argv)
+        args.argv = ["tough-ner", *argv]  # the command line as run, for the report's provenance
         if as_command and args.command != "space":  # a server runs for long
             _process.keep_freed_memory()
         code = _run(args)
@@ -113,6 +116,7 @@ def _terminate(signum, frame):
 
 def _run(args) -> int:
     """Run the parsed command: its exit status, errors as one line on stderr."""
+    status = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set
@@ -124,9 +128,9 @@ def _run(args) -> int:
                 from ..core.corpus import limits
 
                 with limits(**changes):
-                    args.run(args)
+                    status = args.run(args)
             else:
-                args.run(args)
+                status = args.run(args)
     except BrokenPipeError:  # output piped into `head` and closed early: not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     except (ValueError, TypeError) as error:
@@ -141,7 +145,7 @@ def _run(args) -> int:
         return _fail(args.command, "interrupted", 130)
     except Terminated:
         return _fail(args.command, "terminated", 143)
-    return 0
+    return status or 0  # a command returns a status only to say more than success (report --rerun)
 
 
 def _fail(command: str, message, code: int) -> int:

@@ -1,0 +1,212 @@
+"""Studies (present/study.py, ``tough-ner study``): a study is the reports it contains, plus
+cross-dataset tables that only read them."""
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from study_data import make_study, toml
+from tough_ner.cli import main
+from tough_ner.core.corpus import Corpus, read_conll
+from tough_ner.core.stats import TrainStats
+from tough_ner.core.uncertainty import aggregate_runs
+from tough_ner.methods.buckets import attribute_wise
+from tough_ner.present import study as st
+from tough_ner.present.formatting import to_json
+from tough_ner.present.report import run
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    path = tmp_path_factory.mktemp("study")
+    spec = make_study(path)
+    (path / "study.toml").write_text(toml(spec), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def result(folder):
+    return st.study(folder / "study.toml")
+
+
+def _report(folder: Path, dataset: str, systems: dict, resamples: int = 200) -> dict:
+    """The report of one dataset run on its own, as a user would: statistics, test set, the
+    systems' prediction files in the study's order."""
+    test = read_conll(folder / f"{dataset}-test.conll")
+    names, predictions = [], []
+    for system, by_dataset in systems.items():
+        for path in by_dataset.get(dataset, ()):
+            names.append(system)
+            predictions.append(read_conll(folder / path, n_predictions=1).predictions[0])
+    stats = TrainStats.coerce(str(folder / f"{dataset}-train.conll"))
+    return run(stats, Corpus(test.tokens, test.tags, predictions, test.path, test.documents), names=names,
+               bootstrap=resamples, seed=0)
+
+
+def test_a_study_holds_each_dataset_report_key_for_key(folder, result):
+    spec = st.load_spec(folder / "study.toml")
+    for dataset in ("demo", "deportes"):
+        assert to_json(result["datasets"][dataset]) == to_json(_report(folder, dataset, spec.systems))
+
+
+def test_the_study_does_not_depend_on_the_number_of_processes(folder, result):
+    assert to_json(st.study(folder / "study.toml", workers=2)) == to_json(result)
+
+
+def test_runs_are_aggregated_as_aggregate_runs_does(folder, result):
+    spec = st.load_spec(folder / "study.toml")
+    row = next(r for r in result["study"]["headline"] if r["label"] == "F1")
+    for dataset in ("demo", "deportes"):
+        single = [_report(folder, dataset, {"contextual": {dataset: [path]}}, resamples=0)
+                  for path in spec.systems["contextual"][dataset]]
+        expected = aggregate_runs([r["systems"]["contextual"]["tmr"] for r in single])["f1"]
+        cell = row["cells"]["contextual"][dataset]
+        assert cell["runs"] == 2
+        assert cell["value"] == pytest.approx(expected["mean"], abs=1e-12)
+        assert cell["std"] == pytest.approx(expected["std"], abs=1e-12)
+        assert math.isnan(row["cells"]["memorizer"][dataset]["std"])  # one run: no std
+
+
+def test_the_cross_dataset_headline_reads_each_dataset_verdicts(result):
+    for row in result["study"]["headline"]:
+        for dataset, results in result["datasets"].items():
+            stored = next(r for r in results["summary"]["rows"] if r["label"] == row["label"])
+            for system, cells in row["cells"].items():
+                cell = cells[dataset]
+                assert cell["value"] == stored["values"][system] or (math.isnan(cell["value"]) and math.isnan(
+                    stored["values"][system]))
+                assert cell["best"] == (system in stored["best"])
+                assert cell["verdicts"] == [t for t in stored["tests"] if system in (t["a"], t["b"])]
+
+
+def test_the_pooled_verdict_is_the_inverse_variance_mean_of_the_datasets_differences():
+    # hand computation: differences 0.10 and 0.02 with 95% intervals of half-width 0.05 and 0.01
+    z = 1.959963984540054
+    tests = [({"a": "A", "b": "B", "difference": 0.10, "ci": [0.05, 0.15], "p_value": 0.001}, False),
+             ({"a": "B", "b": "A", "difference": -0.02, "ci": [-0.03, -0.01], "p_value": 0.001}, True)]
+    pooled = st.pooled_test(tests, "A", "B", 0.95)
+    w1, w2 = (z / 0.05) ** 2, (z / 0.01) ** 2
+    mean = (w1 * 0.10 + w2 * 0.02) / (w1 + w2)
+    error = 1 / math.sqrt(w1 + w2)
+    assert pooled["difference"] == pytest.approx(mean)
+    assert pooled["ci"] == pytest.approx([mean - z * error, mean + z * error])
+    assert pooled["p_value"] == pytest.approx(math.erfc(abs(mean / error) / math.sqrt(2)))
+    assert pooled["datasets"] == 2
+    # a dataset whose systems never differ carries no weight; none left: no test
+    flat = [({"a": "A", "b": "B", "difference": 0.0, "ci": [0.0, 0.0], "p_value": 1.0}, False)]
+    assert math.isnan(st.pooled_test(flat, "A", "B", 0.95)["p_value"])
+
+
+def test_pooled_verdicts_are_one_holm_family_and_name_their_test(result):
+    tests = [t for row in result["study"]["headline"] for t in row["tests"]]
+    m = sum(not math.isnan(t["p_value"]) for t in tests)
+    assert m > 0 and all(t["m"] == m and t["family"] == "pooled across datasets" for t in tests)
+    assert all(t["test"] == st.POOLED_TEST for t in tests)
+    for t in tests:
+        assert t["significant"] == (t["p_adjusted"] < 0.05)
+        assert t["p_adjusted"] >= t["p_value"] or math.isnan(t["p_value"])
+
+
+def _buckets(f1s):
+    return [{"interval": [i, i], "f1": f} for i, f in enumerate(f1s)]
+
+
+def test_model_wise_and_attribute_wise_against_a_hand_computed_fixture():
+    from tough_ner.methods.buckets import ATTRIBUTES
+
+    rising, falling, flat = [0.2, 0.4, 0.6, 0.8], [0.9, 0.7, 0.8, 0.1], [0.5, 0.5, math.nan, 0.5]
+    def details(f1s):
+        buckets = {a: _buckets(f1s) for a in ATTRIBUTES}
+        zeta = {a: 0.25 for a in ATTRIBUTES[:-1]}
+        return {"bucket_f1": {"buckets": buckets, "diagnostics": {"zeta": zeta}}}
+    datasets = {"d": {"details": {"A": details(rising), "B": details(falling)}},
+                "e": {"details": {"A": details(flat)}}}
+    model = st.model_wise_table(datasets, ["A", "B"], 0.05)
+    a, b = model["table"]["A"]["d"]["eLen"], model["table"]["B"]["d"]["eLen"]
+    assert a["spearman"] == pytest.approx(1.0) and a["std"] == pytest.approx(np.std(rising))
+    # ranks of falling: 4, 2, 3, 1 against 1..4: d^2 = 9 + 0 + 0 + 9 -> rho = 1 - 6*18/60 = -0.8
+    assert b["spearman"] == pytest.approx(-0.8)
+    assert a["p_value"] == pytest.approx(2 / 24)  # the two perfect orders out of 4!
+    # |rho| >= 0.8: the orders with sum d^2 <= 2 or >= 38: 1 + 3 each side -> 8 of 24
+    assert b["p_value"] == pytest.approx(8 / 24)
+    assert math.isnan(model["table"]["A"]["e"]["eLen"]["p_value"])  # ties: no exact test
+    assert model["table"]["A"]["d"]["tag"]["spearman"] != model["table"]["A"]["d"]["tag"]["spearman"]  # unordered
+    assert not any(c["significant"] for s in model["table"].values() for d in s.values() for c in d.values())
+    assert "at most 4 non-empty buckets the smallest possible two-sided p is 0.083" in model["note"]
+    table = st.attribute_wise_table(datasets, model["table"], ["A", "B"])
+    assert table["d"]["eLen"] == {"zeta": 0.25, "rho": pytest.approx(0.9)}
+    assert table["e"]["eLen"]["rho"] != table["e"]["eLen"]["rho"]  # constant F1: no correlation
+
+
+def test_attribute_wise_equals_the_buckets_helper_for_single_runs(result):
+    # deportes' memorizer has one run, so its diagnostics are the ones bucket_f1 computed
+    results = result["datasets"]["deportes"]
+    study_rho = st.attribute_wise_table({"deportes": results}, {"memorizer": {"deportes": st.model_wise(
+        results["details"]["memorizer"]["bucket_f1"]["buckets"])}}, ["memorizer"])["deportes"]
+    helper = attribute_wise([results["details"]["memorizer"]["bucket_f1"]])
+    for attribute, cell in helper.items():
+        assert study_rho[attribute]["zeta"] == cell["zeta"]
+        assert study_rho[attribute]["rho"] == pytest.approx(cell["rho"], nan_ok=True)
+
+
+def test_hardeval_across_domains_has_each_report_on_its_diagonal(result):
+    domains = result["study"]["hardeval_domains"]
+    for dataset, results in result["datasets"].items():
+        for system in ("memorizer",):  # one run: the report's own value
+            assert domains[dataset][dataset][system]["hardeval"] == pytest.approx(
+                results["systems"][system]["hardeval"]["hardeval"], nan_ok=True)
+    other = domains["deportes"]["demo"]["memorizer"]
+    assert other["n_unseen"] > domains["deportes"]["deportes"]["memorizer"]["n_unseen"]  # Spanish is unseen in demo
+
+
+def test_tmr_per_language(result):
+    languages = result["study"]["tmr_languages"]
+    assert set(languages) == {"en", "es"}
+    assert languages["es"]["systems"]["memorizer"]["recall_seen"] == \
+        result["datasets"]["deportes"]["systems"]["memorizer"]["tmr"]["recall_seen"]
+
+
+def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["study", str(folder / "study.toml"), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "F1" in printed and "wrote" in printed
+    for name in ("study.json", "study.html", "study.md", "study.tex", "demo/report.json", "deportes/report.html"):
+        assert (out / name).stat().st_size > 0
+    tex = (out / "study.tex").read_text()
+    assert r"\multicolumn{3}{c}{demo}" in tex and r"\multicolumn{3}{c}{deportes}" in tex
+    rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}
+    cells = rows["contextual"].rstrip(" \\").split(" & ")[1:]
+    assert len(cells) == 6 and sum(r"$\pm$" in c for c in cells) == sum(c != "--" for c in cells) >= 5  # 2 runs: mean ± std
+    assert "pm" not in rows["memorizer"]
+    # the dataset report is the report command's, key for key
+    report = tmp_path / "demo.json"
+    spec = st.load_spec(folder / "study.toml")
+    preds = [f"{s}={folder / p}" for s, by in spec.systems.items() for p in by["demo"]]
+    assert main(["report", "--train", str(folder / "demo-train.conll"), "--test", str(folder / "demo-test.conll"),
+                 *sum((["--pred", p] for p in preds), []), "--json", str(report), "--resamples", "200",
+                 "--quiet"]) == 0
+    assert json.loads(report.read_text())["results"] == json.loads((out / "demo/report.json").read_text())["results"]
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s["systems"]["memorizer"].update(nowhere=["x.conll"]), "unknown dataset"),
+    (lambda s: s["datasets"].append(dict(s["datasets"][0])), "names given twice"),
+    (lambda s: s["options"].update(resample=3), "unknown option"),
+    (lambda s: s["datasets"][0].pop("test"), "needs name, train and test"),
+])
+def test_a_wrong_study_is_refused_by_name(folder, change, message):
+    spec = make_study(folder)
+    change(spec)
+    with pytest.raises(ValueError, match=message):
+        st.spec_of(spec, str(folder))
+
+
+def test_a_prediction_file_of_another_test_set_is_refused_naming_it(folder):
+    spec = make_study(folder)
+    spec["systems"]["memorizer"]["demo"] = spec["systems"]["memorizer"]["deportes"]
+    with pytest.raises(ValueError, match="deportes-memorizer.conll does not hold the tokens and gold tags"):
+        st.study(st.spec_of(spec, str(folder)))

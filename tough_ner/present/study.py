@@ -1,0 +1,623 @@
+"""A study: many systems on many datasets, several runs (training seeds) each, in one run.
+
+A study is a set of reports (DESIGN.md, Wave 3): each dataset gets the report ``report.run``
+makes on its own, and the cross-dataset tables only read those results — no method is run a
+second way.  The tables are
+
+- ``headline``: every headline row as systems × datasets (value, std over runs, interval, n,
+  the dataset's own verdicts) and, per compared pair, one verdict pooled over the datasets
+  (``POOLED_TEST``), Holm-adjusted over the pooled family;
+- ``model_wise``: the interpretable-evaluation paper's S^ρ (Spearman correlation of bucket F1
+  with the bucket order) and S^σ (standard deviation of bucket F1) per system, dataset and
+  attribute, with the exact permutation p-value of S^ρ, Holm over the family;
+- ``attribute_wise``: its dataset measures ζ (the attribute's mean over the test entities) and
+  ρ (the mean |S^ρ| over the systems) per dataset and attribute;
+- ``diagnosis``: per dataset, each system's worst and best bucket per attribute (self
+  diagnosis) and each compared pair's significant buckets (comparative diagnosis, read from
+  the dataset's stored bucket verdicts);
+- ``hardeval_domains``: HardEval of each dataset's test set against every dataset's training
+  statistics (in-domain on the diagonal);
+- ``tmr_languages``: the TMR recalls per system and language.
+
+``study`` takes a mapping (or a TOML/YAML file, ``load_spec``); ``write`` writes the study's
+JSON, HTML, Markdown and LaTeX and each dataset's own report.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from dataclasses import dataclass, field
+from statistics import NormalDist
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from ..core.corpus import Corpus, read_conll, read_system
+from ..core.stats import TrainStats
+from ..core.uncertainty import SMALL, adjust
+from ..methods.buckets import ATTRIBUTES, model_wise
+from ..methods.comparison import family, finish, pairs
+from ..methods.hardeval import hardeval
+from .formatting import format_p
+from .report import run as run_report, run_labels, significant_buckets
+
+POOLED_TEST = ("fixed-effect (inverse-variance) mean of the datasets' paired differences, standard errors from "
+               "each dataset's bootstrap interval; two-sided z-test")
+SPEARMAN_TEST = "exact permutation test of Spearman's rank correlation with the bucket order (two-sided)"
+OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None}
+TMR_KEYS = ("recall", "recall_seen", "recall_unseen_tokens", "recall_unseen_type", "recall_tcm_all")
+HARDEVAL_KEYS = ("hardeval", "ter_unseen", "ter_diff")
+# What the paper-shaped LaTeX table shows by default: (headline label, column title).
+PAPER_MEASURES = (("F1", "F1"), ("TMR recall unseen", "TMR unseen"), ("hardeval (mean TER)", "HardEval"))
+
+
+# ---- the specification ---------------------------------------------------------------------
+@dataclass
+class Dataset:
+    """One dataset of a study: training data (a CoNLL file, saved statistics or a
+    ``TrainStats``), the test set (a CoNLL file or a ``Corpus``), optional NRB/WTS and attacked
+    sets (files with one prediction column per prediction set, in the study's order of systems
+    and runs), and a language."""
+
+    name: str
+    train: Any
+    test: Any
+    language: Optional[str] = None
+    nrb: Any = None
+    wts: Any = None
+    type_map: Optional[str] = None
+    attacked: Sequence[Any] = ()
+
+
+@dataclass
+class Spec:
+    datasets: List[Dataset]
+    systems: Dict[str, Dict[str, List[Any]]]  # system -> dataset -> runs (files, tag lists or Batches)
+    options: Dict[str, Any] = field(default_factory=dict)
+    folder: str = "."  # relative paths are read from here
+
+
+def load_spec(path) -> Spec:
+    """A study file: TOML (``.toml``) or YAML (``.yaml``/``.yml``, needs PyYAML)."""
+    path = os.fspath(path)
+    if path.endswith(".toml"):
+        import tomllib
+
+        with open(path, "rb") as handle:
+            try:
+                data = tomllib.load(handle)
+            except tomllib.TOMLDecodeError as error:
+                raise ValueError(f"{path}: {error}") from None
+    elif path.endswith((".yaml", ".yml")):
+        try:
+            import yaml
+        except ImportError:
+            raise ImportError(f"{path}: reading YAML needs PyYAML (pip install pyyaml), or write the study as "
+                              ".toml") from None
+        with open(path, encoding="utf-8") as handle:
+            try:
+                data = yaml.safe_load(handle)
+            except yaml.YAMLError as error:
+                raise ValueError(f"{path}: {error}") from None
+    else:
+        raise ValueError(f"{path}: a study file is .toml, .yaml or .yml")
+    return spec_of(data, os.path.dirname(os.path.abspath(path)), path)
+
+
+def spec_of(data: Mapping, folder: str = ".", where: str = "the study") -> Spec:
+    """A ``Spec`` from a mapping: ``datasets`` (a list of tables with ``name``, ``train``,
+    ``test`` and optional ``language``, ``nrb``, ``wts``, ``type_map``, ``attacked``),
+    ``systems`` (``{system: {dataset: run or [runs]}}``) and ``options`` (``OPTIONS``)."""
+    if isinstance(data, Spec):
+        return data
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: a study is a table with datasets, systems and options")
+    unknown = sorted(set(data) - {"datasets", "systems", "options"})
+    if unknown:
+        raise ValueError(f"{where}: unknown section(s) {', '.join(map(repr, unknown))}: use datasets, systems, options")
+    datasets = []
+    for i, entry in enumerate(data.get("datasets") or []):
+        if not isinstance(entry, Mapping) or not {"name", "train", "test"} <= set(entry):
+            raise ValueError(f"{where}: dataset {i + 1} needs name, train and test")
+        extra = sorted(set(entry) - set(Dataset.__dataclass_fields__))
+        if extra:
+            raise ValueError(f"{where}: dataset {entry['name']!r}: unknown key(s) {', '.join(map(repr, extra))}")
+        attacked = entry.get("attacked") or ()
+        datasets.append(Dataset(**{**entry, "name": str(entry["name"]),
+                                   "attacked": [attacked] if isinstance(attacked, (str, os.PathLike)) else attacked}))
+    if not datasets:
+        raise ValueError(f"{where}: no datasets")
+    names = [d.name for d in datasets]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{where}: dataset names given twice: {sorted({n for n in names if names.count(n) > 1})}")
+    systems: Dict[str, Dict[str, List[Any]]] = {}
+    for system, by_dataset in (data.get("systems") or {}).items():
+        if not isinstance(by_dataset, Mapping):
+            raise ValueError(f"{where}: system {system!r}: give {{dataset: prediction file or [files]}}")
+        unknown = sorted(set(by_dataset) - set(names))
+        if unknown:
+            raise ValueError(f"{where}: system {system!r} names unknown dataset(s) {unknown}; datasets: {names}")
+        systems[str(system)] = {d: list(runs) if isinstance(runs, (list, tuple)) else [runs]
+                                for d, runs in by_dataset.items()}
+    if not systems:
+        raise ValueError(f"{where}: no systems")
+    options = dict(data.get("options") or {})
+    unknown = sorted(set(options) - set(OPTIONS))
+    if unknown:
+        raise ValueError(f"{where}: unknown option(s) {', '.join(map(repr, unknown))}: use {', '.join(OPTIONS)}")
+    return Spec(datasets, systems, options, folder)
+
+
+# ---- one dataset ---------------------------------------------------------------------------
+def _path(folder: str, value):
+    return os.path.join(folder, value) if isinstance(value, (str, os.PathLike)) else value
+
+
+def system_predictions(test: Corpus, value, folder: str = "."):
+    """One prediction set for ``test``: tags, a ``Batch``, or a file (a CoNLL file with token ...
+    gold prediction or token prediction, whose tokens and gold must be the test set's; or
+    JSON Lines of tags, spans, characters or mentions, by ``{"path": ..., "format": ...}``)."""
+    from ..core.checks import first_difference
+
+    if isinstance(value, Mapping):
+        from ..core.formats import batch_from_files
+
+        return batch_from_files(test.tokens, test.tags, _path(folder, value["path"]), value.get("format", "tags"),
+                                documents=test.documents)
+    if not isinstance(value, (str, os.PathLike)):
+        return value
+    path = _path(folder, value)
+    if os.fspath(path).endswith(".jsonl"):
+        return system_predictions(test, {"path": value}, folder)
+    predicted = read_system(path)
+    where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
+                             gold=(predicted.tags, test.tags))
+    if where:
+        raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of the test set {test.path}: "
+                         f"{where}")
+    return predicted.predictions[0]
+
+
+def _test(dataset: Dataset, folder: str) -> Corpus:
+    test = _path(folder, dataset.test)
+    corpus = test if isinstance(test, Corpus) else read_conll(test)
+    if not len(corpus):
+        raise ValueError(f"dataset {dataset.name!r}: the test set {dataset.test} holds no sentence")
+    return Corpus(corpus.tokens, corpus.tags, [], corpus.path, corpus.documents)
+
+
+def _stats(dataset: Dataset, folder: str) -> TrainStats:
+    return TrainStats.coerce(_path(folder, dataset.train))
+
+
+def _names(spec: Spec, dataset: str) -> List[str]:
+    """The prediction sets of a dataset, in the study's order: one name per run."""
+    return [system for system, by_dataset in spec.systems.items() for _ in by_dataset.get(dataset, ())]
+
+
+def run_dataset(spec: Spec, index: int) -> dict:
+    """One dataset's report (``report.run``) and its test set scored by HardEval against every
+    dataset's training statistics (in the study's order; its own on the diagonal)."""
+    dataset, folder, options = spec.datasets[index], spec.folder, {**OPTIONS, **spec.options}
+    stats, test = _stats(dataset, folder), _test(dataset, folder)
+    names = _names(spec, dataset.name)
+    if not names:
+        raise ValueError(f"dataset {dataset.name!r}: no system has predictions for it")
+    test.predictions.extend(system_predictions(test, value, folder)
+                            for system, by_dataset in spec.systems.items() for value in by_dataset.get(dataset.name, ()))
+    nrb_sets = None
+    if bool(dataset.nrb) != bool(dataset.wts):
+        raise ValueError(f"dataset {dataset.name!r}: give nrb and wts together")
+    if dataset.nrb:
+        nrb_sets = tuple(read_conll(_path(folder, p), n_predictions=len(names)) for p in (dataset.nrb, dataset.wts))
+    attacked = None
+    if dataset.attacked:
+        versions = [(os.path.basename(os.fspath(p)), read_conll(_path(folder, p), n_predictions=len(names)))
+                    for p in dataset.attacked]
+        attacked = {label: [(name, Corpus(c.tokens, c.tags, [c.predictions[i]])) for name, c in versions]
+                    for i, label in enumerate(run_labels(names))}
+    results = run_report(stats, test, names=names, nrb_sets=nrb_sets, type_map=dataset.type_map, attacked=attacked,
+                         bootstrap=options["resamples"], seed=options["seed"], confidence=options["confidence"],
+                         unit=options["unit"], alpha=options["alpha"], baseline=options["baseline"])
+    from .report import _batch
+
+    domains = {}
+    for other in spec.datasets:  # each run's TERs against the other training set, then the runs' mean
+        other_stats = stats if other.name == dataset.name else _stats(other, folder)
+        scored = [hardeval(other_stats, _batch(test, predictions)) for predictions in test.predictions]
+        domains[other.name] = {system: {key: _mean([s[key] for s, n in zip(scored, names) if n == system])
+                                        for key in HARDEVAL_KEYS + ("n_unseen", "n_diff")}
+                               for system in dict.fromkeys(names)}
+    return {"results": results, "hardeval_domains": domains, "names": names}
+
+
+def _mean(values: Sequence[float]) -> float:
+    values = [float(v) for v in values]
+    return math.fsum(values) / len(values) if values else math.nan
+
+
+# ---- across datasets -------------------------------------------------------------------------
+def pooled_test(tests: Sequence[Tuple[Mapping, bool]], a: str, b: str, confidence: float) -> dict:
+    """One verdict for ``a - b`` over datasets: the fixed-effect (inverse-variance) mean of the
+    datasets' paired differences, each dataset's standard error read from its bootstrap
+    interval at ``confidence`` (``flip``: the dataset tested ``b - a``), and its two-sided
+    z-test.  The datasets are independent test sets; one whose two systems never differ (an
+    interval of width 0) carries no information about the others and is left out."""
+    z_level = NormalDist().inv_cdf(0.5 + confidence / 2)
+    weights, differences, used = [], [], 0
+    for test, flip in tests:
+        low, high = test["ci"]
+        difference = test["difference"]
+        if any(v is None or math.isnan(v) for v in (low, high, difference)) or high <= low:
+            continue
+        weights.append((2 * z_level / (high - low)) ** 2)
+        differences.append(-difference if flip else difference)
+        used += 1
+    out = {"a": a, "b": b, "test": POOLED_TEST, "datasets": used, "differences": differences}
+    if not used:
+        return {**out, "difference": math.nan, "ci": [math.nan, math.nan], "p_value": math.nan, "z": math.nan}
+    total = math.fsum(weights)
+    mean = math.fsum(w * d for w, d in zip(weights, differences)) / total
+    error = 1 / math.sqrt(total)
+    z = mean / error
+    return {**out, "difference": mean, "ci": [mean - z_level * error, mean + z_level * error], "z": z,
+            "p_value": min(1.0, math.erfc(abs(z) / math.sqrt(2)))}  # 0.0 below double precision
+
+
+def _tests_of(row: Mapping, a: str, b: str) -> List[Tuple[Mapping, bool]]:
+    return [(t, t["a"] == b) for t in row.get("tests", ()) if {t["a"], t["b"]} == {a, b}]
+
+
+def headline(datasets: Mapping[str, dict], systems: Sequence[str], alpha: float, baseline: Optional[str],
+             confidence: float) -> List[dict]:
+    """Every headline row as systems × datasets, with the datasets' verdicts and one pooled
+    verdict per compared pair (Holm over the pooled family)."""
+    labels = list(dict.fromkeys(row["label"] for r in datasets.values() for row in r["summary"]["rows"]))
+    table = []
+    for label in labels:
+        rows = {name: next((row for row in r["summary"]["rows"] if row["label"] == label), None)
+                for name, r in datasets.items()}
+        first = next(row for row in rows.values() if row is not None)
+        cells = {}
+        for system in systems:
+            cells[system] = {}
+            for name, row in rows.items():
+                if row is None or system not in row["values"]:
+                    continue
+                runs = datasets[name].get("runs", {}).get(system, {}).get(first["method"], {}).get(first["key"])
+                cells[system][name] = {
+                    "value": row["values"][system], "std": runs["std"] if runs else math.nan,
+                    "runs": runs["runs"] if runs else 1, "ci": (row.get("ci") or {}).get(system),
+                    "n": row["n"].get(system), "small": row["n"].get(system, 0) < SMALL,
+                    "best": system in row.get("best", []), "verdicts": [
+                        t for t in row.get("tests", ()) if system in (t["a"], t["b"])]}
+        tests = [pooled_test([pair for row in rows.values() if row is not None for pair in _tests_of(row, a, b)], a, b,
+                             confidence)
+                 for a, b in pairs(systems, baseline)]
+        table.append({"label": label, "method": first["method"], "key": first["key"], "better": first["better"],
+                      "values": {s: _mean([c["value"] for c in cells[s].values()]) for s in systems},
+                      "cells": cells, "tests": tests})
+    finish(table, alpha, family="pooled across datasets")
+    return table
+
+
+def spearman_p(n: int, rho: float) -> float:
+    """Two-sided p of Spearman's ρ between the order 1..n and n values without ties, exact over
+    the n! orders (n ≤ 8; above, the normal approximation ρ·√(n − 1))."""
+    if n < 3 or math.isnan(rho):
+        return math.nan
+    if n > 8:
+        return min(1.0, 2 * NormalDist().cdf(-abs(rho) * math.sqrt(n - 1)))
+    denominator = n * (n * n - 1)
+    extreme = sum(abs(1 - 6 * sum((i - p) ** 2 for i, p in enumerate(order)) / denominator) >= abs(rho) - 1e-12
+                  for order in itertools.permutations(range(n)))
+    return extreme / math.factorial(n)
+
+
+def model_wise_table(datasets: Mapping[str, dict], systems: Sequence[str], alpha: float) -> dict:
+    """S^ρ and S^σ per system, dataset and attribute (bucket F1 as the report shows it: a
+    system's runs' mean), each S^ρ with its exact permutation p, Holm over the family."""
+    table: Dict[str, Dict[str, dict]] = {}
+    tests, where = [], []
+    for system in systems:
+        table[system] = {}
+        for name, results in datasets.items():
+            details = results["details"].get(system)
+            if details is None:
+                continue
+            buckets = details["bucket_f1"]["buckets"]
+            measures = model_wise(buckets)
+            for attribute, cell in measures.items():
+                f1s = [row["f1"] for row in buckets[attribute] if not math.isnan(row["f1"])]
+                ties = len(set(f1s)) < len(f1s)
+                p = math.nan if attribute == "tag" or ties else spearman_p(len(f1s), cell["spearman"])
+                cell.update(n_buckets=len(f1s), p_value=p)
+                tests.append({"a": system, "b": name, "difference": cell["spearman"], "p_value": p})
+                where.append(cell)
+            table[system][name] = measures
+    for cell, verdict in zip(where, adjust(tests, alpha, [None] * len(tests), "model-wise S^rho")):
+        cell.update(p_adjusted=verdict["p_adjusted"], significant=verdict["significant"])
+    most = max((c["n_buckets"] for c in where), default=0)
+    floor = 2 / math.factorial(most) if 3 <= most <= 8 else 0.0  # the smallest p an exact test can give
+    note = (f"with at most {most} non-empty buckets the smallest possible two-sided p is {floor:.3f}: no S^rho "
+            f"can be significant at alpha = {alpha}" if floor >= alpha else "")
+    return {"table": table, "test": SPEARMAN_TEST, "note": note,
+            "family": family("model-wise S^rho", [{"tests": [t]} for t in tests], alpha, "S^rho values")}
+
+
+def attribute_wise_table(datasets: Mapping[str, dict], model: Mapping[str, Mapping[str, dict]],
+                         systems: Sequence[str]) -> Dict[str, dict]:
+    """ζ and ρ per dataset and attribute (``buckets.attribute_wise``'s measures, ρ over the
+    S^ρ of the study's table)."""
+    table = {}
+    for name, results in datasets.items():
+        present = [s for s in systems if name in model[s]]
+        zeta = results["details"][present[0]]["bucket_f1"]["diagnostics"]["zeta"]
+        table[name] = {attribute: {"zeta": zeta[attribute],
+                                   "rho": _mean([abs(model[s][name][attribute]["spearman"]) for s in present])}
+                       for attribute in ATTRIBUTES[:-1]}
+    return table
+
+
+def diagnosis(datasets: Mapping[str, dict]) -> Dict[str, dict]:
+    """Per dataset: each system's worst and best bucket per attribute, and each compared pair's
+    significant buckets (read from the dataset's stored bucket verdicts)."""
+    out = {}
+    for name, results in datasets.items():
+        out[name] = {"self": {s: d["bucket_f1"]["diagnostics"]["self"] for s, d in results["details"].items()},
+                     "comparative": [{"systems": entry["systems"], "family": entry["family"],
+                                      "significant": significant_buckets(entry["bucket_f1"])}
+                                     for entry in results.get("comparisons", [])]}
+    return out
+
+
+def tmr_languages(spec: Spec, datasets: Mapping[str, dict], systems: Sequence[str]) -> Dict[str, dict]:
+    """The TMR recalls per language (the mean over the language's datasets) and system."""
+    languages: Dict[str, List[str]] = {}
+    for d in spec.datasets:
+        languages.setdefault(d.language or "unspecified", []).append(d.name)
+    return {language: {"datasets": names, "systems": {s: {key: _mean(
+        [datasets[n]["systems"][s]["tmr"][key] for n in names if s in datasets[n]["systems"]])
+        for key in TMR_KEYS} for s in systems}} for language, names in languages.items()}
+
+
+def study(spec, workers: int = 1, client=None, progress: Callable = lambda items, total: items) -> dict:
+    """Run a study (``spec``: a ``Spec``, a mapping as ``spec_of`` reads, or a study file).
+
+    Datasets run in ``workers`` processes (or on a Dask ``client``): the results do not depend
+    on how many.  Returns ``{"datasets": {name: report results}, "study": cross tables,
+    "options": ..., "systems": [...]}``."""
+    if isinstance(spec, (str, os.PathLike)):
+        spec = load_spec(spec)
+    spec = spec_of(spec)
+    options = {**OPTIONS, **spec.options}
+    systems = list(spec.systems)
+    if options["baseline"] is not None and options["baseline"] not in systems:
+        raise ValueError(f"baseline {options['baseline']!r} is not one of the systems {systems}")
+    indices = range(len(spec.datasets))
+    if client is not None:
+        futures = client.map(run_dataset, [spec] * len(indices), list(indices), pure=False)
+        done = progress((future.result() for future in futures), len(indices))
+    elif workers > 1 and len(indices) > 1:
+        done = progress(_in_processes(spec, indices, workers), len(indices))
+    else:
+        done = progress((run_dataset(spec, i) for i in indices), len(indices))
+    per = dict(zip((d.name for d in spec.datasets), done))
+    datasets = {name: part["results"] for name, part in per.items()}
+    model = model_wise_table(datasets, systems, options["alpha"])
+    return {"options": options, "systems": systems, "datasets": datasets, "study": {
+        "headline": headline(datasets, systems, options["alpha"], options["baseline"], options["confidence"]),
+        "pooled_test": POOLED_TEST,
+        "model_wise": model,
+        "attribute_wise": attribute_wise_table(datasets, model["table"], systems),
+        "diagnosis": diagnosis(datasets),
+        "hardeval_domains": {name: part["hardeval_domains"] for name, part in per.items()},
+        "tmr_languages": tmr_languages(spec, datasets, systems)}}
+
+
+def _in_processes(spec: Spec, indices, workers: int):
+    """The datasets' reports in worker processes, yielded in the study's order."""
+    import multiprocessing
+    import sys
+    from concurrent.futures import ProcessPoolExecutor
+
+    # fork where the platform's libraries allow it (no interpreter start per worker)
+    context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
+    with ProcessPoolExecutor(max_workers=min(workers, len(indices)), mp_context=context) as pool:
+        yield from pool.map(run_dataset, [spec] * len(indices), indices)
+
+
+# ---- views -----------------------------------------------------------------------------------
+def _cell(cell: Optional[Mapping]) -> str:
+    """``0.8123 ± 0.0040`` (mean ± sample std over runs) or ``0.8123``; ``–`` when absent."""
+    if not cell or cell["value"] is None or (isinstance(cell["value"], float) and math.isnan(cell["value"])):
+        return "–"
+    std = cell.get("std")
+    text = f"{cell['value']:.4f}" + (f" ± {std:.4f}" if std is not None and not math.isnan(std) else "")
+    return text + ("†" if cell.get("small") else "")
+
+
+def _pooled_text(test: Mapping) -> str:
+    if math.isnan(test["p_value"]):
+        return f"{test['a']} − {test['b']}: no pooled test ({test['datasets']} datasets with an interval)"
+    mark = f", better: {test['better']}" if test.get("better") else ", not significant"
+    def p(value):
+        return "< 1e-300" if value == 0 else format_p(value)
+    return (f"{test['a']} − {test['b']}: {test['difference']:+.4f} [{test['ci'][0]:.4f}, {test['ci'][1]:.4f}] over "
+            f"{test['datasets']} dataset{'s' if test['datasets'] != 1 else ''}, p {p(test['p_value'])} (Holm {p(test['p_adjusted'])}){mark}")
+
+
+def tables(result: Mapping):
+    """The study's tables as ``export.Table``s (Markdown; the HTML page uses the same rows)."""
+    from .export import Cell, Table
+
+    datasets, systems = list(result["datasets"]), result["systems"]
+    study_ = result["study"]
+    out = []
+    rows = []
+    for row in study_["headline"]:
+        for s in systems:
+            rows.append([Cell(row["label"]), Cell(s)] + [Cell(_cell(row["cells"][s].get(d))) for d in datasets]
+                        + [Cell("yes" if s in row["best"] else "")])
+    out.append(Table("Headline measures, systems × datasets (mean ± sample std over runs; † fewer than "
+                     f"{SMALL} items); best: significantly better than every system it is compared with in the pooled "
+                     f"test ({study_['pooled_test']}; Holm over the {len(study_['headline'])} rows)",
+                     ["measure", "system"] + datasets + ["best (pooled)"], rows, "study-headline"))
+    out.append(Table("Pooled verdicts per compared pair", ["measure", "pooled test"],
+                     [[Cell(row["label"]), Cell(_pooled_text(t))] for row in study_["headline"] for t in row["tests"]],
+                     "study-pooled"))
+    model = study_["model_wise"]["table"]
+    rows = []
+    for s in systems:
+        for d in datasets:
+            if d in model[s]:
+                rows.append([Cell(s), Cell(d)] + [Cell(_model_text(model[s][d][a])) for a in ATTRIBUTES])
+    out.append(Table(f"Model-wise measures S^ρ / S^σ per attribute (* S^ρ significant: {study_['model_wise']['test']}, "
+                     f"{study_['model_wise']['family']['description']}) {study_['model_wise']['note']}".strip(),
+                     ["system", "dataset"] + list(ATTRIBUTES), rows, "study-model-wise"))
+    attributes = ATTRIBUTES[:-1]
+    out.append(Table("Dataset measures ζ (mean attribute value) and ρ (mean |S^ρ| over systems)",
+                     ["dataset", "measure"] + list(attributes),
+                     [[Cell(d), Cell(m)] + [Cell(study_["attribute_wise"][d][a][m]) for a in attributes]
+                      for d in datasets for m in ("zeta", "rho")], "study-attribute-wise"))
+    domains = study_["hardeval_domains"]
+    out.append(Table("HardEval of each test set (rows) against each training set (columns): mean TER, and TER on "
+                     "the unseen tokens with their n; the diagonal is in-domain", ["system", "test set"] + [f"train {d}" for d in datasets],
+                     [[Cell(s), Cell(t)] + [Cell(_domain_text(domains[t][d].get(s))) for d in datasets]
+                      for s in systems for t in datasets], "study-domains"))
+    languages = study_["tmr_languages"]
+    out.append(Table("TMR recalls per language (mean over the language's datasets)",
+                     ["language", "system"] + list(TMR_KEYS),
+                     [[Cell(f"{lang} ({', '.join(v['datasets'])})"), Cell(s)]
+                      + [Cell(v["systems"][s][k]) for k in TMR_KEYS] for lang, v in languages.items() for s in systems],
+                     "study-languages"))
+    return out
+
+
+def _domain_text(cell: Optional[Mapping]) -> str:
+    if cell is None:
+        return "–"
+    mean, unseen = (("–" if math.isnan(cell[k]) else f"{cell[k]:.4f}") for k in ("hardeval", "ter_unseen"))
+    return f"{mean}; unseen {unseen} (n = {cell['n_unseen']:g})"
+
+
+def _model_text(cell: Mapping) -> str:
+    rho, sigma = cell["spearman"], cell["std"]
+    rho_text = "–" if math.isnan(rho) else f"{rho:+.2f}" + ("*" if cell.get("significant") else "")
+    return f"{rho_text} / {'–' if math.isnan(sigma) else f'{sigma:.3f}'}"
+
+
+def latex(result: Mapping, measures: Sequence[Tuple[str, str]] = PAPER_MEASURES) -> str:
+    """The papers' layout: systems as rows, datasets as column groups, ``mean ± sd`` cells (bold:
+    significantly best in the dataset's own headline family); ready for ``\\input``."""
+    from .export import latex_escape
+
+    datasets, systems = list(result["datasets"]), result["systems"]
+    by_label = {row["label"]: row for row in result["study"]["headline"]}
+    measures = [(label, title) for label, title in measures if label in by_label]
+    k = len(measures)
+    lines = [r"% tough-ner study; needs \usepackage{booktabs}", r"\begin{tabular}{l" + "r" * (k * len(datasets)) + "}",
+             r"\toprule",
+             " & " + " & ".join(rf"\multicolumn{{{k}}}{{c}}{{{latex_escape(d)}}}" for d in datasets) + r" \\",
+             "".join(rf"\cmidrule(lr){{{2 + i * k}-{1 + (i + 1) * k}}}" for i in range(len(datasets))),
+             "system & " + " & ".join(latex_escape(title) for _ in datasets for _, title in measures) + r" \\",
+             r"\midrule"]
+    for s in systems:
+        cells = []
+        for d in datasets:
+            for label, _ in measures:
+                cell = by_label[label]["cells"][s].get(d)
+                text = latex_escape(_cell(cell)).replace("±", r"$\pm$")
+                cells.append(rf"\textbf{{{text}}}" if cell and cell["best"] else text)
+        lines.append(latex_escape(s) + " & " + " & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"
+
+
+def markdown(result: Mapping) -> str:
+    from .export import markdown_tables
+
+    return markdown_tables(tables(result))
+
+
+def render(result: Mapping, version: str = "") -> str:
+    """The study as one self-contained HTML page: the tables and a chart of ρ and ζ per dataset."""
+    import html
+
+    from .export import _cell_text
+
+    parts = [f"<h1>tough-ner study</h1><p class='note'>tough-ner {html.escape(version)}; datasets: "
+             f"{html.escape(', '.join(result['datasets']))}; systems: {html.escape(', '.join(result['systems']))}. "
+             "Each dataset's own report is in its folder.</p>"]
+    for table in tables(result):
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell_text(cell, 4))}</td>" for cell in row) + "</tr>"
+                       for row in table.rows)
+        parts.append(f"<h2 id='{table.label}'>{html.escape(table.title)}</h2><table><thead><tr>{head}</tr></thead>"
+                     f"<tbody>{body}</tbody></table>")
+        if table.label == "study-attribute-wise":
+            parts.append(_chart(result["study"]["attribute_wise"]))
+    style = ("body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;color:#111}"
+             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;"
+             "text-align:right}td:first-child,th:first-child{text-align:left}.note{color:#333}")
+    return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tough-ner study</title>"
+            f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+def _chart(table: Mapping[str, Mapping[str, dict]]) -> str:
+    """ρ per attribute, one line per dataset (parallel coordinates on 0..1), as inline SVG."""
+    import html
+
+    attributes = list(ATTRIBUTES[:-1])
+    width, height, left, top = 120 * len(attributes), 220, 40, 20
+    x = {a: left + 120 * i + 40 for i, a in enumerate(attributes)}
+    parts = [f"<svg role='img' aria-label='rho per attribute and dataset' width='{width + left}' height='{height + 60}' "
+             "xmlns='http://www.w3.org/2000/svg' font-size='12'>"]
+    for a in attributes:
+        parts.append(f"<line x1='{x[a]}' y1='{top}' x2='{x[a]}' y2='{top + height}' stroke='#999'/>"
+                     f"<text x='{x[a]}' y='{top + height + 16}' text-anchor='middle'>{html.escape(a)}</text>")
+    for i, (name, values) in enumerate(table.items()):
+        points = [(x[a], top + height * (1 - values[a]["rho"])) for a in attributes if not math.isnan(values[a]["rho"])]
+        colour = PALETTE[i % len(PALETTE)]
+        parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='2' points='"
+                     + " ".join(f"{px:.1f},{py:.1f}" for px, py in points) + "'/>")
+        parts.append(f"<text x='{left}' y='{top + height + 36 + 14 * i}' fill='{colour}'>— {html.escape(name)}</text>")
+    parts.append(f"<text x='4' y='{top + 4}'>ρ 1</text><text x='4' y='{top + height}'>0</text></svg>")
+    return "".join(parts)
+
+
+def write(result: Mapping, folder, version: str = "") -> List[str]:
+    """``study.json``, ``study.html``, ``study.md`` and ``study.tex`` in ``folder``, and each
+    dataset's report (``DATASET/report.json`` and ``report.html``), every file written
+    atomically; the paths written."""
+    from .._util import write_atomic
+    from .formatting import to_json
+    from .html import render as render_report
+
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    for name, results in result["datasets"].items():
+        sub = os.path.join(folder, _safe(name))
+        os.makedirs(sub, exist_ok=True)
+        report = {"tough_ner_version": version, "inputs": {"dataset": name}, "options": result["options"],
+                  "results": results}
+        for file, text in (("report.json", to_json(report) + "\n"), ("report.html", render_report(report))):
+            write_atomic(os.path.join(sub, file), text)
+            written.append(os.path.join(sub, file))
+    for file, text in (("study.json", to_json({"tough_ner_version": version, **{
+            k: v for k, v in result.items() if k != "datasets"}}) + "\n"), ("study.html", render(result, version)),
+                       ("study.md", markdown(result)), ("study.tex", latex(result))):
+        write_atomic(os.path.join(folder, file), text)
+        written.append(os.path.join(folder, file))
+    return written
+
+
+def _safe(name: str) -> str:
+    """A dataset's folder name: its name with anything but letters, digits, ``-``, ``_`` and
+    ``.`` replaced (a name cannot leave the study's folder)."""
+    import re
+
+    safe = re.sub(r"[^\w.-]", "_", name).strip(".") or "dataset"
+    return safe
