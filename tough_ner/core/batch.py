@@ -30,6 +30,10 @@ class Batch:
     hallucinated: Optional[List[List[dict]]] = None
     snapped: Sequence[dict] = ()  # character spans expanded to token boundaries
     formats: Optional[dict] = None  # the input format of each side
+    # Predicted mention lists: per sentence {(start, end): status} of the placed mentions, and
+    # the predictions that were no mention list ({"sentence", "problem"}); None / () otherwise.
+    mention_status: Optional[List[dict]] = None
+    unparseable: Sequence[dict] = ()
     _codes: Optional[Dict[str, Optional[Codes]]] = None  # the sides as codes (from_codes), by name
 
     def __init__(self, tokens: Sequence[Sequence[str]], references: Sequence[Sequence[str]],

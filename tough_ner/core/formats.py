@@ -17,18 +17,34 @@ Rules (the metric cards repeat them):
     whitespace only).  A span that does not start and end on token boundaries is expanded to
     the tokens it touches (``misaligned="snap"``, counted in ``n_snapped``) or refused
     (``misaligned="error"``).
-  * A mention is placed on an occurrence of its text in the sentence, compared with every
-    whitespace removed, starting and ending on token boundaries (case-sensitive unless
-    ``case_sensitive=False``).  Longer mentions are placed first, then in the given order;
-    each takes the leftmost occurrence that overlaps no placed mention, so two predicted
-    "Paris" take the first two occurrences.  A mention that finds no free occurrence is
-    *hallucinated*: a false positive without a position, listed in ``Batch.hallucinated``.
+  * A mention is placed on an occurrence of its text in the sentence, starting and ending on
+    token boundaries, found by the first rule that finds one: ``exact`` (the text as written,
+    whitespace removed), ``normalised`` (``normalised=True``: Unicode NFKC, case folded,
+    whitespace removed, punctuation stripped from the edges of the mention and of the tokens;
+    with ``case_sensitive=False`` alone, case folded only), ``fuzzy`` (``fuzzy=threshold``:
+    the tokens whose normalised text has difflib's ``SequenceMatcher`` ratio >= threshold with
+    the mention's, best ratio first).  Each rule runs over every mention before the next.
+    ``placement="leftmost"`` (default): longer mentions first, then in the given order, each
+    on the leftmost occurrence that overlaps no placed mention, so two predicted "Paris" take
+    the first two occurrences.  ``placement="ordered"``: the list follows the text, so mention
+    i + 1 is placed after mention i (a repeated mention on its next occurrence); the alignment
+    places the most mentions, then the most exact, then the most normalised, then the highest
+    summed similarity.  A mention placed nowhere is *hallucinated* (status ``ungrounded``): a
+    false positive without a position, listed in ``Batch.hallucinated``; each placed one's
+    status is in ``Batch.mention_status``.
+  * A predicted mention list that is not one (text that is not JSON, JSON holding no list,
+    mentions without string ``text`` and ``type``) is *unparseable*: scored as predicting
+    nothing, listed in ``Batch.unparseable`` and named in one warning, or an error with
+    ``strict_json=True``.  A gold mention list must be right.
   * ``type_map`` ({label: type, or None to drop the entity}) renames the types of every side
     not given as tags (e.g. spaCy's OntoNotes labels to CoNLL types); other labels are kept.
 """
 from __future__ import annotations
 
+import json
+import unicodedata
 from bisect import bisect_left, bisect_right
+from functools import cached_property
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from .batch import Batch
@@ -174,46 +190,239 @@ def _snap(sentence, item, locate, text, misaligned, snapped) -> Span:
     return first, last, label
 
 
-def _mention_spans(sentence: int, items, tokens: Sequence[str], case_sensitive: bool,
-                   hallucinated: list) -> List[Span]:
-    """Place each mention on a free occurrence of its text (module docstring)."""
-    fold = (lambda s: s) if case_sensitive else str.lower
-    pieces = [fold("".join(token.split())) for token in tokens]
-    joined = "".join(pieces)
-    bounds, position = [], 0
-    for piece in pieces:
-        bounds.append(position)
-        position += len(piece)
-    first_token = {b: i for i, b in reversed(list(enumerate(bounds)))}  # char -> first token starting there
-    end_token = {}  # char -> token after the last token ending there
-    for i, piece in enumerate(pieces):
-        if piece:
-            end_token[bounds[i] + len(piece)] = i + 1
-    mentions = []
-    for k, item in enumerate(items):
-        if not _is_record(item) or not isinstance(item.get("text"), str):
-            raise ValueError(f"sentence {sentence}: mention {item!r} is not {{'text': ..., 'type': ...}}")
-        needle = fold("".join(item["text"].split()))
-        mentions.append((k, needle, _label(item, sentence, "mention")))
-    taken = [False] * len(tokens)
-    spans = []
-    unplaced = []
-    for k, needle, label in sorted(mentions, key=lambda m: -len(m[1])):
-        place = None
-        at = joined.find(needle) if needle else -1
+# ---- mention lists: placing each mention on tokens ----------------------------------------
+PLACEMENTS = ("leftmost", "ordered")
+STATUSES = ("exact", "normalised", "fuzzy", "ungrounded")
+_RANK = {"exact": 0, "normalised": 1, "fuzzy": 2}
+
+
+def normalise(text: str) -> str:
+    """A text as normalised matching compares it: Unicode NFKC, case folded, whitespace removed."""
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def _is_punctuation(char: str) -> bool:
+    return unicodedata.category(char).startswith("P")
+
+
+def _strip_punctuation(text: str) -> str:
+    start, end = 0, len(text)
+    while start < end and _is_punctuation(text[start]):
+        start += 1
+    while end > start and _is_punctuation(text[end - 1]):
+        end -= 1
+    return text[start:end]
+
+
+class _Writing:
+    """One way of writing a sentence's tokens (as given, or normalised): their pieces joined,
+    and which character positions start and end a token, for finding a mention's occurrences
+    on token boundaries.  With ``strip``, a token's own edge punctuation is outside it, and a
+    token of punctuation only can neither start nor end an occurrence."""
+
+    def __init__(self, pieces: Sequence[str], strip: bool = False):
+        self.pieces = pieces
+        self.joined = "".join(pieces)
+        self.starts: dict = {}  # char -> first token starting there
+        self.ends: dict = {}    # char -> the token after the one ending there
+        position = 0
+        for i, piece in enumerate(pieces):
+            lead = trail = 0
+            if strip:
+                core = _strip_punctuation(piece)
+                if not core:  # punctuation only
+                    position += len(piece)
+                    continue
+                lead = piece.index(core)
+                trail = len(piece) - lead - len(core)
+            self.starts.setdefault(position + lead, i)
+            if len(piece) > lead:
+                self.ends[position + len(piece) - trail] = i + 1
+            position += len(piece)
+
+    def occurrences(self, needle: str):
+        """Token spans ``(start, end)`` whose text is ``needle``, left to right."""
+        at = self.joined.find(needle) if needle else -1
         while at >= 0:
-            a, b = first_token.get(at), end_token.get(at + len(needle))
-            if a is not None and b is not None and a < b and not any(taken[a:b]):
-                place = (a, b)
-                break
-            at = joined.find(needle, at + 1)
-        if place is None:
-            unplaced.append((k, {"text": items[k]["text"], "type": label}))
+            a, b = self.starts.get(at), self.ends.get(at + len(needle))
+            if a is not None and b is not None and a < b:
+                yield a, b
+            at = self.joined.find(needle, at + 1)
+
+    def near(self, needle: str, threshold: float):
+        """Token spans whose text has a ``difflib`` similarity ratio >= ``threshold`` with
+        ``needle``, best first (then leftmost, then shortest): ``[(ratio, start, end)]``."""
+        from difflib import SequenceMatcher
+
+        matcher = SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(needle)
+        longest = len(needle) * (2 - threshold) / threshold  # ratio <= 2 * shorter / (sum of lengths)
+        found = []
+        ends = sorted(self.ends.items())
+        end_chars = [char for char, _ in ends]
+        for start_char, a in sorted(self.starts.items()):
+            for end_char, b in ends[bisect_right(end_chars, start_char):]:
+                if b <= a:
+                    continue
+                if end_char - start_char > longest:
+                    break
+                matcher.set_seq1(self.joined[start_char:end_char])
+                if (matcher.real_quick_ratio() >= threshold and matcher.quick_ratio() >= threshold
+                        and matcher.ratio() >= threshold):
+                    found.append((-matcher.ratio(), a, b))
+        return [(-r, a, b) for r, a, b in sorted(found)]
+
+
+class _Placer:
+    """The tiers of one sentence: exact (whitespace removed), then normalised (``normalise``:
+    NFKC, case, edge punctuation; or case alone with ``case_sensitive=False``), then fuzzy
+    (``fuzzy``: a threshold on difflib's ratio over normalised text).  Each tier's writing of
+    the tokens is made the first time a mention needs it."""
+
+    def __init__(self, tokens: Sequence[str], case_sensitive: bool, normalised: bool, fuzzy: Optional[float]):
+        self.tokens = tokens
+        self.exact = _Writing(["".join(token.split()) for token in tokens])
+        if normalised or fuzzy is not None:
+            self.fold, self.strip = normalise, True
+        elif not case_sensitive:
+            self.fold, self.strip = str.lower, False
         else:
-            taken[place[0]:place[1]] = [True] * (place[1] - place[0])
-            spans.append((place[0], place[1], label))
-    hallucinated.append([mention for _, mention in sorted(unplaced, key=lambda u: u[0])])
-    return spans
+            self.fold = None
+        self.fuzzy = fuzzy
+
+    @cached_property
+    def folded(self) -> _Writing:
+        return _Writing([self.fold(token) for token in self.tokens], self.strip)
+
+    def needles(self, text: str) -> Tuple[str, Optional[str]]:
+        """The mention as each tier compares it: exact, and folded (None without that tier)."""
+        folded = None
+        if self.fold is not None:
+            folded = self.fold(text)
+            folded = _strip_punctuation(folded) if self.strip else "".join(folded.split())
+        return "".join(text.split()), folded
+
+    def candidates(self, exact: str, folded: Optional[str]) -> List[Tuple[str, int, int, float]]:
+        """``[(status, start, end, similarity)]`` of one mention: every exact occurrence, then
+        the folded ones, then the fuzzy ones (similarity 1 but for fuzzy ones)."""
+        found = [("exact", a, b, 1.0) for a, b in self.exact.occurrences(exact)]
+        seen = {(a, b) for _, a, b, _ in found}
+        if folded is not None:
+            found += [("normalised", a, b, 1.0) for a, b in self.folded.occurrences(folded) if (a, b) not in seen]
+            seen.update((a, b) for _, a, b, _ in found)
+        if self.fuzzy is not None and folded:
+            found += [("fuzzy", a, b, r) for r, a, b in self.folded.near(folded, self.fuzzy) if (a, b) not in seen]
+        return found
+
+
+def _place_leftmost(placer: _Placer, needles: list, n_tokens: int) -> dict:
+    """Tier after tier, longer mentions first then in the given order, each mention on the
+    leftmost free occurrence (fuzzy: the free candidate of best ratio)."""
+    taken = [False] * n_tokens
+    placed = {}
+    tiers = [("exact", 0)] + ([("normalised", 1)] if placer.fold is not None else []) + (
+        [("fuzzy", 1)] if placer.fuzzy is not None else [])
+    for status, which in tiers:
+        waiting = [k for k in range(len(needles)) if k not in placed and needles[k][which]]
+        for k in sorted(waiting, key=lambda k: -len(needles[k][which])):
+            needle = needles[k][which]
+            if status == "exact":
+                spans = placer.exact.occurrences(needle)
+            elif status == "normalised":
+                spans = placer.folded.occurrences(needle)
+            else:
+                spans = ((a, b) for _, a, b in placer.folded.near(needle, placer.fuzzy))
+            for a, b in spans:
+                if not any(taken[a:b]):
+                    taken[a:b] = [True] * (b - a)
+                    placed[k] = (a, b, status)
+                    break
+    return placed
+
+
+def _place_ordered(placer: _Placer, needles: list) -> dict:
+    """Placements in the order of the list (each mention after the previous placed one): the
+    most mentions placed, then the most exact, then the most normalised, then the highest
+    summed fuzzy similarity; ties go to placing the earlier mention, on its earliest occurrence."""
+    placed, cursor = {}, 0
+    for k, (exact, _) in enumerate(needles):  # the usual case: every mention exact, in order
+        place = next((span for span in placer.exact.occurrences(exact) if span[0] >= cursor), None)
+        if place is None:
+            break
+        placed[k] = (*place, "exact")
+        cursor = place[1]
+    else:
+        return placed
+    options = [sorted(placer.candidates(*needle), key=lambda o: (o[1], o[2])) for needle in needles]
+    w = len(needles) + 1  # one score: placed, then exact, then normalised, then similarity (each < w of the former)
+    value = {"exact": w ** 3 + w ** 2, "normalised": w ** 3 + w, "fuzzy": w ** 3}
+    cursors = sorted({0} | {b for found in options for _, _, b, _ in found})
+    best = dict.fromkeys(cursors, 0.0)  # the best score of the mentions after the current one, per cursor
+    choices = []
+    for found in reversed(options):
+        now, choice = {}, {}
+        for c in cursors:
+            top, pick = best[c], None
+            for status, a, b, similarity in found:
+                if a >= c:
+                    score = value[status] + (similarity if status == "fuzzy" else 0) + best[b]
+                    if score > top or score == top and pick is None:
+                        top, pick = score, (a, b, status)
+            now[c], choice[c] = top, pick
+        best = now
+        choices.append(choice)
+    placed, cursor = {}, 0
+    for k, choice in enumerate(reversed(choices)):
+        pick = choice[cursor]
+        if pick is not None:
+            placed[k] = pick
+            cursor = pick[1]
+    return placed
+
+
+def _mention_list(value) -> Tuple[Optional[list], Optional[str]]:
+    """(the mentions, None), or (None, why the value is no mention list): a list of
+    ``{"text", "type"}`` records with string values, given as such or as its JSON text (an
+    LLM's raw output), or an object holding one list (``{"entities": [...]}``)."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as error:
+            return None, f"not JSON ({error.msg})"
+    if _is_record(value):
+        lists = [item for item in value.values() if isinstance(item, list)]
+        if len(lists) == 1:
+            value = lists[0]
+    if not isinstance(value, (list, tuple)):
+        return None, f"holds no list of mentions ({type(value).__name__})"
+    for item in value:
+        if not (_is_record(item) and isinstance(item.get("text"), str)):
+            return None, f"mention {_short(item)} is not {{'text': ..., 'type': ...}}"
+        label = item.get("type", item.get("label"))
+        if not isinstance(label, str) or not label:
+            return None, f"mention {_short(item)} has no 'type' or 'label' string"
+    return value, None
+
+
+def _short(value, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _mention_spans(items, tokens: Sequence[str], placement: str, case_sensitive: bool, normalised: bool,
+                   fuzzy: Optional[float], hallucinated: list, statuses: list) -> List[Span]:
+    """Place each mention (module docstring); the unplaced go to ``hallucinated``, the status
+    of each placed one to ``statuses`` (``{(start, end): status}``)."""
+    placer = _Placer(tokens, case_sensitive, normalised, fuzzy)
+    needles = [placer.needles(item["text"]) for item in items]
+    if placement == "ordered":
+        placed = _place_ordered(placer, needles)
+    else:
+        placed = _place_leftmost(placer, needles, len(tokens))
+    labels = [item.get("type", item.get("label")) for item in items]
+    hallucinated.append([{"text": item["text"], "type": labels[k]} for k, item in enumerate(items) if k not in placed])
+    statuses.append({(a, b): status for a, b, status in placed.values()})
+    return [(a, b, labels[k]) for k, (a, b, _) in placed.items()]
 
 
 def _spacy_spans(sentence: int, item, side: str, tokens: Optional[Sequence[str]], misaligned: str,
@@ -240,22 +449,34 @@ def _flat(sentence: int, spans: List[Span], side: str) -> List[Span]:
 class Converted:
     """One side as token spans per sentence, with what the conversion noticed."""
 
-    def __init__(self, spans, hallucinated=None, snapped=(), tags=None):
+    def __init__(self, spans, hallucinated=None, snapped=(), tags=None, status=None, unparseable=()):
         self.spans: List[List[Span]] = spans
         self.tags: Optional[Sequence[Sequence[str]]] = tags  # the tags as given, for a side given as tags
         self.hallucinated: Optional[List[List[dict]]] = hallucinated
         self.snapped: List[dict] = list(snapped)
+        self.status: Optional[List[dict]] = status  # mention lists: per sentence, {(start, end): status}
+        self.unparseable: List[dict] = list(unparseable)  # mention lists: {"sentence", "problem"}
+
+
+def _check_mention_options(placement: str, fuzzy) -> None:
+    if placement not in PLACEMENTS:
+        raise ValueError(f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    if fuzzy is not None and (isinstance(fuzzy, bool) or not isinstance(fuzzy, (int, float)) or not 0 < fuzzy <= 1):
+        raise ValueError(f"fuzzy is a similarity threshold in (0, 1] (difflib's ratio) or None, got {fuzzy!r}")
 
 
 def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any], format: Optional[str] = None,
             side: str = "predictions", misaligned: str = "snap", case_sensitive: bool = True,
-            type_map: Optional[Mapping[str, Optional[str]]] = None) -> Tuple[List[List[str]], Converted]:
+            type_map: Optional[Mapping[str, Optional[str]]] = None, placement: str = "leftmost",
+            normalised: bool = False, fuzzy: Optional[float] = None,
+            strict_json: bool = False) -> Tuple[List[List[str]], Converted]:
     """(tokens, token spans of one side).  ``tokens`` may be None for spaCy docs (taken from them)."""
     format = format or detect(sentences)
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
     if misaligned not in ("snap", "error"):
         raise ValueError(f"misaligned must be 'snap' or 'error', got {misaligned!r}")
+    _check_mention_options(placement, fuzzy)
     if tokens is None and format != "spacy":
         raise ValueError("tokens= is required (only spaCy docs carry their own tokens)")
     if tokens is not None and len(tokens) != len(sentences):
@@ -263,6 +484,8 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
     out_tokens: List[List[str]] = [] if tokens is None else list(tokens)
     spans: List[List[Span]] = []
     hallucinated: Optional[list] = [] if format == "mentions" else None
+    status: Optional[list] = [] if format == "mentions" else None
+    unparseable: list = []
     snapped: list = []
     for s, sentence in enumerate(sentences):
         words = None if tokens is None else tokens[s]
@@ -276,7 +499,14 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
         elif format == "chars":
             found = _char_spans(s, sentence, words, misaligned, snapped)
         elif format == "mentions":
-            found = _mention_spans(s, sentence, words, case_sensitive, hallucinated)
+            items, problem = _mention_list(sentence)
+            if problem is not None:
+                if side == "references" or strict_json:
+                    raise ValueError(f"sentence {s}: {problem}" +
+                                     ("" if side == "references" else " (strict_json)"))
+                unparseable.append({"sentence": s, "problem": problem})
+                items = ()
+            found = _mention_spans(items, words, placement, case_sensitive, normalised, fuzzy, hallucinated, status)
         else:
             if not _is_spacy(sentence):
                 raise ValueError(f"sentence {s}: expected a spaCy Doc or Example, got {type(sentence).__name__}")
@@ -289,7 +519,8 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
                 hallucinated[-1] = [{**m, "type": type_map.get(m["type"], m["type"])} for m in hallucinated[-1]
                                     if type_map.get(m["type"], m["type"]) is not None]
         spans.append(found if format == "tags" else _flat(s, found, side))
-    return out_tokens, Converted(spans, hallucinated, snapped, sentences if format == "tags" else None)
+    return out_tokens, Converted(spans, hallucinated, snapped, sentences if format == "tags" else None, status,
+                                 unparseable)
 
 
 def to_tags(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any], format: Optional[str] = None,
@@ -303,14 +534,21 @@ def to_tags(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
 def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any],
              predictions: Optional[Sequence[Any]] = None, reference_format: Optional[str] = None,
              prediction_format: Optional[str] = None, *, misaligned: str = "snap", case_sensitive: bool = True,
-             type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None) -> Batch:
+             type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None,
+             placement: str = "leftmost", normalised: bool = False, fuzzy: Optional[float] = None,
+             strict_json: bool = False, source: Optional[str] = None) -> Batch:
     """The decoded ``Batch`` of gold and predictions given in any format (module docstring).
 
     ``documents``: a document id per sentence (resampling by document).  The batch carries ``hallucinated`` (per sentence, the predicted mentions placed nowhere;
     None unless predictions are mention lists), ``snapped`` (character spans expanded to token
-    boundaries: sentence, offsets, label, token span) and ``formats``.
+    boundaries: sentence, offsets, label, token span) and ``formats``.  Predicted mention lists
+    also give ``mention_status`` (per sentence, ``{(start, end): status}`` of the placed ones)
+    and ``unparseable`` (``{"sentence", "problem"}`` of each prediction that is no mention
+    list, scored as predicting nothing; ``strict_json=True`` makes it an error instead).
+    ``source``: the file the predictions were read from, one sentence a line (warnings name its lines).
     """
-    options = dict(misaligned=misaligned, case_sensitive=case_sensitive, type_map=type_map)
+    options = dict(misaligned=misaligned, case_sensitive=case_sensitive, type_map=type_map, placement=placement,
+                   normalised=normalised, fuzzy=fuzzy, strict_json=strict_json)
     tokens, gold = convert(tokens, references, reference_format, "references", **options)
     pred = None
     if predictions is not None:
@@ -329,7 +567,24 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
         [] if pred is None else [{**item, "side": "prediction"} for item in pred.snapped])
     if pred is not None and pred.hallucinated is not None:
         _set_hallucinated(batch, pred.hallucinated)
+        batch.mention_status = pred.status
+        batch.unparseable = pred.unparseable
+        if pred.unparseable:
+            _warn_unparseable(pred.unparseable, source)
     return batch
+
+
+def _warn_unparseable(unparseable: List[dict], source: Optional[str]) -> None:
+    import warnings
+
+    from .checks import InputWarning
+
+    where = (lambda s: f"line {s + 1}") if source else (lambda s: f"sentence {s}")
+    shown = "; ".join(f"{where(item['sentence'])}: {item['problem']}" for item in unparseable[:5])
+    more = f"; and {len(unparseable) - 5} more" if len(unparseable) > 5 else ""
+    warnings.warn(f"{source or 'predictions'}: {len(unparseable)} unparseable mention list(s), each scored as "
+                  f"predicting nothing (n_unparseable; strict_json=True or --strict-json stops instead): "
+                  f"{shown}{more}", InputWarning, stacklevel=3)
 
 
 def _set_hallucinated(batch: Batch, hallucinated: List[List[dict]]) -> None:
@@ -351,13 +606,17 @@ def select(batch: Batch, rows: Sequence[int]) -> Batch:
         _set_hallucinated(part, [batch.hallucinated[i] for i in rows])
     where = {row: k for k, row in enumerate(rows)}
     part.snapped = [{**item, "sentence": where[item["sentence"]]} for item in batch.snapped if item["sentence"] in where]
+    if batch.mention_status is not None:
+        part.mention_status = [batch.mention_status[i] for i in rows]
+        part.unparseable = [{**item, "sentence": where[item["sentence"]]} for item in batch.unparseable
+                            if item["sentence"] in where]
     return part
 
 
-def read_jsonl(path) -> List[Any]:
+def read_jsonl(path, raw: bool = False) -> List[Any]:
     """One sentence per line of a JSON Lines file: the sentence's value in its format (a list
-    of tags, of token spans, of mentions, or a character-span record)."""
-    import json
+    of tags, of token spans, of mentions, or a character-span record).  ``raw``: each line's
+    text as it is (mention lists: ``as_batch`` parses them and counts what does not parse)."""
     import os
 
     path = os.fspath(path)
@@ -366,6 +625,9 @@ def read_jsonl(path) -> List[Any]:
     sentences = []
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
+            if raw:
+                sentences.append(line.rstrip("\r\n"))
+                continue
             if not line.strip():
                 raise ValueError(f"{path} line {number}: blank line (one JSON value per sentence, no blank lines)")
             try:
@@ -378,12 +640,15 @@ def read_jsonl(path) -> List[Any]:
 def batch_from_files(tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[str]], path, format: str,
                      **options) -> Batch:
     """Gold tags read elsewhere (a CoNLL file) and predictions from a JSONL file in ``format``;
-    an error about sentence k names the file's line k + 1."""
+    an error about sentence k names the file's line k + 1.  A line of a mention list that does
+    not parse, or holds no list, is counted as unparseable (a warning names its line) unless
+    ``strict_json=True``."""
+    import os
     import re
 
-    predictions = read_jsonl(path)
+    predictions = read_jsonl(path, raw=format == "mentions")
     try:
-        return as_batch(tokens, gold, predictions, "tags", format, **options)
+        return as_batch(tokens, gold, predictions, "tags", format, source=os.fspath(path), **options)
     except ValueError as error:
         message = re.sub(r"^sentence (\d+)", lambda m: f"line {int(m.group(1)) + 1} (sentence {m.group(1)})",
                          str(error))

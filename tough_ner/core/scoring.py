@@ -43,18 +43,35 @@ def unplaced_per_sentence(batch: Batch) -> np.ndarray:
     return np.array([len(items) for items in batch.hallucinated], dtype=float)
 
 
+def mention_statuses(batch: Batch) -> Dict[str, int]:
+    """How many predicted mentions were placed by each rule (``exact``, ``normalised``,
+    ``fuzzy``) and placed nowhere (``ungrounded``: the hallucinated ones)."""
+    counts = Counter(status.get((a, b)) for status, spans in zip(batch.mention_status, batch.pred_spans)
+                     for a, b, _ in spans)
+    return {"exact": counts["exact"], "normalised": counts["normalised"], "fuzzy": counts["fuzzy"],
+            "ungrounded": len(unplaced_types(batch))}
+
+
 def input_counts(batch: Batch, detailed: bool = False) -> Dict[str, object]:
     """What the input conversion noticed, for every method's result: ``n_hallucinated``
-    when predictions were mention lists, ``n_snapped`` when character spans were given;
-    with ``detailed``, the lists ``hallucinated`` (sentence, text, type) and ``snapped``."""
+    when predictions were mention lists (with ``n_exact``, ``n_normalised``, ``n_fuzzy``: the
+    mentions placed by each rule, and ``n_unparseable``: the sentences whose prediction was no
+    mention list), ``n_snapped`` when character spans were given; with ``detailed``, the lists
+    ``hallucinated`` (sentence, text, type), ``unparseable`` (sentence, problem) and ``snapped``."""
     counts: Dict[str, object] = {}
     if batch.hallucinated is not None:
         counts["n_hallucinated"] = len(unplaced_types(batch))
+    if batch.mention_status is not None:
+        statuses = mention_statuses(batch)
+        counts.update({f"n_{status}": statuses[status] for status in ("exact", "normalised", "fuzzy")})
+        counts["n_unparseable"] = len(batch.unparseable)
     if batch.snapped or "chars" in (batch.formats or {}).values():
         counts["n_snapped"] = len(batch.snapped)
     if detailed and batch.hallucinated is not None:
         counts["hallucinated"] = [{"sentence": s, **item} for s, items in enumerate(batch.hallucinated)
                                   for item in items]
+    if detailed and batch.mention_status is not None:
+        counts["unparseable"] = list(batch.unparseable)
     if detailed and "n_snapped" in counts:
         counts["snapped"] = list(batch.snapped)
     return counts

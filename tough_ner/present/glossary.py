@@ -104,6 +104,15 @@ TERMS: Dict[str, Tuple[str, str]] = {
     "hallucinated": ("hallucinated", "a predicted mention (from a mention list) whose text occurs nowhere free in "
                                      "its sentence: a false positive with no position."),
     "snapped": ("snapped", "a character span that did not fall on token boundaries, widened to the tokens it covers."),
+    "placed_exact": ("placed exactly", "a predicted mention placed where its text occurs as written (whitespace "
+                                       "aside)."),
+    "placed_normalised": ("placed after normalising", "a predicted mention placed where its text occurs once "
+                                                      "both are normalised (Unicode NFKC, case, whitespace, "
+                                                      "punctuation at the edges), or compared without case."),
+    "placed_fuzzy": ("placed fuzzily", "a predicted mention placed on the tokens most similar to it (difflib's "
+                                       "ratio at or above the fuzzy threshold)."),
+    "unparseable": ("unparseable", "a sentence whose prediction was no mention list (not JSON, no list, or wrong "
+                                   "types): scored as predicting nothing, counted apart from NER errors."),
     # ---- the error table's outcomes
     "correct": ("correct", "a prediction with exactly the gold span and type."),
     "wrong_type": ("wrong type", "a prediction with exactly the gold span but another type."),
@@ -138,7 +147,8 @@ _RULES: List[Tuple[str, Tuple[str, ...]]] = [
     (r"(?:(nrb|wts)_)?n_missed", ("n", "\\1", "nrb_missed")),
     (r"(precision|recall|f1)_(original|attacked)", ("\\1", "\\2")),
     (r"n_(original|attacked)", ("n", "\\1")),
-    (r"n_(hallucinated|snapped)", ("n", "\\1")),
+    (r"n_(hallucinated|snapped|unparseable)", ("n", "\\1")),
+    (r"n_(exact|normalised|fuzzy)", ("n", "placed_\\1")),
     (r"(original|attacked)_(%s)" % "|".join(CATEGORIES), ("\\1", "\\2")),
 ]
 
