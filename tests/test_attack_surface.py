@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tough_ner import TrainStats, dictionaries, read_conll, to_bio
+from tough_ner import attacks
 from tough_ner.attacks.surface import THE_ACRONYMS
 from tough_ner.attacks import (audit, case_attack, case_pattern, context_attack, cross_type_attack, entity_attack,
                                summary, typo, typo_attack)
@@ -392,6 +393,88 @@ def test_places_attached_to_an_entity_and_continents_are_kept_with_it():
         assert attacked[1]["tokens"] == tokens[1] and attacked[0]["tokens"][2] == "Colorado"
 
 
+def test_a_city_or_club_next_to_its_country_is_of_the_country_replacing_it():
+    codes = dictionaries.builtin_country_codes()
+    cities = {city.casefold(): code for city, code in dictionaries.builtin_facets()["city"].items()}
+    sports = dictionaries.builtin_facets()["sports_club"]
+    tokens = [["DILI", ",", "East", "Timor", "1996-12-06"], ["CHONJU", ",", "South", "Korea", "1996-12-07"],
+              ["BASKETBALL", "-", "EUROLEAGUE", "STANDINGS", "."], ["Cibona", "Zagreb", "(", "Croatia", ")", "9", "5"],
+              ["Troops", "left", "Croatia", "."]]
+    tags = [["B-LOC", "O", "B-LOC", "I-LOC", "O"], ["B-LOC", "O", "B-LOC", "I-LOC", "O"], ["O"] * 5,
+            ["B-ORG", "I-ORG", "O", "B-LOC", "O", "O", "O"], ["O", "O", "B-LOC", "O"]]
+    for seed in range(8):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 2, 2], year=1996)
+        found = by_original(attacked)
+        # the dateline's city is a city of the country now named beside it ("CHONJU": no
+        # dictionary city, a city by its place before ", South Korea")
+        for city, country in (("DILI", "East Timor"), ("CHONJU", "South Korea")):
+            new_city, new_country = found[city]["replacement"], found[country]["replacement"]
+            assert found[city]["fine_class"] == "city" and new_city.isupper()  # a name, even in capitals
+            assert cities[new_city.casefold()] == codes[new_country]
+        # a club is of its country's replacement (the same country replaced alike in its document)
+        club, country = found["Cibona Zagreb"]["replacement"], found["Croatia"]["replacement"]
+        assert sports[club] == "basketball" and codes[club] == codes[country]
+    # a city kept (no country of the sentence's kind has one left) keeps its country with it
+    tokens, tags = [["TIGNES", ",", "France", "1996-12-06"]], [["B-LOC", "O", "B-LOC", "O"]]
+    every_city = [[city] for city in dictionaries.builtin("conll")["LOC"]["city"]]  # training mentions: none drawn
+    kept = entity_attack(tokens, tags, seed=0, train=TrainStats.from_lists(every_city, [["B-LOC"]] * len(every_city)))
+    assert kept[0]["tokens"] == tokens[0]
+    assert [(k["original"], k["reason"]) for k in kept[0]["kept"]] == [("TIGNES", "no_candidate"), ("France", "context")]
+
+
+def test_the_clubs_of_one_sentence_are_of_one_country():
+    codes = dictionaries.builtin_country_codes()
+    tokens = [["SOCCER", "-", "SCOTTISH", "LEAGUE", "RESULTS", "."], ["Ross", "County", "4", "Montrose", "4"],
+              ["Alloa", "2", "Partick", "1"], ["Kent", "Gilbert", "(", "Benfica", ")", ",", "Rui", "Costa", "(",
+                                                 "Fiorentina", ")"]]
+    tags = [["O", "O", "B-MISC", "O", "O", "O"], ["B-ORG", "I-ORG", "O", "B-ORG", "O"],
+            ["B-ORG", "O", "B-ORG", "O"], ["B-PER", "I-PER", "O", "B-ORG", "O", "O", "B-PER", "I-PER", "O", "B-ORG",
+                                           "O"]]
+    countries = set()
+    for seed in range(10):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0, 0], year=1996)
+        clubs = {}
+        for s, r in records(attacked):
+            if r["fine_class"] == "sports_club":
+                clubs.setdefault(s, []).append(codes[r["replacement"]])
+        assert len(clubs[1]) == len(clubs[2]) == 2
+        assert len(set(clubs[1])) == len(set(clubs[2])) == 1  # a score line of one country's clubs
+        countries |= set(clubs[1]) | set(clubs[3])
+    assert len(countries) > 2  # a player's club in brackets is free; the score lines' countries vary
+
+
+def test_names_out_of_use_in_the_corpus_year_are_not_drawn():
+    later_1996 = attacks._later_names("conll", 1996)
+    # a name first used later, a club renamed since, a company by today's name, none without a year
+    assert {"CVS Health", "Anaheim Ducks", "Democratic Republic of the Congo", "GAVI", "National Post"} <= later_1996
+    assert "Houston Oilers" not in later_1996 and "Houston Oilers" in attacks._later_names("conll", 2000)
+    assert "Siemens" not in later_1996 and not attacks._later_names("conll", None)
+    tokens, tags = [["Shares", "in", "Acme", "Corp", "rose", "."]], [["O", "O", "B-ORG", "I-ORG", "O", "O"]]
+    in_use = dictionaries.builtin_in_use_by()
+    drawn = {by_original(entity_attack(tokens, tags, seed=seed, year=1996))["Acme Corp"]["replacement"]
+             for seed in range(40)}
+    assert drawn and all(in_use[name] <= 1996 for name in drawn)  # companies known by their name in 1996
+
+
+def test_parties_bodies_and_the_x_state_keep_their_role():
+    tokens = [["He", "met", "Labour", "leader", "Helen", "Clark", "."],
+              ["Talks", "with", "the", "Jewish", "state", "stalled", "."],
+              ["SOCCER", "-", "ALBANIA", "BANNED", "."],
+              ["The", "Albanian", "Football", "Association", "and", "a", "McDonald", "'s", "restaurant", "."],
+              ["Senator", "Smith", "chairs", "the", "U.S.", "Senate", "Banking", "Committee", "."]]
+    tags = [["O", "O", "B-ORG", "O", "B-PER", "I-PER", "O"], ["O", "O", "O", "B-MISC", "O", "O", "O"],
+            ["O", "O", "B-LOC", "O", "O"], ["O", "B-ORG", "I-ORG", "I-ORG", "O", "O", "B-ORG", "O", "O", "O"],
+            ["O", "B-PER", "O", "O", "B-ORG", "I-ORG", "I-ORG", "I-ORG", "O"]]
+    for seed in range(4):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 2, 3])
+        kept = {k["original"]: k["reason"] for ks in attacked["kept"] for k in ks}
+        found = by_original(attacked)
+        assert kept["Labour"] == "context" and kept["Jewish"] == "context"  # a party of its own country
+        # a sport's governing body and a restaurant are no clubs
+        assert kept["Albanian Football Association"] == kept["McDonald"] == "unclassified"
+        assert found["U.S. Senate Banking Committee"]["fine_class"] == "government"
+
+
 def test_an_acronym_after_the_is_one_read_with_the():
     tokens = [["Talks", "between", "Europe", "and", "the", "US", "ended", "."],
               ["The", "BOJ", "kept", "rates", "."]]
@@ -566,7 +649,7 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     documents = read_conll(_conll("test")).documents
     pos, chunk = read_columns(_conll("test"), [1, 2])
     attacked = entity_attack(conll_test, seed=11, train=conll_stats, documents=documents,
-                             columns={"pos": pos, "chunk": chunk})
+                             columns={"pos": pos, "chunk": chunk}, year=1996)
     check_attacked(conll_test.tokens, conll_test.tags, attacked)
     facts = summary(attacked)
     kept = [r for rs in attacked["kept"] for r in rs]
@@ -603,6 +686,28 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
                 assert clubs[base] == r["facet"], r
     text = " ".join(" ".join(words) for words in rows["tokens"])
     assert "Islands 's" not in text and "ISLANDS 'S" not in text
+    # a city or club before its country is of the country now named there; the clubs of a score line
+    # or fixture (not in brackets after a player) are of one country, but where a club also stands in
+    # another sentence whose clubs are of another country
+    codes = dictionaries.builtin_country_codes()
+    cities = {city.casefold(): code for city, code in dictionaries.builtin_facets()["city"].items()}
+    pairs = lines = mixed = 0
+    for words, rs in zip(rows["tokens"], rows["replacements"]):
+        found = sorted((r["start"], r) for r in rs if r["level"] == "entity")
+        for (_, place), (_, country) in zip(found, found[1:]):
+            if words[place["end"]:country["start"]] in ([","], ["("]) and country["fine_class"] == "country" and \
+                    place["fine_class"] in ("city", "sports_club"):
+                pairs += 1
+                code = codes[country["replacement"]]
+                if place["fine_class"] == "city":
+                    assert cities[place["replacement"].casefold()] == code.split("-")[0], (place, country)
+                else:
+                    assert codes[place["replacement"]] == code, (place, country)
+        listed = [codes.get(r["replacement"]) for _, r in found if r["fine_class"] == "sports_club" and
+                  (r["start"] == 0 or words[r["start"] - 1] != "(") and codes.get(r["replacement"])]
+        lines += len(listed) > 1
+        mixed += len(set(listed)) > 1
+    assert pairs >= 20 and lines >= 100 and mixed <= 0.03 * lines
 
 
 def test_attack_command_keeps_columns_documents_and_is_identical_across_processes(tmp_path, capsys):

@@ -30,8 +30,8 @@ from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Uni
 from .._util import no_gc, write_atomic
 from ..core.batch import Batch
 from ..core.corpus import Corpus, Sentences, from_dataset
-from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes, builtin_continents, normalize,
-                           scheme_for)
+from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes, builtin_continents,
+                           builtin_country_codes, normalize, scheme_for)
 from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
 from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
@@ -75,8 +75,10 @@ RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "f
 KEPT_FIELDS = ("start", "end", "original", "label", "reason")
 KEPT_REASONS = ("unclassified", "no_candidate", "context")
 # Classes kept as they are: a continent named in news is geopolitics ("NATO's plans for eastern and central
-# Europe", "between Europe and the US"): another continent breaks the sentence.
-KEPT_CLASSES = frozenset({"continent"})
+# Europe", "between Europe and the US"): another continent breaks the sentence; a party or militant group
+# belongs to its country's politics ("Labour leader Helen Clark" in New Zealand), which the
+# dictionary does not tell.
+KEPT_CLASSES = frozenset({"continent", "party"})
 
 
 def attack_input(data, tags=None, columns: Optional[Mapping[str, Sentences]] = None,
@@ -346,6 +348,13 @@ class _Pools:
             return entity_type, name, allowed, shape
         return None
 
+    def narrowed(self, key: Tuple, tag: Tuple, keep: Callable[[str], bool]) -> Tuple:
+        """The key of a pool's candidates that ``keep`` accepts (``tag`` names the test)."""
+        narrow = key + (tag,)
+        if narrow not in self._pools:
+            self._pools[narrow] = tuple(x for x in self._pools[key] if keep(x))
+        return narrow
+
     def draw(self, key: Tuple, rng: random.Random, avoid: Tuple[set, ...], weight: int = 1, cap: int = 0,
              valid=None) -> Optional[str]:
         """A draw from the pool's deck (a partial Fisher-Yates shuffle), skipping strings in the
@@ -430,7 +439,7 @@ def _builtin_lookup(scheme: str):
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
                  "name", "route", "facet", "the", "the_fits", "determiner", "article_at", "possessive_at",
-                 "next_word", "initials", "attached")
+                 "next_word", "initials", "attached", "anchor")
 
 
 def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
@@ -534,6 +543,13 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
                               cross_type, fallback, year)
 
 
+@lru_cache(maxsize=1)
+def _folded_codes() -> Dict[str, str]:
+    from .dictionaries import builtin_country_codes
+
+    return {name.casefold(): code for name, code in builtin_country_codes().items()}
+
+
 def _facet_tables(scheme: Optional[str]):
     from .dictionaries import builtin_facets, builtin_given_names
 
@@ -552,12 +568,17 @@ def _folded_facets() -> Dict[str, Dict[str, str]]:
 
 
 def _later_names(scheme: Optional[str], year: Optional[int]) -> frozenset:
-    """The built-in names first used after ``year`` (none without a year or the built-in dictionary)."""
+    """The built-in names not drawn for a corpus of ``year``: those first used after it or last
+    used before it, and the companies not known to be in use under their name by then (none
+    without a year or the built-in dictionary)."""
     if scheme is None or year is None:
         return frozenset()
-    from .dictionaries import builtin_first_years
+    from .dictionaries import _builtin_data, builtin_first_years, builtin_in_use_by, builtin_last_years
 
-    return frozenset(name for name, first in builtin_first_years().items() if first > year)
+    in_use = builtin_in_use_by()
+    unknown = (name for name in _builtin_data()["classes"]["company"] if in_use.get(name, year + 1) > year)
+    gone = (name for name, last in builtin_last_years().items() if last < year)
+    return frozenset(name for name, first in builtin_first_years().items() if first > year).union(unknown, gone)
 
 
 def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, columns, documents, cross_type,
@@ -627,8 +648,11 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
             m.attached = False
+            m.anchor = None
             mentions.append(m)
     _mark_attached(mentions, tokens)
+    if scheme is not None and not cross_type:  # the built-in dictionary knows the countries
+        _mark_anchored(mentions, tokens)
     # Units: one per (document, type, string); a lone surname joins its full name's unit.
     full_names: Dict[Tuple, Tuple] = {}
     for m in mentions:
@@ -686,6 +710,34 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             kept[key] = "no_candidate"
         else:
             eligible.append((key, pool_key))
+    # A city, region or club next to its country ("DILI , East Timor", "AEK Athens ( Greece )") goes
+    # with it: drawn after it, of the country replacing it (of the country itself when no candidate is
+    # left for it); kept, and its country with it, when either is kept for its class.
+    codes = builtin_country_codes() if scheme is not None and not cross_type else {}
+    anchored: Dict[Tuple, Tuple] = {}  # the city's or club's unit -> its country's unit
+    for key, members in units.items() if codes else ():
+        anchor = next((m.anchor for m in members if m.anchor is not None), None)
+        if anchor is not None:
+            anchored[key] = (docs[anchor.s], anchor.type, anchor.stem.casefold())
+    for key, country in anchored.items():
+        if key in kept and country not in kept:
+            kept[country] = "context"
+    followers = {key: pool_key for key, pool_key in eligible if key in anchored and anchored[key] not in kept}
+    for key, country in anchored.items():
+        if key not in kept and country in kept:
+            kept[key] = "context"
+    eligible = [(key, pool_key) for key, pool_key in eligible if key not in kept and key not in anchored]
+    needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places that follow it
+    for key, pool_key in followers.items():
+        needs.setdefault(anchored[key], []).append(pool_key)
+    # The clubs of one sentence ("Ross County 4 Montrose 4") come from one country; a player's club in
+    # brackets ("Kent Gilbert ( Benfica )") is free.
+    def listed(m: _Mention) -> bool:
+        return m.start == 0 or tokens[m.s][m.start - 1] != "("
+
+    clubs_in: Counter = Counter(s for key, pool_key in eligible if pool_key[1] == "sports_club"
+                                for s in {m.s for m in units[key] if listed(m)})
+    club_codes_used: Dict[int, Counter] = {}  # document -> the countries of its clubs drawn
     rng = random.Random(seed)
     chosen = sorted(rng.sample(range(len(eligible)), round(ratio * len(eligible))))
     # At most 1% of a type's replaced mentions per replacement string, where the pools allow it.
@@ -703,16 +755,73 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             free[m.s] = article_free(tokens[m.s])
         return free[m.s]
 
+    supplies: Dict[Tuple, Counter] = {}
+
+    def supply(pool_key: Tuple, code: Optional[str]) -> int:
+        """How many candidates of a pool are of a country (cities and regions: by the country's ISO
+        code; two spare, as a training mention's case forms may rule some out)."""
+        if pool_key[1] in PLACE_CLASSES:
+            return len(pools.pool(pool_key[0], pool_key[1], ((code or "").split("-")[0],), pool_key[3])) - 2
+        if pool_key not in supplies:
+            supplies[pool_key] = Counter(codes.get(x) for x in pools.pool(*pool_key))
+        return supplies[pool_key][code]
+
+    replaced_codes: Dict[Tuple, Optional[str]] = {}  # a country's unit -> its replacement's code
+    club_codes: Dict[int, str] = {}  # sentence -> the country of the clubs drawn in it
+
+    def drawing_order():
+        # Larger units first, so that the usage cap can still be kept for them (largest first packs
+        # best); the cities and clubs next to a country last, once their country is drawn.
+        for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
+            yield eligible[index]
+        for key, pool_key in followers.items():
+            if anchored[key] in replaced_codes:
+                yield key, pool_key
+
+    folded_codes = _folded_codes() if codes else {}
+
     new_texts: Dict[int, Dict[int, List[str]]] = {}
     befores: Dict[int, Dict[int, List[str]]] = {}
     edits: Dict[int, Dict[int, Tuple[str, str]]] = {}  # sentence -> position -> (new word, label)
     labels: Dict[int, Dict[int, str]] = {}
     notes: Dict[int, Dict[int, _Mention]] = {}
-    # Larger units first, so that the usage cap can still be kept for them (largest first packs best).
-    for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
-        key, pool_key = eligible[index]
+    for key, pool_key in drawing_order():
         members = units[key]
         target_class = pool_key[1]
+        sentences = {m.s for m in members if listed(m)}
+        enough = None  # a test of the country's clubs left in the document
+        # the country a candidate must be of: its pool narrowed
+        if key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
+            code = replaced_codes[anchored[key]] or folded_codes.get(anchored[key][2])
+            if code is None:
+                kept[key] = "context"
+                continue
+            if target_class in PLACE_CLASSES:
+                pool_key = (pool_key[0], target_class, (code.split("-")[0],), pool_key[3])
+                pools.pool(*pool_key)
+            else:
+                pool_key = pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code)
+        elif key in needs:  # a country with cities or clubs of its own for the places that follow it
+            wanted = tuple(sorted(Counter(needs[key]).items(), key=repr))
+            pool_key = pools.narrowed(pool_key, ("supplies",) + wanted,
+                                      lambda x, wanted=wanted: all(supply(p, codes.get(x)) >= n for p, n in wanted))
+        elif target_class == "sports_club" and supply(pool_key, None) < len(pools.pool(*pool_key)):
+            # (North American leagues' clubs have no country: their leagues span two)
+            fixed = Counter(club_codes[s] for s in sentences if s in club_codes)
+            many = max((clubs_in[s] for s in sentences), default=0)
+            if fixed:  # the country of the clubs already drawn in its sentences (the most frequent)
+                code = min(fixed, key=lambda c: (-fixed[c], c))
+                pool_key = pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code)
+            elif many > 1:  # the first of several clubs: of a country with enough clubs left for them all
+                used, whole = club_codes_used.get(key[0], Counter()), pool_key
+                pool_key = pools.narrowed(pool_key, ("clubs", many), lambda x, p=pool_key, many=many:
+                                          codes.get(x) is not None and supply(p, codes.get(x)) > many)
+                enough = lambda x, p=whole, used=used, many=many: supply(p, codes[x]) - used[codes[x]] > many
+        if not pools._pools[pool_key]:
+            kept[key] = "no_candidate"
+            if key in needs:
+                replaced_codes[key] = None  # kept: the places that follow it stay in its country
+            continue
         avoid = used_in_doc.setdefault(key[0], set())
         distinct = distinctive_words(members[0].stem)
         # members written alike get one surface: check each way of writing once
@@ -721,7 +830,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
         def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
                   determiner=any(m.determiner for m in members), after_the=any(m.the for m in members),
-                  acronym_shape=pool_key[3][0] == "acronym"):
+                  acronym_shape=pool_key[3][0] == "acronym", enough=enough):
+            if enough is not None and not enough(candidate):
+                return False  # too few clubs of its country left for the others of its sentence
             if not distinct.isdisjoint(candidate.casefold().replace(".", " ").split()):
                 return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
             if candidate.startswith("The ") and determiner:
@@ -741,8 +852,17 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                           demand[pool_key[0]] // 100, valid)
         if base is None:
             kept[key] = "no_candidate"
+            if key in needs:
+                replaced_codes[key] = None  # kept: the places that follow it stay in its country
             continue
         avoid.add(base.casefold())
+        if key in needs:
+            replaced_codes[key] = codes.get(base)
+        if target_class == "sports_club" and codes.get(base):
+            club_codes_used.setdefault(key[0], Counter())[codes[base]] += 1
+            if key not in anchored:
+                for s in sentences:
+                    club_codes.setdefault(s, codes[base])
         for m in members:
             text = _surface(base, m, cross_type)
             new_texts.setdefault(m.s, {})[m.i] = text.split()
@@ -801,12 +921,35 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
 
 ATTACHING_WORDS = frozenset("club side team".split())
+ANCHOR_CLASSES = PLACE_CLASSES | {"sports_club"}
+
+
+def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
+    """A city or club followed by its country ("DILI , East Timor", "AEK Athens ( Greece )"): its
+    ``anchor`` is the country; a place of the country's type not in the dictionary before ", country"
+    is a city (a dateline's "CHONJU , South Korea"), and a city named before its country is no acronym."""
+    for m, after in zip(mentions, mentions[1:]):
+        if m.s != after.s or after.name != "country" or m.attached or after.attached:
+            continue
+        between = tokens[m.s][m.end:after.start]
+        if between in (["("], [","]):
+            if m.name is None and m.type == after.type and between == [","]:
+                m.name, m.route = "city", "rule"
+            if m.name in ANCHOR_CLASSES:
+                m.anchor = after
+                m.acronym = False  # a name, even in capitals ("HOBART , Australia")
 
 
 def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
     """Mentions whose place only fits the entity next to it, kept with it as they are: a
     nationality before "club X" ("Turkish club Galatasaray"), a region after a city ("VAIL ,
-    Colorado": the resort is in that state), and that entity."""
+    Colorado": the resort is in that state), and that entity; a religion or nationality in "the
+    X state" (Israel as "the Jewish state")."""
+    for m in mentions:  # "the Jewish state": a name for one country
+        words = tokens[m.s]
+        if m.name in ("religion", "nationality") and 0 < m.start and m.end < len(words) and \
+                words[m.start - 1].lower() == "the" and words[m.end].lower() == "state":
+            m.attached = True
     for m, after in zip(mentions, mentions[1:]):
         if m.s != after.s:
             continue

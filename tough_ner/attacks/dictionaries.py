@@ -122,6 +122,28 @@ def builtin_first_years() -> Dict[str, int]:
     return _builtin_data().get("first_year", {})
 
 
+@lru_cache(maxsize=1)
+def builtin_last_years() -> Dict[str, int]:
+    """The last year a built-in candidate was in use (clubs since moved or renamed: the Houston
+    Oilers, the Washington Bullets): no attack of a later corpus year draws it.  Read only."""
+    return _builtin_data().get("last_year", {})
+
+
+@lru_cache(maxsize=1)
+def builtin_in_use_by() -> Dict[str, int]:
+    """Companies known by their name by a year at the latest: given a corpus year, the only
+    companies drawn (the stock-index lists hold today's names: CVS Health).  Read only."""
+    return _builtin_data().get("in_use_by", {})
+
+
+@lru_cache(maxsize=1)
+def builtin_country_codes() -> Dict[str, str]:
+    """The country of a club whose league lies in one country, and of a country name: ISO 3166
+    codes (``GB-ENG``, ``GB-SCT``, ``GB-WLS``, ``GB-NIR`` for the UK's nations, ``WI`` for the
+    West Indies' cricket teams; North American league clubs have none).  Read only."""
+    return _builtin_data().get("country_code", {})
+
+
 def builtin_continents() -> Dict[str, str]:
     """Each country's continent, by ISO code (the facets of cities and regions are countries)."""
     return dict(_builtin_data()["continents"])

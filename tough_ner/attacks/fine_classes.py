@@ -129,6 +129,11 @@ LEAGUE_SPORTS: Mapping[str, str] = {"nba": "basketball", "mlb": "baseball", "nfl
 COMPETITION_WORDS = frozenset("Cup Cups Championship Championships Open Games Olympics Olympiad Prix Tour Marathon "
                               "Rally Trophy Classic Masters League Series Bowl Derby Tournament Slam Final Finals "
                               "Shield Plate Grand".split())
+# Words of a sport's governing bodies ("Albanian Football Association"): in sport, no club.
+BODY_WORDS = frozenset("Association Federation Confederation Committee Council Board Commission Union "
+                       "Ministry".split())
+# A national legislature's words: its committee is a government body ("U.S. Senate Banking Committee").
+LEGISLATURE_WORDS = frozenset("Senate Parliament Congress Duma".split())
 EVENT_KINDS: Mapping[str, str] = {"War": "war", "Wars": "war", "Rebellion": "war", "Uprising": "war",
                                   "Revolution": "history", "Crisis": "history", "Festival": "festival",
                                   "Carnival": "festival", "Contest": "festival", "Conference": "meeting",
@@ -365,6 +370,8 @@ class FineClasses:
             return classes[0]
         for name, heads in HEADS:
             if name in classes and any(w in heads for w in words):
+                if name == "international" and "government" in classes and not LEGISLATURE_WORDS.isdisjoint(words):
+                    return "government"
                 return name
         if DIGIT.search(text) and any(DIGIT.search(w) and LETTER.search(w) for w in words):
             return self._has(entity_type, "product")
@@ -389,7 +396,11 @@ class FineClasses:
         if sport is not None:
             if any(w in COMPETITION_WORDS for w in words[start:end]) and self._has(entity_type, "event"):
                 return "event"
-            if sport == "" or sport in TEAM_SPORTS:  # an individual sport's organisations are no clubs
+            # an individual sport's organisations are no clubs, nor a sport's governing bodies, nor
+            # "a McDonald 's" (a club's name takes no indefinite article)
+            before = words[start - 1].lower() if start else ""
+            if (sport == "" or sport in TEAM_SPORTS) and BODY_WORDS.isdisjoint(words[start:end]) and \
+                    before not in ("a", "an"):
                 return self._has(entity_type, "sports_club")
         return None
 

