@@ -233,12 +233,14 @@ def test_the_read_guard_decides_the_same_whatever_the_blocks(lines, cuts, line, 
 
 def test_a_reports_outputs_carry_one_run_id(tmp_path, gold_and_prediction):
     """The JSON, the HTML and the error table say which run wrote them: the same id for the
-    same inputs and options (a rerun writes the same bytes), another one when an input changes."""
+    same inputs and options (a rerun writes the same bytes, the provenance block aside: its
+    time stamp), another one when an input changes."""
     import csv
     import json
     import re
 
     from tough_ner.cli import main
+    from tough_ner.present.provenance import without_provenance
 
     gold, prediction = gold_and_prediction
     train = COMMAND_DATA / "demo_train.conll"
@@ -256,7 +258,13 @@ def test_a_reports_outputs_carry_one_run_id(tmp_path, gold_and_prediction):
 
     first, again = report(tmp_path / "a"), report(tmp_path / "b")
     assert first[0] == first[1] == again[0] and re.fullmatch(r"[0-9a-f]{16}", first[0])
-    assert (tmp_path / "a" / "r.json").read_bytes() == (tmp_path / "b" / "r.json").read_bytes()
+    for name in ("r.json", "r.html"):
+        first_text, again_text = ((tmp_path / run / name).read_text(encoding="utf-8") for run in "ab")
+        if name.endswith(".json"):  # the rest of the file, as written, less the block
+            first_text, again_text = (json.dumps(without_provenance(json.loads(text)), indent=2, ensure_ascii=False)
+                                      for text in (first_text, again_text))
+        assert "provenance" in (tmp_path / "a" / name).read_text(encoding="utf-8")
+        assert without_provenance(first_text) == without_provenance(again_text)
     prediction.write_text(prediction.read_text(encoding="utf-8").replace(" O\n", " B-PER\n", 1), encoding="utf-8")
     changed = report(tmp_path / "c")
     assert changed[0] == changed[1] != first[0]

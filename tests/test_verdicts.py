@@ -63,13 +63,21 @@ def check_marks(results, alpha, page=None):
     for row in summary["rows"]:
         assert row["best"] == best(row) and row["family"] == "headline"
     # the terminal: a star exactly on the stored best, and each printed adjusted p is the stored one
-    text = format_text(results)
+    text, wide = format_text(results), format_text(results, wide=True)
+    # the default (100 columns): a table of each row's first test under the summary, one line a row
+    shown = text[text.index("paired test of each row"):].split("Holm p  better\n", 1)[1].split("\n\n")[0]
+    shown = [line for line in shown.splitlines() if line.startswith("  ") and not line.startswith("    ")]
+    assert len(shown) == sum(bool(row["tests"]) for row in summary["rows"])
     for row in summary["rows"]:
         for s in order:
             assert format_cell(row, s).endswith("*") == (s in row["best"])
         if row["tests"] and row["tests"][0]["p_adjusted"] is not None:
-            assert f"(Holm {format_p(row['tests'][0]['p_adjusted'])})" in text
-    assert results["families"]["headline"]["description"] in text
+            test = row["tests"][0]
+            assert f"(Holm {format_p(test['p_adjusted'])})" in wide
+            line = shown.pop(0)
+            verdict = test["better"] or ("significant, not ranked" if test["significant"] else "not significant")
+            assert line.endswith(f"{format_p(test['p_adjusted'])[2:]}  {verdict}")
+    assert results["families"]["headline"]["description"] in " ".join(text.split())
     # JSON: the same verdicts after a round trip
     again = json.loads(json.dumps(results, default=float))
     assert [r["best"] for r in again["summary"]["rows"]] == [r["best"] for r in summary["rows"]]

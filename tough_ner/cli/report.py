@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List
+from typing import List, Optional
 
 from .._util import write_atomic
 from ..core.corpus import Corpus, read_conll
@@ -82,7 +82,9 @@ def _outputs(args) -> list:
             ("--markdown", args.markdown)]
 
 
-def cmd_report(args) -> None:
+def cmd_report(args) -> Optional[int]:
+    if args.rerun:
+        return rerun(args.rerun)
     from ..core.checks import first_difference
     from ..present.demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
     from ..present.report import run_labels
@@ -90,8 +92,9 @@ def cmd_report(args) -> None:
     nrb_sets = type_map = attacked = None
     demo = args.train is None and args.test is None
     if demo:
-        args.html = args.html or os.path.join(args.out_dir, "report.html")
-        args.json = args.json or os.path.join(args.out_dir, "report.json")
+        if getattr(args, "rerunning", None) is None:  # a rerun writes nothing
+            args.html = args.html or os.path.join(args.out_dir, "report.html")
+            args.json = args.json or os.path.join(args.out_dir, "report.json")
         refuse_overwriting(_outputs(args), [])
         train, test = load_demo()
         stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
@@ -145,6 +148,71 @@ def cmd_report(args) -> None:
         print("\nwrote " + ", ".join(written))
 
 
+def rerun(path: str) -> int:
+    """``--rerun REPORT.json``: the command that wrote the report, run again on its inputs
+    (each must be the file it read: same path, same SHA-256), writing nothing; says whether the
+    results are identical (the provenance block aside) and returns 1 when they are not."""
+    import json
+
+    from . import _parser
+    from ..present.provenance import KEY, versions
+
+    with open(path, encoding="utf-8") as handle:
+        stored = json.load(handle)
+    command = (stored.get(KEY) or {}).get("command") if isinstance(stored, dict) else None
+    if not command or len(command) < 2 or command[1] not in ("report", "evaluate"):
+        raise ValueError(f"--rerun {path}: no command line of tough-ner report or evaluate recorded in it (a report "
+                         "written before tough-ner recorded one?)")
+    check_inputs(stored.get("inputs", {}), path)
+    args = _parser(command[1:]).parse_args(command[1:])
+    for flag, _ in _outputs(args) + [("--model-index", None), ("--save", None)]:
+        setattr(args, flag[2:].replace("-", "_"), None)
+    args.quiet, args.rerunning = True, []
+    args.run(args)
+    again = json.loads(_json(args.rerunning[0]["results"]))
+    differences = list(_differences(stored["results"], again, "results"))
+    then, now = stored[KEY].get("versions", {}), versions()
+    changed = [f"{name} {then.get(name)} -> {now[name]}" for name in now if then.get(name) != now[name]]
+    where = f" (package versions changed: {', '.join(changed)})" if changed else ""
+    if not differences:
+        print(f"rerun of {path}: the results are identical{where}")
+        return 0
+    print(f"rerun of {path}: the results differ{where}, at {len(differences)} place(s); the first:")
+    for place, old, new in differences[:10]:
+        print(f"  {place}: {old!r} in the report, {new!r} now")
+    return 1
+
+
+def check_inputs(inputs, report: str) -> None:
+    """Every input file a report records (``{"path", "sha256"}``, at any depth) is here, with
+    that content: an error naming the first that is missing or differs."""
+    if isinstance(inputs, list):
+        for item in inputs:
+            check_inputs(item, report)
+    elif isinstance(inputs, dict):
+        if "path" in inputs and "sha256" in inputs:
+            if not os.path.isfile(inputs["path"]):
+                raise ValueError(f"--rerun {report}: the input {inputs['path']} is missing (relative paths are "
+                                 "relative to the folder the report ran in, its provenance.cwd)")
+            if _file_input(inputs["path"])["sha256"] != inputs["sha256"]:
+                raise ValueError(f"--rerun {report}: the input {inputs['path']} is not the file the report read "
+                                 f"(its SHA-256 differs)")
+        for value in inputs.values():
+            check_inputs(value, report)
+
+
+def _differences(old, new, place: str):
+    """(place, old, new) of every leaf where two JSON values differ, in document order."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for key in dict.fromkeys([*old, *new]):
+            yield from _differences(old.get(key), new.get(key), f"{place}.{key}")
+    elif isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        for i, (a, b) in enumerate(zip(old, new)):
+            yield from _differences(a, b, f"{place}[{i}]")
+    elif old != new:
+        yield place, old, new
+
+
 def check_outputs(args) -> None:
     """Before the work: an error table is written as CSV or JSON Lines."""
     if args.errors and os.path.splitext(args.errors)[1].lower() not in (".csv", ".jsonl", ".json"):
@@ -158,6 +226,7 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
     (--json, --html, --errors, --latex, --markdown); (the report, the paths written).
     ``options`` adds to what the run id digests."""
     from .. import __version__
+    from ..present.provenance import KEY, provenance
     from ..present.report import format_text, run, run_labels
 
     check_outputs(args)
@@ -170,8 +239,11 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
     results = scored(**settings) if scored is not None else run(stats, test, systems, nrb_sets, type_map, attacked,
                                                                  **settings)
     report = {"tough_ner_version": __version__, "run_id": run_id(__version__, inputs, options), "inputs": inputs,
-              "options": options, "results": results}
-    print(format_text(results, full=args.full))
+              "options": options, KEY: provenance(getattr(args, "argv", None)), "results": results}
+    if getattr(args, "rerunning", None) is not None:  # report --rerun: compared, not shown
+        args.rerunning.append(report)
+        return report, []
+    print(format_text(results, full=args.full, wide=args.wide))
     rows = None
     if args.errors or args.html:
         from ..present.errors import error_rows
@@ -222,6 +294,9 @@ def _report_arguments(p) -> None:
                         "repeat, mildest first, for an attack curve")
     output_options(p)
     p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
+    p.add_argument("--rerun", metavar="REPORT.json",
+                   help="run the command that wrote this JSON report again on its inputs (checked by their SHA-256) "
+                        "and say whether the results are identical; exit status 1 when they differ")
     report_options(p)
     _columns_flag(p, "report")
     p.set_defaults(run=cmd_report)
@@ -251,6 +326,8 @@ def report_options(p) -> None:
     p.add_argument("--baseline", metavar="NAME",
                    help="compare every system with this one only (k - 1 tests per row), not every pair")
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
+    p.add_argument("--wide", action="store_true",
+                   help="one line per row, each row's paired test beside it (default: every line fits 100 columns)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 

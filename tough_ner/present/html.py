@@ -350,6 +350,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
     if errors is not None:
         parts.append(error_section(errors, max_error_rows))
     parts.append(glossary_section())
+    parts.append(provenance_footer(report))
     body = "\n".join(parts)
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>tough-ner report</title>"
             f"<style>{STYLE}</style></head><body>\n{body}\n{FILTER_SCRIPT}</body></html>\n")
@@ -455,6 +456,43 @@ def error_section(rows: Sequence[dict], limit: int) -> str:
 def _select(name: str, options: Sequence[str]) -> str:
     items = "".join(f"<option value='{html.escape(o)}'>{html.escape(o)}</option>" for o in options)
     return (f"<label>{name} <select id='filter-{name}'><option value=''>any</option>{items}</select></label> ")
+
+
+def provenance_footer(report: Mapping) -> str:
+    """How to repeat the report: the command line, package versions, platform, time, seeds
+    and the inputs' SHA-256 (``present.provenance``; nothing for a report without the block)."""
+    import shlex
+
+    block = report.get("provenance")
+    if not block:
+        return ""
+    options, inputs = report.get("options", {}), report.get("inputs", {})
+    seeds = [f"resampling {options['seed']}"] if "seed" in options else []
+    if isinstance(inputs.get("attacked"), dict) and "seed" in inputs["attacked"]:
+        seeds.append(f"attacks {inputs['attacked']['seed']}")
+    files = []
+
+    def collect(item):
+        if isinstance(item, list):
+            for value in item:
+                collect(value)
+        elif isinstance(item, dict):
+            if "path" in item and "sha256" in item:
+                files.append(f"<li><code>{html.escape(str(item['path']))}</code> sha256 "
+                             f"<code>{html.escape(item['sha256'])}</code></li>")
+            for value in item.values():
+                collect(value)
+    collect(inputs)
+    versions = ", ".join(f"{name} {version}" for name, version in block.get("versions", {}).items())
+    return ("<footer id='provenance'><h2>How this report was made</h2><p class='note'>To repeat it: run the "
+            "command in the same folder with the same inputs, or <code>tough-ner report --rerun REPORT.json"
+            "</code>, which checks every input's SHA-256 and says whether the results are identical.</p><ul>"
+            f"<li>command: <code>{html.escape(shlex.join(block.get('command', [])))}</code> in "
+            f"<code>{html.escape(str(block.get('cwd', '')))}</code></li>"
+            f"<li>versions: {html.escape(versions)}</li><li>platform: {html.escape(str(block.get('platform')))}</li>"
+            f"<li>time (UTC): {html.escape(str(block.get('time')))}</li>"
+            f"<li>seeds: {html.escape(', '.join(seeds) or 'none')}</li>"
+            f"<li>inputs:<ul>{''.join(files)}</ul></li></ul></footer>")
 
 
 def glossary_section() -> str:

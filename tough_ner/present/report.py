@@ -9,6 +9,7 @@ renders it for a terminal; ``tough_ner.html`` renders it as one self-contained p
 from __future__ import annotations
 
 import math
+import textwrap
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
@@ -60,6 +61,8 @@ SUBSET_TABLES = {"hardeval": lambda key: key.startswith("ter_"),
                  "bucket_f1": lambda key: key.endswith("_f1") and key != "f1"}
 SUBSET_FAMILIES = {"hardeval": "HardEval subsets", "tmr": "TMR subsets", "bucket_f1": "bucket F1 table"}
 HEADLINE = "headline"
+WIDTH = 100  # columns of a terminal summary (--wide: one line per row, however long)
+LABEL_WIDTH = 30  # a longer measure name is wrapped in its column
 WTS_FLOOR = 0.8  # below it, the NRB paper reads the gap as domain shift, not name bias
 
 Steps = Iterable[Tuple[str, Callable[[], None]]]
@@ -447,10 +450,13 @@ def format_test(row: dict) -> str:
     return f"{test['a']} - {test['b']} {describe_test(test)}: {verdict}"
 
 
-def format_text(results: dict, full: bool = False) -> str:
-    """The terminal summary: systems side by side with intervals and n, ``*`` marking a
-    system significantly better than the others (paired test, Holm-adjusted); ``full`` adds
-    every flat key of every method."""
+def format_text(results: dict, full: bool = False, wide: bool = False, width: int = WIDTH) -> str:
+    """The terminal summary: systems side by side, in the order given, with intervals and n,
+    ``*`` marking a system significantly better than the others (paired test, Holm-adjusted);
+    ``full`` adds every flat key of every method.  Every line fits in ``width`` columns: the
+    systems that do not fit beside the measures come in a further block, a name too long for
+    its column is abbreviated (``S1``, with a legend) and prose is wrapped; each row's paired
+    test follows the table.  ``wide``: one line per row, the test beside it, however long."""
     train, test = results["describe"]["train"], results["describe"]["test"]
     lines = ["Training mentions: {mentions} ({ambiguous_mentions} ambiguous), {unique_mentions} unique "
              "({ambiguous_unique_mentions} ambiguous)".format(**train),
@@ -466,38 +472,56 @@ def format_text(results: dict, full: bool = False) -> str:
     labels = [row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") for row in table["rows"]]
     cells = [[format_cell(row, s) for s in order] for row in table["rows"]]
     sizes = [format_sizes(row, order) for row in table["rows"]]
-    width = max(map(len, labels)) + 2
-    cell = max([len(s) for s in order] + [len(text) for texts in cells for text in texts]) + 2
+    cell = max([len(text) for texts in cells for text in texts] + [1]) + 2
+    shown = dict(zip(order, order)) if wide else short_names(order, cell - 1)
+    cell = max([cell] + [len(name) + 1 for name in shown.values()])
+    label_width = max(map(len, labels), default=0) if wide else min(max(map(len, labels), default=0), LABEL_WIDTH)
     n_width = max([len(text) for text in sizes] + [1]) + 2
-    lines.append(f"summary: systems by F1; value [{statistics.get('confidence', 0.95):.0%} interval]; "
+    compared = len(order) > 1
+    lines.append(f"summary: systems in the order given; value [{statistics.get('confidence', 0.95):.0%} interval]; "
                  f"* significantly better than every system it is compared with (paired test, "
                  f"{headline_family(results)}, adjusted p < {statistics.get('alpha', 0.05)}); "
                  f"† n < {SMALL}; ↑ higher / ↓ lower is better, · not ranked")
+    lines += legend(shown)
     if results.get("runs"):
         lines.append("runs: " + "; ".join(f"{name} {entry['runs']} runs (value: mean ± sample std over runs; "
                                           "interval and tests: counts pooled over runs)"
                                           for name, entry in results["runs"].items()))
-    lines.append(" " * (width + 2) + "".join(s.rjust(cell - 1) + " " for s in order) + "n".rjust(n_width)
-                 + ("   test" if len(order) > 1 else ""))
-    for row, label, texts, size in zip(table["rows"], labels, cells, sizes):
-        arrow = {"high": "↑", "low": "↓"}.get(row["better"], "·")
-        lines.append(f"{label:<{width}}{arrow} " + "".join(text.rjust(cell) for text in texts)
-                     + size.rjust(n_width) + ("   " + format_test(row) if len(order) > 1 else ""))
-        for system, warning in row.get("warnings", {}).items():
-            lines.append(f"{'':<{width}}  ! {system}: {warning}")
+    per_block = len(order) if wide else max(1, (width - label_width - 4 - n_width) // cell)
+    for start in range(0, len(order), per_block):
+        block = range(start, min(start + per_block, len(order)))
+        if start:
+            lines.append("")
+        lines.append(" " * (label_width + 4) + "".join(shown[order[i]].rjust(cell - 1) + " " for i in block)
+                     + "n".rjust(n_width) + ("   test" if wide and compared else ""))
+        for row, label, texts, size in zip(table["rows"], labels, cells, sizes):
+            arrow = {"high": "↑", "low": "↓"}.get(row["better"], "·")
+            first, *rest = [label] if wide else textwrap.wrap(label, label_width) or [""]
+            lines.append(f"{first:<{label_width}}  {arrow} " + "".join(texts[i].rjust(cell) for i in block)
+                         + size.rjust(n_width) + ("   " + format_test(row) if wide and compared else ""))
+            lines += [f"  {more}" for more in rest]
+            if block.stop == len(order):
+                lines += [f"{'':<{label_width}}  ! {system}: {warning}"
+                          for system, warning in row.get("warnings", {}).items()]
+    if compared and not wide:
+        lines += paired_tests(table["rows"], labels, shown, label_width)
     if statistics:
         lines.append(f"intervals: {statistics['interval']}, {statistics['n_resamples']} resamples of "
                      f"{statistics['unit']}s (seed {statistics['seed']}); tests: {statistics['test']}")
     if full:
+        names = list(results["systems"])
+        short = dict(zip(names, names)) if wide else short_names(names, 12)
         for method in dict.fromkeys(m for scores in results["systems"].values() for m in scores):
             keys = list(dict.fromkeys(k for scores in results["systems"].values() for k in scores.get(method, {})))
             key_width = max([len(k) for k in keys] + [len(method)])
-            lines += ["", method.ljust(key_width) + "".join(f"  {s:>12}" for s in results["systems"]),
-                      "-" * (key_width + 14 * len(results["systems"]))]
-            for key in keys:  # "-": a method not run for that system
-                lines.append(key.ljust(key_width) + "".join(
-                    f"  {format_value(scores.get(method, {}).get(key, '-')):>12}"
-                    for scores in results["systems"].values()))
+            per_block = len(names) if wide else max(1, (width - key_width) // 14)
+            for start in range(0, len(names), per_block):
+                block = names[start:start + per_block]
+                lines += ["", method.ljust(key_width) + "".join(f"  {short[s]:>12}" for s in block),
+                          "-" * (key_width + 14 * len(block))]
+                for key in keys:  # "-": a method not run for that system
+                    lines.append(key.ljust(key_width) + "".join(
+                        f"  {format_value(results['systems'][s].get(method, {}).get(key, '-')):>12}" for s in block))
     for entry in results.get("comparisons", []):
         a, b = entry["systems"]
         found = significant_buckets(entry["bucket_f1"], totals(results))
@@ -513,7 +537,58 @@ def format_text(results: dict, full: bool = False) -> str:
         lines += ["", f"attack curve, {name}: F1 on each attacked set (drop, relative drop)"]
         lines += [f"  {point['set']:<14} {format_value(point['f1_attacked'])}  ({format_value(point['f1_drop'])}, "
                   f"{format_value(point['f1_drop_relative'])})" for point in curve]
-    return "\n".join(lines)
+    return "\n".join(lines if wide else fit(lines, width))
+
+
+def paired_tests(rows: Sequence[dict], labels: Sequence[str], shown: Mapping[str, str], label_width: int) -> List[str]:
+    """Each row's first paired test as a table under the summary: difference [interval], p,
+    Holm-adjusted p and the significantly better system (the pair in the heading when every
+    row has the same one)."""
+    tested = [(row["tests"][0], label) for row, label in zip(rows, labels) if row.get("tests")]
+    if not tested:
+        return []
+    named = {(test["a"], test["b"]) for test, _ in tested}
+    pair = "{} - {}".format(*(shown.get(s, s) for s in next(iter(named)))) if len(named) == 1 else ""
+    lines = ["", f"paired test of each row, {pair or 'its first pair'} (--wide: beside the row)",
+             " " * (label_width + 3) + f"{'' if pair else 'pair  '}{'difference [interval]':>26}{'p':>10}"
+             f"{'Holm p':>10}  better"]
+    for test, label in tested:
+        verdict = (shown.get(test["better"], test["better"]) if test.get("better") else
+                   "significant, not ranked" if test.get("significant") else "not significant")
+        who = "" if pair else "{} - {}  ".format(shown.get(test["a"], test["a"]), shown.get(test["b"], test["b"]))
+        first, *rest = textwrap.wrap(label, label_width) or [""]
+        difference = f"{round(test['difference'], 4) + 0.0:+.4f} {format_interval(test['ci']) or '[no interval]'}"
+        lines.append(f"  {first:<{label_width}} {who}{difference:>26}{format_p(test['p_value'])[2:]:>10}"
+                     f"{format_p(test.get('p_adjusted', math.nan))[2:]:>10}  {verdict}")
+        lines += [f"    {more}" for more in rest]
+    return lines
+
+
+def short_names(names: Sequence[str], room: int) -> Dict[str, str]:
+    """Each name as a column header: itself when every name fits in ``room`` columns, else
+    ``S1``, ``S2``, ... in the order given (``legend`` says which is which)."""
+    if all(len(name) <= room for name in names):
+        return {name: name for name in names}
+    return {name: f"S{i + 1}" for i, name in enumerate(names)}
+
+
+def legend(shown: Mapping[str, str]) -> List[str]:
+    """The line naming abbreviated systems (``S1 = ...``); none when every name is itself."""
+    return ["systems: " + "; ".join(f"{short} = {name}" for name, short in shown.items())] \
+        if any(name != short for name, short in shown.items()) else []
+
+
+def fit(lines: Sequence[str], width: int = WIDTH) -> List[str]:
+    """The lines, each longer than ``width`` wrapped at spaces (its continuation indented two
+    more than the line); a word longer than the width is cut."""
+    out: List[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+    return out
 
 
 def format_sizes(row: dict, order: Sequence[str]) -> str:
