@@ -519,7 +519,9 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
             column with reason ``unclassified``.
         year: the year the corpus was written (CoNLL-2003: 1996, Reuters news); the built-in
             dictionary's names that came into use later (``dictionaries.builtin_first_years``:
-            Czechia, South Sudan, the Europa League) are never drawn.  Default None: any name.
+            Czechia, South Sudan, the Europa League) or went out of use before
+            (``builtin_last_years``: the Houston Oilers) are never drawn, and companies only
+            among those known by their name by then (``builtin_in_use_by``).  Default None: any name.
 
     Each original's fine class is decided by ``tough_ner.fine_classes`` (route in the record),
     and refined by a facet where the dictionary has them (the record's ``facet``: a sport from
@@ -530,10 +532,14 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     suffix, "the" where a place takes it and the original had none, "a"/"an" and "'s"/"'" next
     to it made to agree (records of level ``grammar``); a one-word person mention that is the
     last word of a full name in the document is replaced by the last word of that name's
-    replacement.  The ``kept`` column lists the originals left as they are (``unclassified``;
-    ``no_candidate``: no candidate of the class, facet and shape is left; ``context``: a
-    continent or world region, or a place attached to the entity beside it and that entity,
-    see ``_mark_attached``); ``summary`` counts them per type.  An acronym after "the" is
+    replacement.  With the built-in dictionary, a city, region or club followed by its country
+    ("DILI , East Timor", "AEK Athens ( Greece )") is drawn among those of the country replacing
+    it, and the clubs of one sentence (a score line) among one country's.  The ``kept`` column
+    lists the originals left as they are (``unclassified``; ``no_candidate``: no candidate of the
+    class, facet and shape is left; ``context``: a continent or world region, a party or
+    militant group, a place attached to the entity beside it and that entity, see
+    ``_mark_attached``, or a country whose city or club beside it is kept, and the reverse);
+    ``summary`` counts them per type.  An acronym after "the" is
     replaced only by one read with "the" (``surface.takes_the_as_acronym``).
     """
     if not 0.0 <= ratio <= 1.0:
