@@ -88,3 +88,28 @@ def toml(study: Dict[str, object]) -> str:
         lines += ["", f"[systems.{system}]"] + [f"{d} = [{', '.join(repr(f) for f in files)}]"
                                                for d, files in by_dataset.items()]
     return "\n".join(lines) + "\n"
+
+
+def capitalised(sentences):
+    """A model for studies (``study_data:capitalised``): every capitalised word after the first
+    is a one-word PER."""
+    return [["B-PER" if i and word[:1].isupper() else "O" for i, word in enumerate(words)] for words in sentences]
+
+
+def nothing(sentences):
+    """A model that finds no entity (``study_data:nothing``)."""
+    return [["O"] * len(words) for words in sentences]
+
+
+def spanish_files(folder: Path) -> None:
+    """The Spanish dataset as the docs name it: ``es-train.txt``, ``es-test.txt`` (token gold)
+    and two systems' files ``es-pred.txt`` and ``es-baseline.txt`` (token gold prediction)."""
+    train, test = spanish()
+    tokens, tags = [t for t, _ in test], [g for _, g in test]
+    _write(folder / "es-train.txt", [t for t, _ in train], [g for _, g in train])
+    _write(folder / "es-test.txt", tokens, tags)
+    seen = {" ".join(t[s:e]) for t, g in train for s, e, _ in decode(g)}
+    rng = random.Random(0)
+    _write(folder / "es-pred.txt", tokens, tags, [contextual(rng, t, g, seen) for t, g in test])
+    stats = TrainStats.from_corpus(Corpus([t for t, _ in train], [g for _, g in train]))
+    _write(folder / "es-baseline.txt", tokens, tags, memorization(stats, tokens))

@@ -242,6 +242,9 @@ def workspace(folder: Path) -> Path:
         attacked = attack(test, level="entity", ratio=ratio, seed=0, train=stats).to_dict()
         write_conll(folder / f"att-{ratio:g}.pred", attacked["tokens"], attacked["ner_tags"],
                     memorization(stats, attacked["tokens"]))
+    from study_data import spanish_files
+
+    spanish_files(folder)  # a second dataset for the studies page: es-train.txt, es-test.txt, es-pred.txt ...
     for name in ("metrics", "examples"):
         (folder / name).symlink_to(ROOT / name)
     return folder

@@ -210,3 +210,47 @@ def test_a_prediction_file_of_another_test_set_is_refused_naming_it(folder):
     spec["systems"]["memorizer"]["demo"] = spec["systems"]["memorizer"]["deportes"]
     with pytest.raises(ValueError, match="deportes-memorizer.conll does not hold the tokens and gold tags"):
         st.study(st.spec_of(spec, str(folder)))
+
+
+def test_models_in_a_study_run_on_the_test_and_attacked_sets_as_evaluate_does(folder):
+    from tough_ner.present.evaluation import evaluate_model
+
+    models = {"capitalised": "study_data:capitalised", "nothing": "study_data:nothing"}
+    spec = {"datasets": [{"name": "demo", "train": "demo-train.conll", "test": "demo-test.conll",
+                          "attacks": ["typo", "case"]}],
+            "systems": {name: {"demo": [{"model": model}]} for name, model in models.items()},
+            "options": {"resamples": 100, "cache": False}}
+    result = st.study(st.spec_of(spec, str(folder)))
+    expected = evaluate_model(list(models.values()), str(folder / "demo-test.conll"),
+                              str(folder / "demo-train.conll"), names=list(models), attacks=["typo", "case"],
+                              cache=False, bootstrap=100)
+    expected.pop("models")
+    assert to_json(result["datasets"]["demo"]) == to_json(expected)
+    assert [p["set"] for p in result["datasets"]["demo"]["attack_curve"]["nothing"]] == ["typo 1", "case lower"]
+
+
+def test_a_model_beside_prediction_files_runs_on_the_test_set(folder):
+    spec = make_study(folder)
+    spec["systems"]["capitalised"] = {"demo": [{"model": "study_data:capitalised"}]}
+    spec["options"]["cache"] = False
+    result = st.study(st.spec_of(spec, str(folder)))
+    assert result["datasets"]["demo"]["summary"]["systems"] and "capitalised" in result["datasets"]["demo"]["systems"]
+    assert "capitalised" not in result["datasets"]["deportes"]["systems"]
+    row = next(r for r in result["study"]["headline"] if r["label"] == "F1")
+    assert set(row["cells"]["capitalised"]) == {"demo"}
+    spec["datasets"][0]["attacks"] = ["typo"]
+    with pytest.raises(ValueError, match="need every run of the dataset to be a model"):
+        st.study(st.spec_of(spec, str(folder)))
+
+
+def test_a_study_on_a_dask_cluster_equals_the_one_process_study(folder, result):
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as client:
+        assert to_json(st.study(folder / "study.toml", client=client)) == to_json(result)
+
+
+def test_a_yaml_study_reads_as_the_toml_one(folder):
+    yaml = pytest.importorskip("yaml")
+    spec = make_study(folder)
+    (folder / "study.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
+    assert st.load_spec(folder / "study.yaml") == st.load_spec(folder / "study.toml")

@@ -20,7 +20,7 @@ _EXPORTS = {
     "hardeval": "methods.hardeval", "kfold_hard_tokens": "methods.hardeval", "match_scores": "core.matching",
     "decode": "core.schemes", "to_bilou": "core.schemes", "to_bio": "core.schemes", "to_io": "core.schemes",
     "TrainStats": "core.stats", "tmr": "methods.tmr", "combine": "metrics.combine",
-    "evaluate_model": "present.evaluation", "evaluator": "metrics.evaluator",
+    "evaluate_model": "present.evaluation", "evaluator": "metrics.evaluator", "study": "present.study",
 }
 # The layers (docs/layout.md): core <- models <- methods <- attacks <- present <- the outer ring (metrics,
 # trainer, cli, spaces).  Each module's path in the flat layout it had before still
@@ -88,6 +88,6 @@ sys.meta_path.append(_FlatPaths)
 
 
 __all__ = ["Batch", "as_batch", "bucket_f1", "combine", "compare", "Corpus", "TrainStats", "decode", "evaluate_model",
-           "evaluator", "from_dataset", "hardeval", "match_scores",
+           "evaluator", "from_dataset", "hardeval", "match_scores", "study",
            "kfold_hard_tokens", "read_batch", "read_conll", "read_predictions", "tmr", "to_bilou", "to_bio", "to_io",
            "__version__"]

@@ -81,8 +81,8 @@ def _runs(args, paths, versus=()):
         if len(tests) != 1:
             raise ValueError("with --pred, give one --test file: the gold CoNLL file (token ... gold)")
         gold = _read(tests[0])
-        batches = [batch_from_files(gold.tokens, gold.tags, path, args.pred_format, documents=gold.documents)
-                   for path in paths + versus]
+        batches = [batch_from_files(gold.tokens, gold.tags, path, args.pred_format, documents=gold.documents,
+                                    **_mention_options(args)) for path in paths + versus]
     return batches[:len(paths)], batches[len(paths):]
 
 
@@ -107,6 +107,30 @@ def _add_pred_format(p, repeat_help: str) -> None:
                    help="form of each --pred line: a list of tags; of [start, end, type] token spans; "
                         '{"text", "entities": [{"start", "end", "label"}]} character spans; or of '
                         '{"text", "type"} mentions (LLM output; unplaced ones count as hallucinated)')
+    _mention_flags(p)
+
+
+def _mention_flags(p) -> None:
+    """How --pred mention lists are placed and parsed."""
+    p.add_argument("--placement", default="leftmost", choices=["leftmost", "ordered"],
+                   help="mentions: leftmost (default) places each on the leftmost free occurrence of its text, "
+                        "longer mentions first; ordered follows the list's order (a repeated mention goes to "
+                        "its next occurrence)")
+    p.add_argument("--normalise", action="store_true",
+                   help="mentions: also place those whose text matches once normalised (Unicode NFKC, case, "
+                        "whitespace, punctuation at the edges)")
+    p.add_argument("--fuzzy", type=float, metavar="THRESHOLD",
+                   help="mentions: also place those whose normalised text has a difflib similarity ratio of at "
+                        "least THRESHOLD (in (0, 1]) with some tokens")
+    p.add_argument("--strict-json", action="store_true",
+                   help="mentions: stop at a line that is not JSON or holds no mention list (default: count it "
+                        "as unparseable, predicting nothing, with a warning naming the line)")
+
+
+def _mention_options(args) -> dict:
+    """How --pred mention lists are placed and parsed (``as_batch``'s options)."""
+    return {"placement": args.placement, "normalised": args.normalise, "fuzzy": args.fuzzy,
+            "strict_json": args.strict_json}
 
 
 def _names(paths) -> List[str]:

@@ -9,7 +9,7 @@ from .._util import write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
-from ._common import _columns_flag, _read, _read_system, refuse_overwriting, seed
+from ._common import _columns_flag, _mention_flags, _mention_options, _read, _read_system, refuse_overwriting, seed
 
 
 def _file_input(path) -> dict:
@@ -118,7 +118,7 @@ def cmd_report(args) -> Optional[int]:
                 from ..core.formats import batch_from_files
 
                 test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
-                                                         documents=test.documents))
+                                                         documents=test.documents, **_mention_options(args)))
                 continue
             predicted = _read_system(path, args.columns)
             where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
@@ -285,6 +285,7 @@ def _report_arguments(p) -> None:
                         "optionally named (default: the file stem); repeatable")
     p.add_argument("--pred-format", default="tags", choices=["tags", "spans", "chars", "mentions"],
                    help="form of the --pred JSONL lines (as for tmr); tags: CoNLL files unless named .jsonl")
+    _mention_flags(p)
     p.add_argument("--nrb", help="NRB sentences: token gold, then one prediction column per --pred system")
     p.add_argument("--wts", help="WTS sentences, same columns as --nrb")
     p.add_argument("--type-map", help="system types to NRB types: auto (default: detected from the system's "

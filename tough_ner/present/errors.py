@@ -10,7 +10,9 @@ A gold entity's outcome (against the predicted entities of its sentence):
 A predicted entity that is not the match of any gold entity gets its own row: ``wrong
 boundary`` when it overlaps a gold entity, else ``spurious``.  So outcomes are counted per
 side (``outcome_counts``): the gold rows' outcomes sum to the gold entities; the predicted
-rows are extra predictions counted apart.
+rows are extra predictions counted apart.  Predictions given as mention lists add
+``mention_status`` (how the prediction was placed: exact, normalised or fuzzy) and a ``spurious``
+row without a position for each mention placed nowhere (status ``ungrounded``).
 
 Each row also says which subsets the gold entity belongs to (TMR's seen / unseen-tokens /
 unseen-type / TCM), how many of its tokens are unseen or diff tokens (HardEval), and the
@@ -49,7 +51,8 @@ OUTCOMES = ("correct", "wrong type", "wrong boundary", "missed", "spurious")
 GOLD_OUTCOMES = ("correct", "wrong type", "wrong boundary", "missed")  # of a gold entity: one each
 PREDICTED_OUTCOMES = ("wrong boundary", "spurious")  # of a predicted entity no gold entity matched
 COLUMNS = ("system", "side", "sentence", "document", "start", "end", "text", "context", "gold_type",
-           "predicted_type", "predicted_text", "predicted_start", "predicted_end", "outcome", "overlap",
+           "predicted_type", "predicted_text", "predicted_start", "predicted_end", "mention_status", "outcome",
+           "overlap",
            "seen", "unseen_tokens", "unseen_type", "tcm", "n_unseen_words", "n_diff_words", "hard_words"
            ) + tuple(f"bucket_{a}" for a in ATTRIBUTES)
 
@@ -122,6 +125,8 @@ def error_rows(stats: TrainStats, batch: Batch, system: str = "system", document
     hard_before = np.concatenate([[0], np.cumsum(token_subset != "")]).tolist()
     offsets = batch.offsets.tolist()
     rows: List[dict] = []
+    placed = batch.mention_status or [{}] * len(batch)  # mention lists: how each prediction was placed
+    unplaced = batch.hallucinated or [()] * len(batch)
     gold_k = pred_k = 0  # running index into the flat span arrays (bucket columns)
     for s, (tokens, gold, predicted) in enumerate(zip(batch.tokens, batch.gold_spans, batch.pred_spans)):
         used = [False] * len(predicted)
@@ -148,8 +153,8 @@ def error_rows(stats: TrainStats, batch: Batch, system: str = "system", document
             entries.append((start, 0, {
                 **base, "side": "gold", "start": start, "end": end, "text": " ".join(tokens[start:end]),
                 "context": _context(tokens, start, end, window), "gold_type": gold_type, "predicted_type": p_type,
-                "predicted_text": p_text, "predicted_start": p_start, "predicted_end": p_end, "outcome": outcome,
-                "overlap": overlap,
+                "predicted_text": p_text, "predicted_start": p_start, "predicted_end": p_end,
+                "mention_status": placed[s].get((p_start, p_end)), "outcome": outcome, "overlap": overlap,
                 "seen": bool(subsets["seen"][gold_k]), "unseen_tokens": bool(subsets["unseen_tokens"][gold_k]),
                 "unseen_type": bool(subsets["unseen_type"][gold_k]), "tcm": bool(subsets["tcm_all"][gold_k]),
                 "n_unseen_words": unseen, "n_diff_words": diff, "hard_words": words,
@@ -166,12 +171,18 @@ def error_rows(stats: TrainStats, batch: Batch, system: str = "system", document
                     **base, "side": "predicted", "start": p_start, "end": p_end, "text": text,
                     "context": _context(tokens, p_start, p_end, window), "gold_type": g_type,
                     "predicted_type": p_type, "predicted_text": text, "predicted_start": p_start,
-                    "predicted_end": p_end,
+                    "predicted_end": p_end, "mention_status": placed[s].get((p_start, p_end)),
                     "outcome": "wrong boundary" if overlaps else "spurious", "overlap": overlap,
                     "seen": None, "unseen_tokens": None, "unseen_type": None, "tcm": None,
                     "n_unseen_words": unseen, "n_diff_words": diff, "hard_words": words,
                     **{f"bucket_{a}": buckets["pred"][a][pred_k] for a in ATTRIBUTES}}))
             pred_k += 1
+        for mention in unplaced[s]:  # after the sentence's entities: they have no position
+            entries.append((len(tokens), 2, {
+                **dict.fromkeys(COLUMNS), **base, "side": "predicted", "text": mention["text"],
+                "context": " ".join(tokens), "gold_type": "", "predicted_type": mention["type"],
+                "predicted_text": mention["text"], "mention_status": "ungrounded", "outcome": "spurious",
+                "overlap": 0, "n_unseen_words": 0, "n_diff_words": 0, "hard_words": ""}))
         rows += [entry for _, _, entry in sorted(entries, key=lambda e: (e[0], e[1]))]
     return rows
 

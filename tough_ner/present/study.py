@@ -43,7 +43,8 @@ from .report import run as run_report, run_labels, significant_buckets
 POOLED_TEST = ("fixed-effect (inverse-variance) mean of the datasets' paired differences, standard errors from "
                "each dataset's bootstrap interval; two-sided z-test")
 SPEARMAN_TEST = "exact permutation test of Spearman's rank correlation with the bucket order (two-sided)"
-OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None}
+OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None,
+           "cache": True, "attack_seed": 0}
 TMR_KEYS = ("recall", "recall_seen", "recall_unseen_tokens", "recall_unseen_type", "recall_tcm_all")
 HARDEVAL_KEYS = ("hardeval", "ter_unseen", "ter_diff")
 # What the paper-shaped LaTeX table shows by default: (headline label, column title).
@@ -66,6 +67,8 @@ class Dataset:
     wts: Any = None
     type_map: Optional[str] = None
     attacked: Sequence[Any] = ()
+    attacks: Sequence[str] = ()  # attacked sets to make, when every run of the dataset is a model
+    ratios: Sequence[float] = (0.5, 1.0)
 
 
 @dataclass
@@ -194,27 +197,46 @@ def _names(spec: Spec, dataset: str) -> List[str]:
     return [system for system, by_dataset in spec.systems.items() for _ in by_dataset.get(dataset, ())]
 
 
+def _is_model(value) -> bool:
+    return isinstance(value, Mapping) and "model" in value
+
+
 def run_dataset(spec: Spec, index: int) -> dict:
     """One dataset's report (``report.run``) and its test set scored by HardEval against every
-    dataset's training statistics (in the study's order; its own on the diagonal)."""
+    dataset's training statistics (in the study's order; its own on the diagonal).
+
+    A run given as ``{"model": SPEC}`` (optionally ``label_map``) is a model the runner
+    (``tough_ner.models``) runs on the test set, as ``tough-ner evaluate`` does; when every run
+    of the dataset is a model, it also runs on the NRB/WTS sets and on the attacked sets the
+    dataset names or makes (``attacks``, ``ratios``)."""
     dataset, folder, options = spec.datasets[index], spec.folder, {**OPTIONS, **spec.options}
     stats, test = _stats(dataset, folder), _test(dataset, folder)
-    names = _names(spec, dataset.name)
+    runs = [(system, value) for system, by_dataset in spec.systems.items() for value in by_dataset.get(dataset.name, ())]
+    names = [system for system, _ in runs]
     if not names:
         raise ValueError(f"dataset {dataset.name!r}: no system has predictions for it")
-    test.predictions.extend(system_predictions(test, value, folder)
-                            for system, by_dataset in spec.systems.items() for value in by_dataset.get(dataset.name, ()))
-    nrb_sets = None
     if bool(dataset.nrb) != bool(dataset.wts):
         raise ValueError(f"dataset {dataset.name!r}: give nrb and wts together")
-    if dataset.nrb:
-        nrb_sets = tuple(read_conll(_path(folder, p), n_predictions=len(names)) for p in (dataset.nrb, dataset.wts))
-    attacked = None
-    if dataset.attacked:
-        versions = [(os.path.basename(os.fspath(p)), read_conll(_path(folder, p), n_predictions=len(names)))
-                    for p in dataset.attacked]
-        attacked = {label: [(name, Corpus(c.tokens, c.tags, [c.predictions[i]])) for name, c in versions]
-                    for i, label in enumerate(run_labels(names))}
+    models = [value for _, value in runs if _is_model(value)]
+    nrb_sets = attacked = None
+    if models and len(models) == len(runs):  # evaluate's path: every set predicted by every model
+        prepared = _prepare(dataset, folder, options, stats, test, runs, with_sets=True)
+        test, nrb_sets, attacked = prepared.test, prepared.nrb_sets, prepared.attacked
+    else:
+        if models and (dataset.attacks or dataset.attacked or dataset.nrb):
+            raise ValueError(f"dataset {dataset.name!r}: attacked and NRB/WTS sets with models need every run of "
+                             "the dataset to be a model (files hold their own prediction columns)")
+        predicted = iter(_prepare(dataset, folder, options, stats, test, runs, with_sets=False).test.predictions
+                         if models else ())
+        test.predictions.extend(next(predicted) if _is_model(value) else system_predictions(test, value, folder)
+                                for _, value in runs)
+        if dataset.nrb:
+            nrb_sets = tuple(read_conll(_path(folder, p), n_predictions=len(names)) for p in (dataset.nrb, dataset.wts))
+        if dataset.attacked:
+            versions = [(os.path.basename(os.fspath(p)), read_conll(_path(folder, p), n_predictions=len(names)))
+                        for p in dataset.attacked]
+            attacked = {label: [(name, Corpus(c.tokens, c.tags, [c.predictions[i]])) for name, c in versions]
+                        for i, label in enumerate(run_labels(names))}
     results = run_report(stats, test, names=names, nrb_sets=nrb_sets, type_map=dataset.type_map, attacked=attacked,
                          bootstrap=options["resamples"], seed=options["seed"], confidence=options["confidence"],
                          unit=options["unit"], alpha=options["alpha"], baseline=options["baseline"])
@@ -228,6 +250,27 @@ def run_dataset(spec: Spec, index: int) -> dict:
                                         for key in HARDEVAL_KEYS + ("n_unseen", "n_diff")}
                                for system in dict.fromkeys(names)}
     return {"results": results, "hardeval_domains": domains, "names": names}
+
+
+def _prepare(dataset: Dataset, folder: str, options: Mapping, stats: TrainStats, test: Corpus, runs, with_sets: bool):
+    """The dataset's model runs, run by the model runner (``evaluation.prepare``): on the test
+    set only, or (``with_sets``) also on NRB/WTS and the attacked sets."""
+    from .evaluation import prepare
+
+    models = [(system, value) for system, value in runs if _is_model(value)]
+    maps = {value.get("label_map") for _, value in models}
+    if len(maps) > 1:
+        raise ValueError(f"dataset {dataset.name!r}: the models of one dataset share one label_map")
+    sets = {}
+    if with_sets:
+        sets = dict(nrb=_path(folder, dataset.nrb), wts=_path(folder, dataset.wts),
+                    attacked=[_path(folder, p) for p in dataset.attacked] or None, attacks=dataset.attacks,
+                    ratios=dataset.ratios, attack_seed=options["attack_seed"])
+    cache = options["cache"]
+    return prepare([_path(folder, v["model"]) if os.path.exists(_path(folder, v["model"])) else v["model"]
+                    for _, v in models], test, stats, names=[system for system, _ in models],
+                   label_map=maps.pop(), type_map=dataset.type_map, cache=_path(folder, cache) if isinstance(
+                       cache, str) else cache, **({"attacks": ()} | sets))
 
 
 def _mean(values: Sequence[float]) -> float:
