@@ -176,6 +176,9 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     assert "F1" in printed and "wrote" in printed
     for name in ("study.json", "study.html", "study.md", "study.tex", "demo/report.json", "deportes/report.html"):
         assert (out / name).stat().st_size > 0
+    made = json.loads((out / "study.json").read_text())["provenance"]
+    assert made["command"] == ["tough-ner", "study", str(folder / "study.toml"), "--out", str(out), "--quiet"]
+    assert json.loads((out / "demo/report.json").read_text())["provenance"] == made
     tex = (out / "study.tex").read_text()
     assert r"\multicolumn{3}{c}{demo}" in tex and r"\multicolumn{3}{c}{deportes}" in tex
     rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}

@@ -20,7 +20,7 @@ def cmd_study(args) -> None:
     result = study(spec, workers=args.workers, progress=_progress(args.quiet))
     for row in result["study"]["headline"][:3]:
         print(_line(row, result))
-    written = write(result, args.out, __version__)
+    written = write(result, args.out, __version__, getattr(args, "argv", None))
     print(f"\nwrote {len(written)} files in {args.out} (study.html, study.json, study.md, study.tex and each "
           "dataset's report)")
 

@@ -249,7 +249,11 @@ def run_dataset(spec: Spec, index: int) -> dict:
         domains[other.name] = {system: {key: _mean([s[key] for s, n in zip(scored, names) if n == system])
                                         for key in HARDEVAL_KEYS + ("n_unseen", "n_diff")}
                                for system in dict.fromkeys(names)}
-    return {"results": results, "hardeval_domains": domains, "names": names}
+    from .errors import error_rows
+
+    errors = [row for label, predictions in zip(run_labels(names), test.predictions)
+              for row in error_rows(stats, _batch(test, predictions), label)]
+    return {"results": results, "hardeval_domains": domains, "names": names, "errors": errors}
 
 
 def _prepare(dataset: Dataset, folder: str, options: Mapping, stats: TrainStats, test: Corpus, runs, with_sets: bool):
@@ -428,7 +432,7 @@ def study(spec, workers: int = 1, client=None, progress: Callable = lambda items
 
     Datasets run in ``workers`` processes (or on a Dask ``client``): the results do not depend
     on how many.  Returns ``{"datasets": {name: report results}, "study": cross tables,
-    "options": ..., "systems": [...]}``."""
+    "options": ..., "systems": [...], "errors": {name: the error table's rows}}``."""
     if isinstance(spec, (str, os.PathLike)):
         spec = load_spec(spec)
     spec = spec_of(spec)
@@ -447,7 +451,8 @@ def study(spec, workers: int = 1, client=None, progress: Callable = lambda items
     per = dict(zip((d.name for d in spec.datasets), done))
     datasets = {name: part["results"] for name, part in per.items()}
     model = model_wise_table(datasets, systems, options["alpha"])
-    return {"options": options, "systems": systems, "datasets": datasets, "study": {
+    return {"options": options, "systems": systems, "datasets": datasets,
+            "errors": {name: part["errors"] for name, part in per.items()}, "study": {
         "headline": headline(datasets, systems, options["alpha"], options["baseline"], options["confidence"]),
         "pooled_test": POOLED_TEST,
         "model_wise": model,
@@ -631,27 +636,37 @@ def _chart(table: Mapping[str, Mapping[str, dict]]) -> str:
     return "".join(parts)
 
 
-def write(result: Mapping, folder, version: str = "") -> List[str]:
+def write(result: Mapping, folder, version: str = "", command: Optional[Sequence[str]] = None) -> List[str]:
     """``study.json``, ``study.html``, ``study.md`` and ``study.tex`` in ``folder``, and each
-    dataset's report (``DATASET/report.json`` and ``report.html``), every file written
-    atomically; the paths written."""
+    dataset's report (``DATASET/report.json`` and ``report.html`` with its error table), every
+    file written atomically; the paths written.  The JSON files and the pages record their
+    provenance (``command``: the command line; by default this process's)."""
     from .._util import write_atomic
     from .formatting import to_json
     from .html import render as render_report
+    from .provenance import KEY, provenance
 
+    folders = {name: _safe(name) for name in result["datasets"]}
+    clash = sorted({f for f in folders.values() if list(folders.values()).count(f) > 1})
+    if clash:
+        raise ValueError(f"datasets {sorted(n for n, f in folders.items() if f in clash)} would share the folder "
+                         f"{clash[0]!r}: rename one")
     os.makedirs(folder, exist_ok=True)
+    made = {KEY: provenance(command)}
     written = []
     for name, results in result["datasets"].items():
-        sub = os.path.join(folder, _safe(name))
+        sub = os.path.join(folder, folders[name])
         os.makedirs(sub, exist_ok=True)
         report = {"tough_ner_version": version, "inputs": {"dataset": name}, "options": result["options"],
-                  "results": results}
-        for file, text in (("report.json", to_json(report) + "\n"), ("report.html", render_report(report))):
+                  "results": results, **made}
+        for file, text in (("report.json", to_json(report) + "\n"),
+                           ("report.html", render_report(report, errors=result.get("errors", {}).get(name)))):
             write_atomic(os.path.join(sub, file), text)
             written.append(os.path.join(sub, file))
-    for file, text in (("study.json", to_json({"tough_ner_version": version, **{
-            k: v for k, v in result.items() if k != "datasets"}}) + "\n"), ("study.html", render(result, version)),
-                       ("study.md", markdown(result)), ("study.tex", latex(result))):
+    shown = {k: v for k, v in result.items() if k not in ("datasets", "errors")}
+    for file, text in (("study.json", to_json({"tough_ner_version": version, **shown, **made}) + "\n"),
+                       ("study.html", render(result, version)), ("study.md", markdown(result)),
+                       ("study.tex", latex(result))):
         write_atomic(os.path.join(folder, file), text)
         written.append(os.path.join(folder, file))
     return written
