@@ -65,7 +65,7 @@ def check_marks(results, alpha, page=None):
     # the terminal: a star exactly on the stored best, and each printed adjusted p is the stored one
     text, wide = format_text(results), format_text(results, wide=True)
     # the default (100 columns): a table of each row's first test under the summary, one line a row
-    shown = text[text.index("paired test of each row"):].split("Holm p  better\n", 1)[1].split("\n\n")[0]
+    shown = text[text.index("paired test of each row"):].split("Holm p  better\n", 1)[1].split("\nintervals:")[0]
     shown = [line for line in shown.splitlines() if line.startswith("  ") and not line.startswith("    ")]
     assert len(shown) == sum(bool(row["tests"]) for row in summary["rows"])
     for row in summary["rows"]:
@@ -83,12 +83,16 @@ def check_marks(results, alpha, page=None):
     assert [r["best"] for r in again["summary"]["rows"]] == [r["best"] for r in summary["rows"]]
     # LaTeX / Markdown: bold exactly where best is, in the headline and the subset tables
     made = tables(results)
+    # (the values' columns; then each pair's difference, bold when its stored test is significant)
+    values = slice(2, 2 + len(order))
     for cells, row in zip(made[0].rows, summary["rows"]):
-        assert [cell.bold for cell in cells[2:]] == [s in row["best"] for s in order]
+        assert [cell.bold for cell in cells[values]] == [s in row["best"] for s in order]
+        assert sorted(cell.bold for cell in cells[values.stop::2]) == sorted(t["significant"] for t in row["tests"])
     for table, method in zip(made[1:3], ("hardeval", "tmr")):
         for cells in table.rows:
             stored = results["tests"][method][("ter_" if method == "hardeval" else "recall_") + cells[0].value]
-            assert [cell.bold for cell in cells[2:]] == [s in stored["best"] for s in order]
+            assert [cell.bold for cell in cells[values]] == [s in stored["best"] for s in order]
+            assert sorted(c.bold for c in cells[values.stop::2]) == sorted(t["significant"] for t in stored["tests"])
     assert results["families"]["HardEval subsets"]["description"] in markdown(results)
     # HTML: highlighted headline cells exactly where best is
     if page is None:

@@ -145,7 +145,9 @@ def cmd_report(args) -> Optional[int]:
             inputs["attacked"] = [_file_input(path) for path in args.attacked]
     _, written = write_report(args, stats, test, systems, nrb_sets, type_map, attacked, inputs)
     if written:
-        print("\nwrote " + ", ".join(written))
+        from ..present.report import fit
+
+        print("\n" + "\n".join(fit(["wrote " + ", ".join(written)])))  # a long path on a line of its own
 
 
 def rerun(path: str) -> int:

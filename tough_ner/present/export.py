@@ -18,6 +18,8 @@ import math
 from typing import List, Mapping, NamedTuple, Optional, Sequence
 
 from ..methods.buckets import ATTRIBUTES, bucket_key
+from ..core.uncertainty import SMALL
+from .formatting import format_p
 from .labels import bucket_label, totals
 
 HARDEVAL_SUBSETS = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
@@ -34,6 +36,8 @@ class Cell(NamedTuple):
     ci: Optional[Sequence[float]] = None
     bold: bool = False
     std: Optional[float] = None  # sample std over runs
+    small: bool = False  # n < SMALL: marked † as in the HTML
+    signed: bool = False  # a difference: "+" shown
 
 
 class Table(NamedTuple):
@@ -43,23 +47,25 @@ class Table(NamedTuple):
     label: str  # a short id (LaTeX \label, Markdown heading anchor)
 
 
-def _number(value, digits: int) -> str:
+def _number(value, digits: int, signed: bool = False) -> str:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, int):
         return str(value)
-    return "nan" if math.isnan(value) else f"{value:.{digits}f}"
+    return "nan" if math.isnan(value) else f"{round(value, digits) + 0.0:{'+' if signed else ''}.{digits}f}"
 
 
 def _cell_text(cell: Cell, digits: int, escape=None) -> str:
     """The cell as text; ``escape`` applied to a text value (numbers and intervals are ours)."""
-    text = _number(cell.value, digits)
+    text = _number(cell.value, digits, cell.signed)
     if escape is not None and isinstance(cell.value, str):
         text = escape(text)
     if cell.std is not None:
         text += f" ± {_number(float(cell.std), digits)}"
     if cell.ci is not None and not any(v is None or math.isnan(v) for v in cell.ci):
         text += f" [{_number(float(cell.ci[0]), digits)}, {_number(float(cell.ci[1]), digits)}]"
+    if cell.small:
+        text += "†"
     return text
 
 
@@ -90,20 +96,60 @@ def _bucket_n(results: Mapping, system: str, key: str):
     return found[0]["n_gold"] if found else None
 
 
-def _tested(results: Mapping, method: str, key: str, system: str, value) -> Cell:
+def _tested(results: Mapping, method: str, key: str, system: str, value, n=None) -> Cell:
     """A subset table's cell with the interval and the significance the report computed for it
-    (``results["tests"]``, Holm-adjusted over the method's keys); a bare value without them."""
+    (``results["tests"]``, Holm-adjusted over the method's keys); a bare value without them;
+    marked small when its ``n`` is under ``SMALL``."""
     test = results.get("tests", {}).get(method, {}).get(key)
     std = results.get("runs", {}).get(system, {}).get(method, {}).get(key, {}).get("std")
+    small = isinstance(n, int) and n < SMALL
     if not test:
-        return Cell(value, std=std)
-    return Cell(value, test["ci"].get(system), system in test["best"], std)
+        return Cell(value, std=std, small=small)
+    return Cell(value, test["ci"].get(system), system in test["best"], std, small)
+
+
+def compared_pairs(results: Mapping) -> List[tuple]:
+    """The pairs of systems the report tested (``statistics.pairs``), as (a, b): a - b."""
+    return [tuple(pair) for pair in results.get("statistics", {}).get("pairs", [])]
+
+
+def pair_columns(pairs: Sequence[tuple]) -> List[str]:
+    """Two columns per compared pair: the paired difference with its interval, its Holm-adjusted p."""
+    return [name for a, b in pairs for name in (f"{a} - {b} [CI]", "Holm p" + (f" {a} - {b}" if len(pairs) > 1 else ""))]
+
+
+def pair_cells(tests: Sequence[Mapping], pairs: Sequence[tuple]) -> List[Cell]:
+    """A row's paired tests as read from its stored verdicts (never decided again): per pair,
+    the difference a - b with its interval (bold when significant) and the adjusted p."""
+    cells = []
+    for a, b in pairs:
+        test = next((t for t in tests if (t["a"], t["b"]) in ((a, b), (b, a))), None)
+        if test is None:
+            cells += [Cell(""), Cell("")]
+            continue
+        flip = (test["a"], test["b"]) == (b, a)
+        low, high = test["ci"]
+        difference, ci = (-test["difference"], [-high, -low]) if flip else (test["difference"], [low, high])
+        adjusted = test.get("p_adjusted")
+        cells += [Cell(math.nan if difference is None else difference,
+                       None if low is None or high is None else ci, bool(test.get("significant")), signed=True),
+                  Cell(format_p(math.nan if adjusted is None else adjusted)[2:])]
+    return cells
 
 
 def _family(results: Mapping, name: str) -> str:
     """``; Holm over the 7 rows of the table (7 tests)``: the family a table's marks come from."""
     described = results.get("families", {}).get(name)
     return f" ({described['description']})" if described else ""
+
+
+def _pairs_note(pairs: Sequence[tuple]) -> str:
+    return f"; † n < {SMALL}" + ("; each compared pair: the paired difference a - b [interval] (bold when "
+                                 "significant) and its Holm-adjusted p, as the report decided them" if pairs else "")
+
+
+def _stored_tests(results: Mapping, method: str, key: str) -> List[Mapping]:
+    return results.get("tests", {}).get(method, {}).get(key, {}).get("tests", [])
 
 
 def _runs_note(results: Mapping) -> str:
@@ -118,6 +164,7 @@ def tables(results: Mapping) -> List[Table]:
     summary = results["summary"]
     order = list(summary["systems"])
     systems = results["systems"]
+    pairs = compared_pairs(results)
     headline = []
     for row in summary["rows"]:
         label = row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") \
@@ -128,23 +175,27 @@ def tables(results: Mapping) -> List[Table]:
             value = row["values"][s]
             if where.get(s):
                 value = f"{where[s]}: {_number(value, 4)}"
-            cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", []), row.get("std", {}).get(s)))
-        headline.append(cells)
+            cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", []), row.get("std", {}).get(s),
+                              bool(row.get("small", {}).get(s))))
+        headline.append(cells + pair_cells(row.get("tests", []), pairs))
     out = [Table("Headline: systems by F1; bold: significantly better than every system it is compared with"
-                 f"{_family(results, 'headline')} (↑ higher, ↓ lower is better, · not ranked){_runs_note(results)}",
-                 ["measure", "n"] + order, headline, "headline")]
+                 f"{_family(results, 'headline')} (↑ higher, ↓ lower is better, · not ranked){_runs_note(results)}"
+                 + _pairs_note(pairs), ["measure", "n"] + order + pair_columns(pairs), headline, "headline")]
     first = order[0]
     out.append(Table("HardEval: token error rate (TER) per subset; bold: significantly lower"
-                     + _family(results, "HardEval subsets"), ["subset", "n"] + order,
+                     + _family(results, "HardEval subsets") + _pairs_note(pairs),
+                     ["subset", "n"] + order + pair_columns(pairs),
                      [[Cell(x), Cell(systems[first]["hardeval"][f"n_{x}"])]
-                      + [_tested(results, "hardeval", f"ter_{x}", s, systems[s]["hardeval"][f"ter_{x}"])
-                         for s in order] for x in HARDEVAL_SUBSETS],
+                      + [_tested(results, "hardeval", f"ter_{x}", s, systems[s]["hardeval"][f"ter_{x}"],
+                                 systems[first]["hardeval"][f"n_{x}"]) for s in order]
+                      + pair_cells(_stored_tests(results, "hardeval", f"ter_{x}"), pairs) for x in HARDEVAL_SUBSETS],
                      "hardeval"))
-    out.append(Table("Tough Mentions Recall per subset; bold: significantly higher" + _family(results, "TMR subsets"),
-                     ["subset", "n"] + order,
+    out.append(Table("Tough Mentions Recall per subset; bold: significantly higher" + _family(results, "TMR subsets")
+                     + _pairs_note(pairs), ["subset", "n"] + order + pair_columns(pairs),
                      [[Cell(x), Cell(systems[first]["tmr"][f"n_{x}"])]
-                      + [_tested(results, "tmr", f"recall_{x}", s, systems[s]["tmr"][f"recall_{x}"]) for s in order]
-                      for x in TMR_SUBSETS], "tmr"))
+                      + [_tested(results, "tmr", f"recall_{x}", s, systems[s]["tmr"][f"recall_{x}"],
+                                 systems[first]["tmr"][f"n_{x}"]) for s in order]
+                      + pair_cells(_stored_tests(results, "tmr", f"recall_{x}"), pairs) for x in TMR_SUBSETS], "tmr"))
     bucket_rows = []
     for attribute in ATTRIBUTES:
         cells = {s: {_key(r["interval"]): r for r in results["details"][s]["bucket_f1"]["buckets"][attribute]}
@@ -154,11 +205,11 @@ def tables(results: Mapping) -> List[Table]:
             key = bucket_key(attribute, index, interval)
             bucket_rows.append([Cell(attribute), Cell(bucket_label(attribute, list(interval) if isinstance(
                 interval, tuple) else interval, totals(results))), Cell(gold)]
-                + [_tested(results, "bucket_f1", key, s, cells[s].get(interval, {}).get("f1", math.nan))
-                   for s in order])
+                + [_tested(results, "bucket_f1", key, s, cells[s].get(interval, {}).get("f1", math.nan), gold)
+                   for s in order] + pair_cells(_stored_tests(results, "bucket_f1", key), pairs))
     out.append(Table("Bucket F1 per attribute bucket (n: gold entities); bold: significantly better"
-                     + _family(results, "bucket F1 table"), ["attribute", "bucket", "n"] + order,
-                     bucket_rows, "buckets"))
+                     + _family(results, "bucket F1 table") + _pairs_note(pairs),
+                     ["attribute", "bucket", "n"] + order + pair_columns(pairs), bucket_rows, "buckets"))
     with_nrb = [s for s in order if "nrb" in systems[s]]
     if with_nrb:
         out.append(Table("Name Regularity Bias: accuracy on NRB and WTS", ["set", "n"] + with_nrb,

@@ -573,21 +573,22 @@ def short_names(names: Sequence[str], room: int) -> Dict[str, str]:
 
 
 def legend(shown: Mapping[str, str]) -> List[str]:
-    """The line naming abbreviated systems (``S1 = ...``); none when every name is itself."""
-    return ["systems: " + "; ".join(f"{short} = {name}" for name, short in shown.items())] \
-        if any(name != short for name, short in shown.items()) else []
+    """The lines naming abbreviated systems (``S1 = ...``); none when every name is itself."""
+    if all(name == short for name, short in shown.items()):
+        return []
+    return ["systems:"] + [f"  {short} = {name}" for name, short in shown.items()]
 
 
 def fit(lines: Sequence[str], width: int = WIDTH) -> List[str]:
     """The lines, each longer than ``width`` wrapped at spaces (its continuation indented two
-    more than the line); a word longer than the width is cut."""
+    more than the line); a word longer than the width (a path) stays whole."""
     out: List[str] = []
     for line in lines:
         if len(line) <= width:
             out.append(line)
             continue
         indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
-        out += textwrap.wrap(line, width, subsequent_indent=indent, break_on_hyphens=False)
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
     return out
 
 
