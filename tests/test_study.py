@@ -257,3 +257,17 @@ def test_a_yaml_study_reads_as_the_toml_one(folder):
     spec = make_study(folder)
     (folder / "study.yaml").write_text(yaml.safe_dump(spec), encoding="utf-8")
     assert st.load_spec(folder / "study.yaml") == st.load_spec(folder / "study.toml")
+
+
+def test_self_diagnosis_names_the_worst_bucket_of_the_f1_the_report_shows(result):
+    from tough_ner.methods.buckets import self_diagnosis
+    from tough_ner.present.labels import bucket_label, totals
+
+    for dataset, results in result["datasets"].items():
+        for system, details in results["details"].items():
+            buckets = details["bucket_f1"]["buckets"]
+            for attribute, cell in result["study"]["diagnosis"][dataset]["self"][system].items():
+                expected = self_diagnosis(buckets)[attribute]
+                assert cell["worst_f1"] == expected["worst_f1"]
+                assert cell["worst_bucket"] == bucket_label(attribute, buckets[attribute][expected["worst"]]["interval"],
+                                                            totals(results))

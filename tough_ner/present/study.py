@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -34,10 +35,11 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from ..core.corpus import Corpus, read_conll, read_system
 from ..core.stats import TrainStats
 from ..core.uncertainty import SMALL, adjust
-from ..methods.buckets import ATTRIBUTES, model_wise
+from ..methods.buckets import ATTRIBUTES, model_wise, self_diagnosis
 from ..methods.comparison import family, finish, pairs
 from ..methods.hardeval import hardeval
 from .formatting import format_p
+from .labels import bucket_label, totals
 from .report import run as run_report, run_labels, significant_buckets
 
 POOLED_TEST = ("fixed-effect (inverse-variance) mean of the datasets' paired differences, standard errors from "
@@ -406,13 +408,21 @@ def attribute_wise_table(datasets: Mapping[str, dict], model: Mapping[str, Mappi
 
 
 def diagnosis(datasets: Mapping[str, dict]) -> Dict[str, dict]:
-    """Per dataset: each system's worst and best bucket per attribute, and each compared pair's
-    significant buckets (read from the dataset's stored bucket verdicts)."""
+    """Per dataset: each system's worst and best bucket per attribute (in words; a system's
+    runs: of the bucket F1 the report shows, their mean, as ``model_wise_table``), and each
+    compared pair's significant buckets (read from the dataset's stored bucket verdicts)."""
     out = {}
     for name, results in datasets.items():
-        out[name] = {"self": {s: d["bucket_f1"]["diagnostics"]["self"] for s, d in results["details"].items()},
+        counts = totals(results)
+        own = {}
+        for system, details in results["details"].items():
+            buckets = details["bucket_f1"]["buckets"]
+            own[system] = {attribute: {**cell, **{f"{end}_bucket": bucket_label(
+                attribute, buckets[attribute][cell[end]]["interval"], counts) if cell[end] is not None else None
+                for end in ("worst", "best")}} for attribute, cell in self_diagnosis(buckets).items()}
+        out[name] = {"self": own,
                      "comparative": [{"systems": entry["systems"], "family": entry["family"],
-                                      "significant": significant_buckets(entry["bucket_f1"])}
+                                      "significant": significant_buckets(entry["bucket_f1"], counts)}
                                      for entry in results.get("comparisons", [])]}
     return out
 
@@ -527,6 +537,16 @@ def tables(result: Mapping):
                      ["dataset", "measure"] + list(attributes),
                      [[Cell(d), Cell(m)] + [Cell(study_["attribute_wise"][d][a][m]) for a in attributes]
                       for d in datasets for m in ("zeta", "rho")], "study-attribute-wise"))
+    diagnosed = study_["diagnosis"]
+    out.append(Table("Self-diagnosis: each system's worst bucket per attribute (its F1)", ["dataset", "system"]
+                     + list(ATTRIBUTES), [[Cell(d), Cell(s)] + [Cell(_worst_text(diagnosed[d]["self"][s].get(a)))
+                                                               for a in ATTRIBUTES]
+                                          for d in datasets for s in systems if s in diagnosed[d]["self"]],
+                     "study-self-diagnosis"))
+    out.append(Table("Comparative diagnosis: the buckets where a pair differs significantly (largest first; "
+                     "each dataset's bucket family, Holm)", ["dataset", "pair", "significant buckets"],
+                     [[Cell(d), Cell(" − ".join(entry["systems"])), Cell(_buckets_text(entry["significant"]))]
+                      for d in datasets for entry in diagnosed[d]["comparative"]], "study-comparative-diagnosis"))
     domains = study_["hardeval_domains"]
     out.append(Table("HardEval of each test set (rows) against each training set (columns): mean TER, and TER on "
                      "the unseen tokens with their n; the diagonal is in-domain", ["system", "test set"] + [f"train {d}" for d in datasets],
@@ -539,6 +559,19 @@ def tables(result: Mapping):
                       + [Cell(v["systems"][s][k]) for k in TMR_KEYS] for lang, v in languages.items() for s in systems],
                      "study-languages"))
     return out
+
+
+def _worst_text(cell: Optional[Mapping]) -> str:
+    if not cell or cell["worst"] is None:
+        return "–"
+    return f"{cell['worst_bucket']} ({cell['worst_f1']:.3f})"
+
+
+def _buckets_text(found: Sequence[Mapping], most: int = 3) -> str:
+    if not found:
+        return "none"
+    shown = "; ".join(f"{b['attribute']} {b['bucket']}: {b['difference']:+.3f} (n = {b['n']})" for b in found[:most])
+    return shown + (f"; and {len(found) - most} more" if len(found) > most else "")
 
 
 def _domain_text(cell: Optional[Mapping]) -> str:
@@ -598,41 +631,68 @@ def render(result: Mapping, version: str = "") -> str:
              "Each dataset's own report is in its folder.</p>"]
     for table in tables(result):
         head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell_text(cell, 4))}</td>" for cell in row) + "</tr>"
-                       for row in table.rows)
-        parts.append(f"<h2 id='{table.label}'>{html.escape(table.title)}</h2><table><thead><tr>{head}</tr></thead>"
-                     f"<tbody>{body}</tbody></table>")
+        body = "".join("<tr>" + "".join(_td(_cell_text(cell, 4)) for cell in row) + "</tr>" for row in table.rows)
+        heading, note = _heading(table.title)
+        parts.append(f"<h2 id='{table.label}'>{html.escape(heading)}</h2>"
+                     + (f"<p class='note'>{html.escape(note)}</p>" if note else "")
+                     + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
         if table.label == "study-attribute-wise":
-            parts.append(_chart(result["study"]["attribute_wise"]))
+            parts += [_chart(result["study"]["attribute_wise"], measure) for measure in ("rho", "zeta")]
     style = ("body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;color:#111}"
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;"
-             "text-align:right}td:first-child,th:first-child{text-align:left}.note{color:#333}")
+             "text-align:left}td.n{text-align:right;white-space:nowrap}.note{color:#333}")
     return (f"<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>tough-ner study</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
+
+
+def _heading(title: str) -> Tuple[str, str]:
+    """A table's title as a short heading and the note after it (from the first " (" or "; ")."""
+    cut = min((i for i in (title.find(" ("), title.find("; "), title.find(": ")) if i > 0), default=len(title))
+    return title[:cut], title[cut:].lstrip(" ;:")
+
+
+def _td(text: str) -> str:
+    """A cell; numbers right-aligned."""
+    import html
+
+    number = bool(re.match(r"^([-+−]?\d|nan$|–$)", text))
+    return f"<td class='n'>{html.escape(text)}</td>" if number else f"<td>{html.escape(text)}</td>"
 
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22")
 
 
-def _chart(table: Mapping[str, Mapping[str, dict]]) -> str:
-    """ρ per attribute, one line per dataset (parallel coordinates on 0..1), as inline SVG."""
+def _chart(table: Mapping[str, Mapping[str, dict]], measure: str = "rho") -> str:
+    """One line per dataset over the attributes (parallel coordinates), as inline SVG: ρ on
+    0..1; ζ, whose attributes have different units, scaled per attribute from the smallest to
+    the largest dataset's value (the table gives the values)."""
     import html
 
     attributes = list(ATTRIBUTES[:-1])
-    width, height, left, top = 120 * len(attributes), 220, 40, 20
+    values = {name: {a: row[a][measure] for a in attributes} for name, row in table.items()}
+    if measure == "zeta":
+        for a in attributes:
+            known = [v[a] for v in values.values() if not math.isnan(v[a])]
+            low, high = (min(known), max(known)) if known else (0.0, 0.0)
+            for v in values.values():
+                v[a] = 0.5 if high == low else (v[a] - low) / (high - low)
+    title = "ρ (mean |S^ρ|)" if measure == "rho" else "ζ, scaled per attribute (lowest dataset 0, highest 1)"
+    width, height, left, top = 120 * len(attributes), 200, 40, 30
     x = {a: left + 120 * i + 40 for i, a in enumerate(attributes)}
-    parts = [f"<svg role='img' aria-label='rho per attribute and dataset' width='{width + left}' height='{height + 60}' "
-             "xmlns='http://www.w3.org/2000/svg' font-size='12'>"]
+    parts = [f"<figure><svg role='img' aria-label='{html.escape(title)} per attribute and dataset' "
+             f"width='{width + left}' height='{height + top + 30 + 16 * len(values)}' "
+             "xmlns='http://www.w3.org/2000/svg' font-size='13'>"]
     for a in attributes:
         parts.append(f"<line x1='{x[a]}' y1='{top}' x2='{x[a]}' y2='{top + height}' stroke='#999'/>"
-                     f"<text x='{x[a]}' y='{top + height + 16}' text-anchor='middle'>{html.escape(a)}</text>")
-    for i, (name, values) in enumerate(table.items()):
-        points = [(x[a], top + height * (1 - values[a]["rho"])) for a in attributes if not math.isnan(values[a]["rho"])]
+                     f"<text x='{x[a]}' y='{top + height + 18}' text-anchor='middle'>{html.escape(a)}</text>")
+    for i, (name, by_attribute) in enumerate(values.items()):
+        points = [(x[a], top + height * (1 - v)) for a, v in by_attribute.items() if not math.isnan(v)]
         colour = PALETTE[i % len(PALETTE)]
         parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='2' points='"
                      + " ".join(f"{px:.1f},{py:.1f}" for px, py in points) + "'/>")
-        parts.append(f"<text x='{left}' y='{top + height + 36 + 14 * i}' fill='{colour}'>— {html.escape(name)}</text>")
-    parts.append(f"<text x='4' y='{top + 4}'>ρ 1</text><text x='4' y='{top + height}'>0</text></svg>")
+        parts.append(f"<text x='{left}' y='{top + height + 40 + 16 * i}' fill='{colour}'>— {html.escape(name)}</text>")
+    parts.append(f"<text x='4' y='{top + 4}'>1</text><text x='4' y='{top + height}'>0</text></svg>"
+                 f"<figcaption>{html.escape(title)}</figcaption></figure>")
     return "".join(parts)
 
 
