@@ -3,12 +3,20 @@ of every method (counts + one resampling), beside seqeval measured in the same r
 systems with every headline and subset test (all 10 pairs, the verdicts of each family); and
 the whole `tough-ner report` with intervals, two systems and HTML plots, as a command.
 
+Large test sets (``large_test_sets``): ``tmr(..., ci=True)`` on CoNLL-2003 test x 50 (172k
+sentences, the memorization baseline's predictions) and on 1M one-token sentences (CoNLL-2003
+test's tokens in turn, gold I- tags as B-, the baseline's predictions), each test file read
+with ``read_batch`` as the command reads it, each run in a fresh process: the engine of this
+tree beside the engine before bounded intervals (the package at commit ``BEFORE``, taken from
+git), in the same run.
+
     python bench/bench_uncertainty.py [path/to/conll2003] [--quick]
 
 --quick: a smoke run on the demo corpus (checks nothing about time).
 """
 from __future__ import annotations
 
+import json
 import os
 import random
 import resource
@@ -18,16 +26,47 @@ import tempfile
 import time
 from pathlib import Path
 
-from seqeval.metrics import classification_report, f1_score
 
-from tough_ner import Batch, TrainStats, read_conll
-from tough_ner.attacks import entity_attack
-from tough_ner.baselines import memorization
-from tough_ner.comparison import COUNTS, rows
-from tough_ner.corpus import write_conll
-from tough_ner.uncertainty import analyse
 
-from common import DATA, Goal, best, peak_mb, print_table, print_verdicts, quick
+def _vm(field: str) -> float:
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) / 1024 for line in status if line.startswith(field + ":"))
+
+
+def interval_child(spec: dict) -> None:
+    """One ``tmr`` on a large test set in this fresh process (``PYTHONPATH`` picks the package):
+    prints, as JSON, the peak RSS during the call without and with intervals (the high-water
+    mark reset just before each), the RSS before each, the CPU time and the result."""
+    from tough_ner import TrainStats, tmr
+    from tough_ner.corpus import read_batch
+
+    stats = TrainStats.from_conll(spec["train"])
+    batch = read_batch(spec["test"])
+    out = {"package": os.path.dirname(__import__("tough_ner").__file__)}
+    for ci in (False, True):
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")  # VmHWM starts again from the current size
+        before, cpu = _vm("VmRSS"), time.process_time()
+        result = tmr(stats, batch, ci=ci)
+        out[f"ci={ci}"] = {"before": before, "peak": _vm("VmHWM"), "cpu": time.process_time() - cpu}
+    out["result"] = {key: value for key, value in result.items() if isinstance(value, float)}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
+    interval_child(json.loads(sys.argv[2]))
+    sys.exit(0)
+
+from seqeval.metrics import classification_report, f1_score  # noqa: E402  (children import only what they measure)
+
+from tough_ner import Batch, TrainStats, read_conll  # noqa: E402
+from tough_ner.attacks import entity_attack  # noqa: E402
+from tough_ner.baselines import memorization  # noqa: E402
+from tough_ner.comparison import COUNTS, rows  # noqa: E402
+from tough_ner.corpus import write_conll  # noqa: E402
+from tough_ner.uncertainty import analyse  # noqa: E402
+
+from common import DATA, Goal, best, peak_mb, print_table, print_verdicts, quick  # noqa: E402
 
 
 def noisy(tags, rate, seed):
@@ -119,7 +158,93 @@ def main():
         ("  its CPU time (user + system; the wall time includes waiting on a busy machine)", cpu_report, ""),
         ("peak RSS of this process, intervals and tests (MB)", peak, ""),
     ], 78)
+    large_test_sets()
     print_verdicts()
+
+
+# ---- large test sets ----------------------------------------------------------------------
+BEFORE = "9b3533a"  # the last commit whose engine held a resamples x units matrix of weights
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def large_test_sets():
+    """``tmr(..., ci=True)`` on CoNLL-2003 test x 50 and on 1M one-token sentences (``--quick``:
+    the demo test set x 2 and 20,000 sentences), this tree's engine beside the one at ``BEFORE``,
+    each in a fresh process; the goals on the whole process's peak RSS during the call; shown
+    beside, what the intervals add (that peak less the RSS before the call)."""
+    import shutil
+
+    QUICK = quick()  # noqa: N806
+    folder = tempfile.mkdtemp(prefix="tough-ner-bench-intervals-")
+    try:
+        before = os.path.join(folder, "before")
+        os.mkdir(before)
+        archive = subprocess.run(["git", "archive", BEFORE, "tough_ner"], capture_output=True, cwd=ROOT)
+        if archive.returncode == 0:
+            subprocess.run(["tar", "-x", "-C", before], input=archive.stdout, check=True)
+        else:  # not a git checkout: this tree's engine alone
+            print(f"NOTE: commit {BEFORE} not found: the engine before is not measured")
+            before = None
+        stats = TrainStats.from_conll(DATA / "train.txt")
+        test = read_conll(DATA / "test.txt")
+        predicted = memorization(stats, test.tokens)
+        copies, n_one = (2, 20_000) if QUICK else (50, 1_000_000)
+        files = {f"{'demo' if QUICK else 'CoNLL-2003'} test x {copies} ({copies * len(test):,} sentences)":
+                 test.tokens * copies,
+                 f"{n_one:,} one-token sentences": None}
+        paths = {}
+        for name, tokens in files.items():
+            paths[name] = os.path.join(folder, f"{len(paths)}.conll")
+            if tokens is not None:
+                write_conll(paths[name], tokens, test.tags * copies, predicted * copies)
+            else:  # one token a sentence: the test set's tokens in turn, with their gold and predicted tags
+                flat = [(t, g.replace("I-", "B-"), p.replace("I-", "B-")) for s, gs, ps in zip(test.tokens, test.tags,
+                        predicted) for t, g, p in zip(s, gs, ps)]
+                chosen = [flat[i % len(flat)] for i in range(n_one)]
+                write_conll(paths[name], *([[column] for column in columns] for columns in zip(*chosen)))
+        env = dict(os.environ)
+        measured = {}
+        for name, path in paths.items():
+            for engine, package in (("before", before), ("now", ROOT)):
+                if package is None:
+                    continue
+                spec = {"train": str(DATA / "train.txt"), "test": path}
+                child_env = {**env, "PYTHONPATH": package + os.pathsep + os.path.dirname(os.path.abspath(__file__))}
+                done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
+                                      capture_output=True, text=True, env=child_env, timeout=3600)
+                if done.returncode != 0:
+                    print(f"  {engine} on {name} failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
+                    continue
+                measured[name, engine] = json.loads(done.stdout.strip().splitlines()[-1])
+                if not measured[name, engine]["package"].startswith(package):
+                    raise RuntimeError(f"the child imported {measured[name, engine]['package']}, not {package}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+    print(f"\ntmr(stats, batch, ci=True), 1000 resamples, a fresh process each; before: the engine at {BEFORE}")
+    print(f"{'test set':<42} {'engine':<7} {'RSS before MB':>13} {'peak, no ci':>11} {'peak, ci':>9} "
+          f"{'ci adds':>8} {'cpu s, ci':>9}")
+    goals = {0: 300, 1: 600}  # MB, the whole process's peak during the call (issue #38)
+    table = []
+    for k, name in enumerate(paths):
+        for engine in ("before", "now"):
+            if (name, engine) not in measured:
+                continue
+            m = measured[name, engine]
+            plain, ci = m["ci=False"], m["ci=True"]
+            added = ci["peak"] - ci["before"]
+            print(f"{name:<42} {engine:<7} {ci['before']:>13.0f} {plain['peak']:>11.0f} {ci['peak']:>9.0f} "
+                  f"{added:>8.0f} {ci['cpu']:>9.2f}")
+            if engine == "now":
+                table.append((f"{name}: peak RSS during tmr(ci=True), MB", ci["peak"],
+                              Goal(f"<= {goals[k]} MB", goals[k])))
+        if (name, "before") in measured and (name, "now") in measured:
+            a, b = measured[name, "before"]["result"], measured[name, "now"]["result"]
+            differing = sum(not (a[key] == b.get(key) or (a[key] != a[key] and b.get(key) != b.get(key)))
+                            for key in a) + len(b.keys() - a.keys())  # NaN == NaN here: both undefined
+            table.append((f"{name}: keys whose value or interval differs from before's", float(differing),
+                          Goal("0 (the same intervals)", 0.0)))
+    print_table(table, 78)
 
 
 if __name__ == "__main__":

@@ -609,7 +609,7 @@ def test_resample_weights_drawn_a_row_at_a_time_are_the_same_numbers(strata):
     expected = _block_weights(strata, 37, 3)
     assert np.array_equal(uncertainty.resample_weights(strata, 37, 3), expected)
     (compact,) = uncertainty._weight_chunks(strata, 37, 3, compact=True)
-    assert compact.dtype == np.uint8 and np.array_equal(compact, expected)
+    assert compact.dtype == np.uint8 and np.array_equal(compact.T, expected)  # (units, resamples)
 
 
 def _hostile_system(folder: Path):

@@ -698,3 +698,92 @@ def test_compare_runs_defaults_keys_and_unit():
     assert list(only_a) == ["recall"]
     with pytest.raises(ValueError, match="needs document ids"):  # the unit is passed on
         uncertainty.compare_runs(runs_a, runs_b, [a], [b], n_resamples=50, unit="document")
+
+
+# ---- bounded memory (issue #38) ---------------------------------------------------------------
+def test_counts_keep_whole_counts_as_small_integers_and_give_floats():
+    table = Counts(np.arange(4, dtype=np.uint64))
+    table.ratio("small", [0, 1, 2, 255], [1, 1, 1, 1])
+    table.ratio("large", [0, 256, 70_000, 2 ** 32 - 1], [0.5, 1, 1, 1])
+    table.ratio("other", [-1, 0, 1, 2], [2 ** 32, 1, 1, 1])
+    kept = {name: table.columns[table.names[name]] for name in table.names}
+    assert kept["small/num"].dtype == np.uint8 and kept["small/den"].dtype == np.uint8
+    assert kept["large/num"].dtype == np.uint32 and kept["large/den"].dtype == float  # a half: as it is
+    assert kept["other/num"].dtype == float and kept["other/den"].dtype == float  # negative; too large
+    matrix = table.matrix()
+    assert matrix.dtype == float
+    assert matrix[:, table.names["large/num"]].tolist() == [0, 256, 70_000, 2 ** 32 - 1]
+    assert matrix[:, table.names["other/num"]].tolist() == [-1, 0, 1, 2]
+    assert table.point()["small"] == 258 / 4
+
+
+def _method_counts(strata=False):
+    """Two demo systems' counts for TMR and HardEval, with documents (and strata: two sets)."""
+    from tough_ner import Batch, TrainStats
+    from tough_ner.demo import load_demo
+    from tough_ner.methods import hardeval, tmr
+
+    train, test = load_demo()
+    stats = TrainStats.from_lists(train.tokens, train.tags)
+    documents = [s // 5 for s in range(len(test.tokens))]
+    layers = None if not strata else np.arange(len(test.tokens)) % 2
+    out = {}
+    for method in (tmr, hardeval):
+        systems = {}
+        for i, predicted in enumerate(test.predictions):
+            table = method.counts(stats, Batch(test.tokens, test.tags, predicted, documents))
+            if strata:
+                table.strata = layers.astype(np.int64)
+            systems[f"s{i}"] = table
+        out[method.__name__] = systems
+    return out
+
+
+@pytest.mark.parametrize("unit,strata", [("sentence", False), ("sentence", True), ("document", False)])
+def test_the_bounded_engine_gives_the_dense_engines_intervals_and_tests(monkeypatch, unit, strata):
+    """Beyond ``_DENSE_WEIGHTS`` resample weights, every count goes through the entries' engine,
+    its weights drawn in chunks: the same intervals to the last digit (whole counts sum
+    exactly), the paired tests' p-values to rounding; no dense table, no float weights."""
+    def everything():
+        out = {}
+        for method, systems in _method_counts(strata).items():
+            out[method] = analyse(systems, None, 300, 0.9, 4, unit)
+            out[method + " values"] = uncertainty.resampled_values(systems["s0"], list(systems["s0"].keys), 300, 4,
+                                                                   unit)
+        return out
+
+    monkeypatch.setattr(uncertainty, "_CHUNK", 7_000)  # several chunks of a few resamples (fixes a stratified stream)
+    uncertainty._WEIGHTS.clear()
+    dense = everything()
+    uncertainty._WEIGHTS.clear()
+    monkeypatch.setattr(uncertainty, "_DENSE_WEIGHTS", 0)
+    monkeypatch.setattr(uncertainty.Counts, "matrix", lambda self: pytest.fail("a dense table was built"))
+    monkeypatch.setattr(uncertainty, "resample_weights", lambda *a: pytest.fail("float weights were drawn"))
+    drawn = []
+    draw = uncertainty._draw
+    monkeypatch.setattr(uncertainty, "_draw", lambda s, n, rng, compact=False: drawn.append((n * len(s), compact))
+                        or draw(s, n, rng, compact))
+    bounded = everything()
+    assert drawn and all(compact and size <= 7_000 for size, compact in drawn)
+    for method in dense:
+        if method.endswith("values"):
+            for key, values in dense[method].items():
+                assert np.array_equal(values, bounded[method][key], equal_nan=True)
+            continue
+        for key, cell in dense[method].items():
+            other = bounded[method][key]
+            assert cell["values"] == other["values"] and all(np.array_equal(cell["ci"][s], other["ci"][s], equal_nan=True) for s in cell["ci"]), (method, key)
+            assert cell["n"] == other["n"] and cell["units"] == other["units"]
+            for test, test_bounded in zip(cell["tests"], other["tests"]):
+                assert np.array_equal(test["ci"], test_bounded["ci"], equal_nan=True), (method, key)
+                assert test_bounded["p_value"] == pytest.approx(test["p_value"], rel=1e-9, nan_ok=True)
+
+
+def test_resampled_values_are_what_the_interval_takes_percentiles_of():
+    systems = two_systems(30)
+    values = uncertainty.resampled_values(systems["a"], ["recall"], 400, 5)["recall"]
+    assert values.shape == (400,)
+    low, high = analyse({"a": systems["a"]}, ["recall"], 400, 0.9, 5)["recall"]["ci"]["a"]
+    assert [low, high] == pytest.approx(np.percentile(values, [5, 95]))
+    with pytest.raises(ValueError, match="unknown key"):
+        uncertainty.resampled_values(systems["a"], ["nothing"])

@@ -166,9 +166,17 @@ class Batch:
 
     @cached_property
     def sentence_keys(self) -> np.ndarray:
-        """A content hash of each sentence (tokens and gold tags): the canonical order of resampling."""
+        """A content hash of each sentence (tokens and gold tags): the canonical order of
+        resampling.  A coded batch's from its flat columns, a sentence at a time (its lists of
+        every sentence were most of what intervals added on a million sentences)."""
         from .uncertainty import sentence_keys
-        return sentence_keys(self.tokens, self.references)
+        if self._codes is None or "tokens" in self.__dict__:
+            return sentence_keys(self.tokens, self.references)
+        bounds = self.offsets.tolist()
+
+        def cut(flat):
+            return (flat[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
+        return sentence_keys(cut(self.flat_tokens), cut(_values(self._codes["gold"])), len(self))
 
     @cached_property
     def token_sentences(self) -> np.ndarray:

@@ -28,7 +28,7 @@ one matrix product: resample weights (resamples x units) times the count matrix.
 from __future__ import annotations
 
 import math
-from typing import Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -49,11 +49,13 @@ DENSE_CELLS = 1 << 23
 
 
 # ---- counts -------------------------------------------------------------------------------
-def sentence_keys(tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]]) -> np.ndarray:
-    """A 64-bit content hash of each sentence's tokens and gold tags (the canonical order)."""
+def sentence_keys(tokens: Iterable[Sequence[str]], tags: Iterable[Sequence[str]],
+                  n: Optional[int] = None) -> np.ndarray:
+    """A 64-bit content hash of each sentence's tokens and gold tags (the canonical order);
+    ``n``: how many sentences, when they are given one at a time."""
     import hashlib  # here, not at start-up: it loads OpenSSL, a few ms for commands that never resample
 
-    keys = np.empty(len(tokens), dtype=np.uint64)
+    keys = np.empty(len(tokens) if n is None else n, dtype=np.uint64)
     for s, (sentence, gold) in enumerate(zip(tokens, tags)):
         digest = hashlib.blake2b("\x1f".join(sentence).encode("utf-8", "surrogatepass") + b"\x1e"
                                  + "\x1f".join(gold).encode("utf-8", "surrogatepass"), digest_size=8).digest()
@@ -96,6 +98,7 @@ class Counts:
         values = np.asarray(values, dtype=float)
         if values.shape != (len(self),):
             raise ValueError(f"column {name!r} has shape {values.shape}, expected ({len(self)},)")
+        values = _compact(values)
         if name in self.names:
             if self.columns[self.names[name]] is None:
                 raise ValueError(f"column {name!r} is kept as entries: it cannot be replaced")
@@ -167,21 +170,26 @@ class Counts:
 
     def entries(self, new_row: Optional[np.ndarray] = None, n_rows: Optional[int] = None) -> Entries:
         """Every column as its nonzero entries (dense columns included); with ``new_row``,
-        sentence ``s`` is row ``new_row[s]`` of ``n_rows`` (rows sharing a number summed)."""
-        parts = self._parts()
-        if not parts:
-            return Entries(len(self), len(self.columns), [], [], [])
-        if new_row is None:  # each part is in order and holds columns of its own: so is their sequence
-            parts.sort(key=lambda part: part[0][0] if len(part[0]) else -1)
-            return Entries(len(self), len(self.columns), *(np.concatenate(part) for part in zip(*parts)))
-        columns, rows, values = zip(*parts)
-        return Entries(n_rows, len(self.columns), np.concatenate(columns),
-                       np.concatenate([new_row[r] for r in rows]), np.concatenate(values))
+        sentence ``s`` is row ``new_row[s]`` of ``n_rows`` (rows sharing a number summed).
+        Each part (a dense column, a group of kept columns) is put in order on its own, then
+        the parts are joined: the memory of the entries and one part, never a sort of them all."""
+        n_rows = len(self) if new_row is None else n_rows
+        parts = []
+        for columns, rows, values in self._parts():
+            part = Entries(n_rows, len(self.columns), columns, rows if new_row is None else new_row[rows], values)
+            if len(part):
+                parts.append((part, 0))
+        parts.sort(key=lambda part: part[0].column_of[0])  # parts hold columns of their own, in ranges
+        return Entries.joined(n_rows, len(self.columns), parts)
 
-    def _parts(self) -> List[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """(column, sentence, value) of the nonzero counts: a part per dense column, then the entries."""
-        dense = [(j, np.flatnonzero(column)) for j, column in enumerate(self.columns) if column is not None]
-        return [(np.full(len(rows), j), rows, self.columns[j][rows]) for j, rows in dense] + list(self._entries)
+    def _parts(self) -> Iterator[Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """(column, sentence, value) of the nonzero counts: a part per dense column, then the
+        entries; made one at a time."""
+        for j, column in enumerate(self.columns):
+            if column is not None:
+                rows = np.flatnonzero(column)
+                yield np.full(len(rows), j), rows, column[rows]
+        yield from self._entries
 
     def row_sums(self, column_weights: np.ndarray) -> np.ndarray:
         """Each sentence's counts times their column's weight, summed (``matrix() @ column_weights``)."""
@@ -192,16 +200,13 @@ class Counts:
 
     def matrix(self) -> np.ndarray:
         """(sentences, columns)."""
-        if not self.columns:
-            return np.zeros((len(self), 0))
-        if not self._entries:
-            return np.stack(self.columns, axis=1)
         table = np.zeros((len(self), len(self.columns)))
         for j, column in enumerate(self.columns):
             if column is not None:
                 table[:, j] = column
-        kept = self.kept_entries()
-        table[kept.rows, kept.column_of] = kept.values
+        if self._entries:
+            kept = self.kept_entries()
+            table[kept.rows, kept.column_of] = kept.values
         return table
 
     def kept_entries(self) -> Entries:
@@ -229,6 +234,15 @@ class Counts:
     def sizes(self) -> Dict[str, int]:
         totals = self.totals()
         return {key: int(round(totals[self.names[column]])) for key, column in self.size.items()}
+
+
+def _compact(values: np.ndarray) -> np.ndarray:
+    """Whole non-negative counts as the smallest unsigned integers that hold them (the same
+    numbers in an eighth of the memory, as a rule: a test set's counts are its size in memory);
+    other values (partial credits, means) as they are."""
+    if not len(values) or not values.min() >= 0 or values.max() >= 2 ** 32 or not (values % 1 == 0).all():
+        return values
+    return values.astype(np.min_scalar_type(int(values.max())))
 
 
 def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarray,
@@ -332,11 +346,13 @@ def units_as_entries(counts: Sequence[Counts], unit: str = "sentence") -> Tuple[
     position = np.empty(len(order), dtype=np.int64)
     position[order] = np.arange(len(order))
     parts = []
-    for c, sentences in aligned:  # each sentence straight to its unit's place
+    for i, (c, sentences) in enumerate(aligned):  # each sentence straight to its unit's place
         unit_of = np.empty(n, dtype=np.int64)
         unit_of[sentences] = position[where]
-        parts.append(c.entries(unit_of, len(order)))
-    return (Entries.side_by_side(parts) if len(parts) > 1 else parts[0]), strata[order]
+        parts.append((c.entries(unit_of, len(order)), i * width))
+    if len(parts) == 1:
+        return parts[0][0], strata[order]
+    return Entries.joined(len(order), width * len(parts), parts), strata[order]
 
 
 def _aligned(counts: Sequence[Counts]):
@@ -372,7 +388,15 @@ def _documents(first: Counts, order: np.ndarray, strata: np.ndarray, keys: np.nd
     return inverse, unit_strata, unit_keys
 
 
-_CHUNK = 20_000_000  # weights held at once (160 MB): resamples are drawn in chunks below it
+# Resample weights are drawn in chunks of this many (resamples of a stratified set are drawn
+# stratum by stratum within a chunk, so it fixes which resamples a seed gives): the entries'
+# engine holds one chunk at a time, a byte a weight as a rule (20 MB).
+_CHUNK = 20_000_000
+# The dense engine holds every resample's weights at once, as floats, and keeps them for the
+# next call (every method of a report) up to this many (32 MB; CoNLL-2003 test x 1000
+# resamples fits); beyond, the entries' engine, so memory does not grow with the test set
+# beyond its counts.
+_DENSE_WEIGHTS = 1 << 22
 _WEIGHTS: Dict[tuple, np.ndarray] = {}  # the last draws, reused by every method of a report
 
 
@@ -384,7 +408,8 @@ def resample_weights(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndar
 
 def _weight_chunks(strata: np.ndarray, n_resamples: int, seed: int, compact: bool = False):
     """The resample weights in row chunks of at most ``_CHUNK`` weights, from one random stream
-    (``compact``: as the smallest unsigned integers that hold them, the same numbers)."""
+    (``compact``: (units, resamples), a unit's weights side by side, as the smallest unsigned
+    integers that hold them; the same numbers)."""
     rows = max(1, min(n_resamples, _CHUNK // max(len(strata), 1)))
     rng = np.random.default_rng([seed, 0])
     for start in range(0, n_resamples, rows):
@@ -394,25 +419,27 @@ def _weight_chunks(strata: np.ndarray, n_resamples: int, seed: int, compact: boo
 def _draw(strata: np.ndarray, n_resamples: int, rng: np.random.Generator, compact: bool = False) -> np.ndarray:
     """How often each unit is drawn, a resample row at a time: the same numbers as drawing the
     whole (resamples x members) block at once (the generator keeps the spare half of a 64-bit
-    draw between calls), without holding that block beside the weights."""
-    weights = np.zeros((n_resamples, len(strata)), dtype=np.uint8 if compact else float)
+    draw between calls), without holding that block beside the weights.  ``compact``: the
+    weights transposed, (units, resamples), as the smallest unsigned integers that hold them."""
+    weights = np.zeros((n_resamples, len(strata)), dtype=float) if not compact else \
+        np.zeros((len(strata), n_resamples), dtype=np.uint8).T  # written a resample at a time, read a unit at a time
     for stratum in np.unique(strata):
         members = np.flatnonzero(strata == stratum)
         whole = len(members) == len(strata)
         for r in range(n_resamples):
             row = np.bincount(rng.integers(0, len(members), size=len(members)), minlength=len(members))
             if compact and row.max() > np.iinfo(weights.dtype).max:  # a unit drawn 256 times or more
-                weights = weights.astype(np.min_scalar_type(row.max()))
+                weights = weights.T.astype(np.min_scalar_type(row.max())).T
             if whole:
                 weights[r] = row
             else:
                 weights[r, members] = row
-    return weights
+    return weights.T if compact else weights
 
 
 # Compact resample weights the entries' engine keeps between key blocks (resamples x units, one
-# byte each as a rule); more are drawn again for each block.
-_HELD = 1 << 26
+# byte each as a rule: 32 MB); more are drawn again for each block.
+_HELD = 1 << 25
 
 
 class _CompactWeights:
@@ -429,7 +456,7 @@ class _CompactWeights:
         return np.vstack([entries.weighted_sums(chunk, columns) for chunk in chunks])
 
     def _drawn(self):  # (units, resamples) chunks: a unit's weights side by side, gathered per entry
-        return (chunk.T.copy() for chunk in _weight_chunks(*self.drawn, compact=True))
+        return _weight_chunks(*self.drawn, compact=True)
 
 
 def resampled_totals(strata: np.ndarray, matrix: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
@@ -483,36 +510,17 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
         raise ValueError("no system to analyse")
     counts = [systems[name] for name in names]
     keys = list(keys if keys is not None else counts[0].keys)
-    missing = [k for k in keys if any(k not in c.keys for c in counts)]
-    if missing:
-        raise ValueError(f"unknown key(s) {missing}: keys with counts are {sorted(counts[0].keys)}")
-    by_entries = _by_entries(counts, n_resamples)
-    if by_entries:
-        entries, strata = units_as_entries(counts, unit)
-    else:
-        matrix, strata = units(counts, unit)
-    width = len(counts[0].columns)
-    if any(len(c.columns) != width or c.names != counts[0].names for c in counts):
-        raise ValueError("the systems' results have different columns: score them with the same options")
-    if not keys:  # nothing to give an interval or a test (a result without rate keys)
+    if not keys:  # nothing to give an interval or a test (a result without rate keys); the input still checked
+        units_as_entries(counts, unit)
+        _check_columns(counts)
         return {}
+    strata, sums, tested_from, resampled = _resampling(counts, keys, n_resamples, seed, unit)
     formulas, columns = counts[0].keys, counts[0].names
-    if by_entries:
-        totals = entries.totals()
-        sums = [totals[i * width:(i + 1) * width] for i in range(len(names))]
-        sizes = {name: {key: int(round(sums[i][columns[column]])) for key, column in c.size.items()}
-                 for i, (name, c) in enumerate(zip(names, counts))}
-        resampled = _resampled_by_blocks(entries, width, len(names), formulas, columns, keys, strata, n_resamples,
-                                         seed)
-    else:
-        blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(names))]
-        sums = [block.sum(axis=0) for block in blocks]
-        sizes = {name: c.sizes() for name, c in zip(names, counts)}
-        everything = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
-        resampled = [(keys, formulas, columns, width, everything)]
+    sizes = [{key: int(round(total[columns[column]])) for key, column in c.size.items()}
+             for total, c in zip(sums, counts)]
     point = {name: evaluate(formulas, columns, sums[i], keys) for i, name in enumerate(names)}
     table = {key: {"values": {n: float(point[n][key]) for n in names},
-                   "ci": {}, "n": {n: sizes[n][key] for n in names}, "tests": []} for key in keys}
+                   "ci": {}, "n": {n: sizes[i][key] for i, n in enumerate(names)}, "tests": []} for key in keys}
     pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     index = {name: i for i, name in enumerate(names)}
     pair_ci: Dict[tuple, Dict[str, List[float]]] = {pair: {} for pair in pairs}
@@ -531,10 +539,11 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
 
     for a, b in pairs:
         ia, ib = index[a], index[b]
-        if by_entries:
-            tested = _randomisation_entries(formulas, columns, entries, width, ia, ib, sums[ia], sums[ib], keys)
+        if isinstance(tested_from, Entries):
+            tested = _randomisation_entries(formulas, columns, tested_from, len(counts[0].columns), ia, ib, sums[ia],
+                                            sums[ib], keys)
         else:
-            tested = randomisation(formulas, columns, blocks[ia], blocks[ib], keys)
+            tested = randomisation(formulas, columns, tested_from[ia], tested_from[ib], keys)
         for key in keys:
             table[key]["tests"].append({"a": a, "b": b, "difference": float(point[a][key] - point[b][key]),
                                         "ci": pair_ci[a, b][key], **tested[key]})
@@ -548,9 +557,52 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     return table
 
 
+def resampled_values(counts: Counts, keys: Sequence[str], n_resamples: int = 1000, seed: int = 0,
+                     unit: str = "sentence") -> Dict[str, np.ndarray]:
+    """Each key's value in each resample: the values whose percentiles ``intervals`` gives
+    (for a standard error), drawn the same way."""
+    check_options(n_resamples, 0.5, unit)
+    out: Dict[str, np.ndarray] = {}
+    for block_keys, sub, local, _, totals in _resampling([counts], list(keys), n_resamples, seed, unit)[3]:
+        out.update(evaluate(sub, local, totals, block_keys))
+    return out
+
+
+def _check_columns(counts: Sequence[Counts]) -> None:
+    width = len(counts[0].columns)
+    if any(len(c.columns) != width or c.names != counts[0].names for c in counts):
+        raise ValueError("the systems' results have different columns: score them with the same options")
+
+
+def _resampling(counts: Sequence[Counts], keys: Sequence[str], n_resamples: int, seed: int, unit: str):
+    """(stratum of each unit, each system's column totals, what the paired tests read: the units'
+    entries, or each system's dense (units, columns) block, and the resampled totals: blocks of
+    ``(keys, the formulas they need, their columns renumbered, how many, (resamples, systems x
+    those columns))``).  The dense engine when every resample's weights are held at once, else
+    the entries' engine, whose weights are drawn in chunks: the same resamples either way."""
+    missing = [k for k in keys if any(k not in c.keys for c in counts)]
+    if missing:
+        raise ValueError(f"unknown key(s) {missing}: keys with counts are {sorted(counts[0].keys)}")
+    _check_columns(counts)
+    formulas, columns, width = counts[0].keys, counts[0].names, len(counts[0].columns)
+    if _by_entries(counts, n_resamples):
+        entries, strata = units_as_entries(counts, unit)
+        totals = entries.totals()
+        sums = [totals[i * width:(i + 1) * width] for i in range(len(counts))]
+        return strata, sums, entries, _resampled_by_blocks(entries, width, len(counts), formulas, columns, keys,
+                                                           strata, n_resamples, seed)
+    matrix, strata = units(counts, unit)
+    blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(counts))]
+    everything = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
+    return strata, [block.sum(axis=0) for block in blocks], blocks, [(keys, formulas, columns, width, everything)]
+
+
 def _by_entries(counts: Sequence[Counts], n_resamples: int) -> bool:
-    """Whether ``analyse`` works from the counts' entries: they keep some, and the dense tables
-    ((units + resamples) x every system's columns) would exceed ``DENSE_CELLS``."""
+    """Whether ``analyse`` works from the counts' entries: every resample's weights would not be
+    held at once (more than ``_DENSE_WEIGHTS``), or the counts keep entries and the dense tables ((units
+    + resamples) x every system's columns) would exceed ``DENSE_CELLS``."""
+    if n_resamples * len(counts[0]) > _DENSE_WEIGHTS:
+        return True
     width = sum(len(c.columns) for c in counts)
     return any(c.has_entries for c in counts) and (len(counts[0]) + n_resamples) * width > DENSE_CELLS
 

@@ -22,7 +22,7 @@ from evaluate.evaluator import TokenClassificationEvaluator
 
 from ..core.batch import Batch
 from ..core.corpus import from_dataset
-from ..core.uncertainty import evaluate as formulas, resampled_totals, units
+from ..core.uncertainty import resampled_values
 from ..methods.comparison import COUNTS
 from ..models import Split, from_object, run
 from .base import ToughMetric
@@ -128,8 +128,7 @@ def bootstrap(metric, batch: Batch, inputs: Dict[str, Any], confidence: float, n
     accepted = inspect.signature(count).parameters
     counts = count(metric.train_stats, batch, **{k: v for k, v in options.items() if k in accepted})
     keys = [key for key in counts.keys if f"{key}_ci_low" in result]
-    matrix, strata = units([counts], options.get("unit", "sentence"))
-    resampled = formulas(counts.keys, counts.names, resampled_totals(strata, matrix, n_resamples, seed), keys)
+    resampled = resampled_values(counts, keys, n_resamples, seed, options.get("unit", "sentence"))
     out: Dict[str, Any] = {}
     for key, value in result.items():
         if key.endswith(("_ci_low", "_ci_high")) and key.rsplit("_ci_", 1)[0] in resampled:
