@@ -475,6 +475,28 @@ def test_parties_bodies_and_the_x_state_keep_their_role():
         assert found["U.S. Senate Banking Committee"]["fine_class"] == "government"
 
 
+def test_an_acronym_in_brackets_is_the_initials_of_its_names_replacement():
+    lookup = {x.casefold() for x in dictionaries.builtin("conll")["ORG"]["international"] +
+              dictionaries.builtin_aliases().get("international", ())}
+    tokens = [["The", "World", "Trade", "Organisation", "(", "WTO", ")", "met", "."], ["The", "WTO", "said", "no", "."],
+              ["South", "African", "Breweries", "Ltd", "(", "SAB", ")", "rose", "."],
+              ["The", "Plastic", "Surgery", "Society", "(", "PSS", ")", "met", "."]]
+    tags = [["O", "B-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"], ["O", "B-ORG", "O", "O", "O"],
+            ["B-ORG", "I-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"],
+            ["O", "B-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 1, 2], year=1996)
+        found = {(s, r["original"]): r["replacement"] for s, r in records(attacked)}
+        wto = found[(0, "WTO")]
+        assert wto == found[(1, "WTO")] == attacks.initials(found[(0, "World Trade Organisation")])
+        assert wto.casefold() in lookup  # a public body's acronym the reader knows ("OECD", never "CC")
+        sab = found[(2, "SAB")]
+        assert sab == attacks.initials(found[(2, "South African Breweries Ltd")]) and 2 <= len(sab) <= 4
+        kept = {k["original"]: k["reason"] for ks in attacked["kept"] for k in ks}
+        assert kept == {"Plastic Surgery Society": "unclassified", "PSS": "context"}  # stays with its name
+    assert attacks.initials("Organisation for Economic Co-operation and Development") == "OECD"
+
+
 def test_an_acronym_after_the_is_one_read_with_the():
     tokens = [["Talks", "between", "Europe", "and", "the", "US", "ended", "."],
               ["The", "BOJ", "kept", "rates", "."]]

@@ -439,7 +439,7 @@ def _builtin_lookup(scheme: str):
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
                  "name", "route", "facet", "the", "the_fits", "determiner", "article_at", "possessive_at",
-                 "next_word", "initials", "attached", "anchor")
+                 "next_word", "initials", "attached", "anchor", "spells")
 
 
 def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
@@ -654,11 +654,13 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
             m.attached = False
-            m.anchor = None
+            m.anchor = m.spells = None
             mentions.append(m)
     _mark_attached(mentions, tokens)
     if scheme is not None and not cross_type:  # the built-in dictionary knows the countries
         _mark_anchored(mentions, tokens)
+    if not cross_type:
+        _mark_spelled(mentions, tokens)
     # Units: one per (document, type, string); a lone surname joins its full name's unit.
     full_names: Dict[Tuple, Tuple] = {}
     for m in mentions:
@@ -733,6 +735,21 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if key not in kept and country in kept:
             kept[key] = "context"
     eligible = [(key, pool_key) for key, pool_key in eligible if key not in kept and key not in anchored]
+    # An acronym in brackets after the name it spells ("World Trade Organisation ( WTO )") is the
+    # same entity: it becomes the initials of the name's replacement, or stays when the name stays.
+    spelled: Dict[Tuple, List[Tuple]] = {}  # the long name's unit -> its acronyms' units
+    for key, members in units.items():
+        long = next((m.spells for m in members if m.spells is not None), None)
+        if long is None:
+            continue
+        long_key = (docs[long.s], long.type, long.stem.casefold())
+        if long_key in kept or long_key in anchored or long_key == key:
+            kept[key] = "context"
+        else:
+            spelled.setdefault(long_key, []).append(key)
+            kept.pop(key, None)
+    eligible = [(key, pool_key) for key, pool_key in eligible
+                if not any(key in keys for keys in spelled.values())]
     needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places that follow it
     for key, pool_key in followers.items():
         needs.setdefault(anchored[key], []).append(pool_key)
@@ -823,6 +840,12 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 pool_key = pools.narrowed(pool_key, ("clubs", many), lambda x, p=pool_key, many=many:
                                           codes.get(x) is not None and supply(p, codes.get(x)) > many)
                 enough = lambda x, p=whole, used=used, many=many: supply(p, codes[x]) - used[codes[x]] > many
+        if key in spelled:  # its acronyms will be its initials: of their length band; a public body's, known
+            bands = tuple(sorted({acronym_band(len(acronym[2].replace(".", ""))) for acronym in spelled[key]}))
+            known = deciders.lookup.get(pool_key[0], {})
+            pool_key = pools.narrowed(pool_key, ("initials",) + bands, lambda x, bands=bands, c=target_class: all(
+                fits_band(initials(x), band) for band in bands) and (
+                c not in KNOWN_ACRONYMS or known.get(initials(x).casefold()) == c))
         if not pools._pools[pool_key]:
             kept[key] = "no_candidate"
             if key in needs:
@@ -836,9 +859,14 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
         def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
                   determiner=any(m.determiner for m in members), after_the=any(m.the for m in members),
-                  acronym_shape=pool_key[3][0] == "acronym", enough=enough):
+                  acronym_shape=pool_key[3][0] == "acronym", enough=enough, avoid=avoid, spells=key in spelled):
             if enough is not None and not enough(candidate):
                 return False  # too few clubs of its country left for the others of its sentence
+            if spells and (initials(candidate) in excluded or initials(candidate).casefold() in avoid):
+                return False  # its initials, its acronyms' replacement, are a training mention or taken
+            last = candidate[candidate.rfind(" ") + 1:].lower()
+            if " " in candidate and len({m.next_word == last for m in ways}) > 1:
+                return False  # "Northern" before "province", "Northern Province" elsewhere: one string for both
             if not distinct.isdisjoint(candidate.casefold().replace(".", " ").split()):
                 return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
             if candidate.startswith("The ") and determiner:
@@ -851,7 +879,6 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 return True
             # the surfaces (case, suffix, a surname's last word) must not be training mentions either;
             # written as the candidate is (its pool has no training mention), one needs no check
-            last = candidate[candidate.rfind(" ") + 1:].lower()
             return all(_surface(candidate, m, cross_type) not in excluded for m in ways
                        if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
@@ -869,8 +896,13 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             if key not in anchored:
                 for s in sentences:
                     club_codes.setdefault(s, codes[base])
-        for m in members:
-            text = _surface(base, m, cross_type)
+        acronyms = [(m, initials(base)) for acronym in spelled.get(key, ()) for m in units[acronym]]
+        for acronym in {initials(base).casefold()} if acronyms else ():
+            avoid.add(acronym)
+        for m, written in [(m, base) for m in members] + acronyms:
+            if written is not base:  # the same entity as its long name
+                m.name, m.route, m.facet = members[0].name, "coreference", members[0].facet
+            text = _surface(written, m, cross_type)
             new_texts.setdefault(m.s, {})[m.i] = text.split()
             before, changed = _agreement(text, m, tokens[m.s], target_class, is_free)
             if before:
@@ -879,6 +911,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 edits.setdefault(m.s, {})[position] = (word, "article" if position < m.start else "possessive")
             labels.setdefault(m.s, {})[m.i] = pool_key[0]
             notes.setdefault(m.s, {})[m.i] = m
+    for key, acronyms in spelled.items():
+        for acronym in acronyms:
+            if key in kept:
+                kept[acronym] = "context"
     kept_at: Dict[int, Dict[int, str]] = {}
     for key, reason in kept.items():
         for m in units[key]:
@@ -944,6 +980,36 @@ def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
             if m.name in ANCHOR_CLASSES:
                 m.anchor = after
                 m.acronym = False  # a name, even in capitals ("HOBART , Australia")
+
+
+SPELLED_CLASSES = frozenset({"company", "bank", "university", "government", "international", "media", None})
+# Public bodies whose acronyms readers know ("the Caribbean Community" is CARICOM, not "CC"): their
+# replacement's initials must be an acronym of the class in the dictionary.
+KNOWN_ACRONYMS = frozenset({"government", "international", "university"})
+MINOR_WORDS = frozenset("of and for the in on de du des la le del di da der und y et to at".split())
+LEGAL_WORDS = frozenset("Ltd Ltd. Corp Corp. Inc Inc. Co Co. Company Plc plc PLC AG SA NV Group Holdings".split())
+
+
+def initials(name: str) -> str:
+    """A name's acronym as its initials: the capital starting each word but minor ones, each
+    capitalised part of a hyphenated word ("Organisation for Economic Co-operation and
+    Development": OECD; "Rolls-Royce": RR); a legal form left out ("South African Breweries
+    Ltd": SAB)."""
+    words = name.split()
+    while len(words) > 1 and words[-1] in LEGAL_WORDS:
+        words = words[:-1]
+    return "".join(part[0] for word in words if word.lower() not in MINOR_WORDS
+                   for part in word.split("-") if part[:1].isupper())
+
+
+def _mark_spelled(mentions: Sequence[_Mention], tokens: Sentences) -> None:
+    """An acronym in brackets after the organisation it spells ("World Trade Organisation ( WTO
+    )", "South African Breweries Ltd ( SAB )"): its ``spells`` is the long name's mention."""
+    for m, after in zip(mentions, mentions[1:]):
+        if m.s == after.s and m.type == after.type and tokens[m.s][m.end:after.start] == ["("] and \
+                " " in m.stem and " " not in after.stem and m.name in SPELLED_CLASSES and \
+                after.stem.replace(".", "").isupper() and initials(m.stem) == after.stem.replace(".", ""):
+            after.spells = m
 
 
 def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
