@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats, glossary
-from tough_ner.buckets import bucket_f1
+from tough_ner.buckets import ATTRIBUTES, bucket_f1
 from tough_ner.checks import REFERENCE_NOTE, training_data_warnings
 from tough_ner.cli import main
 from tough_ner.cli.report import system_names
@@ -236,8 +236,8 @@ def test_latex_tables_have_booktabs_structure_n_columns_and_bold_winners(demo_re
         for line in [header] + body:
             assert line.endswith("\\\\") and len(re.split(r"(?<!\\)&", line)) == len(spec)
         assert "_" not in block.replace("\\_", "")  # escaped
-    assert "\\textbf{0.8383 [0.8000, 0.8700]} & 0.4808 [0.4400, 0.5200]" in text
-    assert "precision ($\\uparrow$) & 228 & 0.8720 & 0.5319" in text  # no winner given: nothing bold
+    assert "0.4808 [0.4400, 0.5200] & \\textbf{0.8383 [0.8000, 0.8700]}" in text  # systems in the order given
+    assert "precision ($\\uparrow$) & 228 & 0.5319 & 0.8720" in text  # no winner given: nothing bold
 
 
 def test_markdown_tables_are_well_formed(demo_results, tmp_path):
@@ -249,7 +249,7 @@ def test_markdown_tables_are_well_formed(demo_results, tmp_path):
         widths = {len(re.findall(r"(?<!\\)\|", line)) for line in lines}
         assert len(widths) == 1 and len(lines) >= 3
         assert "| n |" in lines[0]
-    assert "| F1 (↑) | 228 | **0.8383** | 0.4808 |" in text
+    assert "| F1 (↑) | 228 | 0.4808 | **0.8383** |" in text
 
 
 def test_report_command_writes_errors_latex_and_markdown(tmp_path, demo, capsys):
@@ -323,8 +323,10 @@ def test_plots_have_no_overlapping_tick_labels_and_mark_empty_and_zero_bars(demo
     figure.canvas.draw()
     for ax in figure.axes:
         assert not overlapping(ax.get_xticklabels()), ax.get_title()
-    texts = [t.get_text() for ax in figure.axes for t in ax.texts]
-    assert "no entities" in texts  # the demo's empty sLen bucket
+    # the demo's sLen bucket (11, 11], empty by construction, is left out, not drawn as "no entities"
+    slen = next(ax for ax in figure.axes if ax.get_title() == "sLen")
+    assert len(slen.get_xticklabels()) == 3 and not [t for t in slen.texts if t.get_text() == "no entities"]
+    assert all("empty" not in t.get_text() for ax in figure.axes for t in ax.get_xticklabels())
     legend = figure.legends[0].get_window_extent()
     assert not any(legend.overlaps(ax.get_window_extent()) for ax in figure.axes)
     plt.close(figure)
@@ -339,6 +341,42 @@ def test_plots_have_no_overlapping_tick_labels_and_mark_empty_and_zero_bars(demo
     assert [t.get_text() for t in ax.texts] == ["empty"]  # NaN: marked; 0.0: a line at zero, not nothing
     zero_lines = [line for line in ax.lines if list(line.get_ydata()) == [0, 0]]
     assert len(zero_lines) == 1
+    plt.close(figure)
+
+
+WNUT_TYPES = ["corporation", "creative-work", "group", "location", "person", "product", "company", "facility",
+              "geo-loc", "sportsteam"]
+
+
+def synthetic_buckets(n, types, systems=("first system", "second system")):
+    """Two systems' detailed bucket tables with n regular buckets per attribute and these tag types."""
+    def row(interval, i, k):
+        return {"interval": interval, "n_gold": 5 + 37 * i, "n_pred": 5 + 30 * i, "n_correct": 3 * i,
+                "precision": 0.5, "recall": 0.5, "f1": ((i + k) % 7) / 7}
+    shares = ("eDen", "oDen", "eCon", "tCon")
+    return {s: {"buckets": {a: [row(t, i, k) for i, t in enumerate(types)] if a == "tag" else
+                            [row([i / n, (i + 1) / n] if a in shares else [10.0 * i, 10.0 * i + 10], i, k)
+                             for i in range(n)] for a in ATTRIBUTES}, "diagnostics": {}}
+            for k, s in enumerate(systems)}
+
+
+@pytest.mark.parametrize("n", [2, 10, 30])
+def test_bucket_plot_labels_never_overlap_at_any_number_of_buckets(n):
+    """WNUT-16 has 10 tag buckets; 30 buckets per attribute put the panels one a row."""
+    need("matplotlib")
+    from matplotlib.text import Text
+
+    from tough_ner.html import _plotting, bucket_figure, overlapping
+
+    plt = _plotting()
+    types = [f"{t}{'-' + str(i // 10) if i >= 10 else ''}" for i, t in enumerate(WNUT_TYPES * 3)][:max(n, 2)]
+    figure = bucket_figure(plt, synthetic_buckets(n, types), {"mentions": 1000, "tokens": 5000})
+    figure.canvas.draw()
+    texts = [t for t in figure.findobj(Text) if t.get_visible() and t.get_text()]
+    assert not overlapping(texts, figure.canvas.get_renderer())  # ticks, titles, axis labels, legend
+    tag = next(ax for ax in figure.axes if ax.get_title() == "tag")
+    assert [t.get_text().split("\n")[0] for t in tag.get_xticklabels()] == types  # tag buckets named by type
+    assert [t.get_text().split("\n")[1] for t in tag.get_xticklabels()] == [f"n {5 + 37 * i}" for i in range(len(types))]
     plt.close(figure)
 
 

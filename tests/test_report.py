@@ -2,8 +2,11 @@ import hashlib
 import json
 import math
 import os
+import re
 import subprocess
 import sys
+from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -75,12 +78,12 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
     assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
 
 
-def test_two_systems_are_ordered_by_f1_and_only_significant_winners_are_marked():
+def test_two_systems_keep_their_given_order_and_only_significant_winners_are_marked():
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
-    # the weaker system first: the summary puts the stronger one first
+    # the weaker system first: it stays first (the ranking is in the marks, not in the order)
     results = run(stats, test, ["weak", "strong"], bootstrap=1000)
-    assert results["summary"]["systems"] == ["strong", "weak"]
+    assert results["summary"]["systems"] == ["weak", "strong"]
     rows = {row["label"]: row for row in results["summary"]["rows"]}
     assert rows["F1"]["best"] == ["strong"] and rows["F1"]["values"]["strong"] > rows["F1"]["values"]["weak"]
     assert rows["TER unseen"]["best"] == ["strong"]  # lower is better
@@ -91,25 +94,25 @@ def test_two_systems_are_ordered_by_f1_and_only_significant_winners_are_marked()
             assert math.isnan(value) or low - 1e-12 <= value <= high + 1e-12
             assert row["small"][system] == (row["n"][system] < 30)
         [test_] = row["tests"]
-        assert (test_["a"], test_["b"]) == ("strong", "weak")  # oriented in display order
-        assert test_["difference"] == pytest.approx(row["values"]["strong"] - row["values"]["weak"], nan_ok=True)
+        assert (test_["a"], test_["b"]) == ("weak", "strong")  # oriented in display order
+        assert test_["difference"] == pytest.approx(row["values"]["weak"] - row["values"]["strong"], nan_ok=True)
         assert test_["p_adjusted"] >= test_["p_value"] or math.isnan(test_["p_value"])
         # A winner only where the adjusted test is significant, in the row's direction.
         if row["best"]:
             assert test_["significant"] and test_["p_adjusted"] < 0.05 and row["best"] == [test_["better"]]
             higher = test_["difference"] > 0
-            assert test_["better"] == ("strong" if higher == (row["better"] == "high") else "weak")
+            assert test_["better"] == ("weak" if higher == (row["better"] == "high") else "strong")
         else:
             assert test_["better"] is None
     # The demo's 4 unseen-type mentions: a difference of 1.0 that n = 4 cannot make significant.
     assert rows["TMR recall unseen type"]["small"] == {"strong": True, "weak": True}
     assert rows["TMR recall unseen type"]["best"] == []
-    text = format_text(results)
+    text = format_text(results, wide=True)  # each row's test beside it
     header, f1_line = next((lines[i - 3], line) for lines in [text.splitlines()]
                            for i, line in enumerate(lines) if line.startswith("F1 "))
-    assert header.split()[:2] == ["strong", "weak"]
+    assert header.split()[:2] == ["weak", "strong"]
     cells = f1_line.split("↑")[1]
-    assert "]*" in cells.split("]")[0] + "]*" and cells.count("*") == 1 and "strong better" in f1_line
+    assert cells.split("]")[2].startswith("*") and cells.count("*") == 1 and "strong better" in f1_line
     unseen_type = next(line for line in text.splitlines() if line.startswith("TMR recall unseen type"))
     assert "†" in unseen_type and "*" not in unseen_type and "not significant" in unseen_type
 
@@ -214,75 +217,231 @@ def test_progress_bar_only_on_a_terminal(tmp_path):
         assert (b"step" in seen and b"scoring memorizer" in seen) == expected, seen[-300:]
 
 
-def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, tmp_path):
+# What a page shows, measured by the browser: the boxes of every plot's texts (matplotlib writes
+# each text as a group text_N), of the heatmap's labels, each heatmap cell's colours, the height.
+MEASURE = """() => {
+  const boxes = (elements) => elements.map(e => e.getBoundingClientRect()).filter(r => r.width > 0 && r.height > 0);
+  const crossing = (rects) => {
+    const found = [];
+    rects.forEach((a, i) => rects.slice(i + 1).forEach(b => {
+      if (a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5)
+        found.push([[a.left, a.top, a.right, a.bottom], [b.left, b.top, b.right, b.bottom]]);
+    }));
+    return found;
+  };
+  return {
+    plots: [...document.querySelectorAll('svg')].map(svg => crossing(boxes([...svg.querySelectorAll('g[id^="text_"]')]))),
+    plot_texts: [...document.querySelectorAll('svg g[id^="text_"]')].length,
+    heatmaps: [...document.querySelectorAll('table.heatmap')].map(t => crossing(boxes([...t.querySelectorAll('.cell span, th')]))),
+    cells: [...document.querySelectorAll('.cells .cell')].map(c => [getComputedStyle(c).backgroundColor, getComputedStyle(c).color,
+                                                                    c.classList.contains('significant'), c.innerText]),
+    height: document.documentElement.scrollHeight,
+  };
+}"""
+
+
+def wcag_contrast(first: str, second: str) -> float:
+    """WCAG 2 contrast ratio of two CSS colours ``rgb(r, g, b)``, from the standard's definition."""
+    def luminance(css):
+        channels = [int(v) / 255 for v in re.findall(r"\d+", css)[:3]]
+        r, g, b = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+    high, low = sorted((luminance(first), luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def check_measured(measured, max_height):
+    """No two texts of a plot or of a heatmap overlap; every heatmap cell's text has WCAG AA
+    contrast on its background; the page is no taller than ``max_height`` px."""
+    assert measured["plot_texts"] > 50  # the plots' texts were found
+    assert all(not found for found in measured["plots"]), [f[:3] for f in measured["plots"] if f]
+    assert measured["heatmaps"] and all(not found for found in measured["heatmaps"]), measured["heatmaps"]
+    assert measured["cells"]
+    for background, colour, _, text in measured["cells"]:
+        assert wcag_contrast(background, colour) >= 4.5, (text, background, colour)
+    assert measured["height"] <= max_height
+
+
+@pytest.fixture(scope="module")
+def report_browser():
     playwright = need("playwright.sync_api")
     browser_path = chromium()
+    with playwright.sync_playwright() as driver:
+        launched = driver.chromium.launch(executable_path=browser_path, args=FLAGS)  # a fresh profile each launch
+        yield launched
+        launched.close()
+
+
+def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, report_browser, tmp_path):
     need("matplotlib")  # the page's plots, counted below
     need("PIL")  # Pillow, a matplotlib dependency
     from PIL import Image, ImageStat
 
     folder, report = demo_report
     page_file = folder / "report.html"
+    results = report["results"]
     requests = []
     from tough_ner.errors import error_rows
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     errors = [row for name, predictions in zip(SYSTEMS, test.predictions)
               for row in error_rows(stats, Batch(test.tokens, test.tags, predictions), name)]
-    with playwright.sync_playwright() as driver:
-        browser = driver.chromium.launch(executable_path=browser_path, args=FLAGS)  # a fresh profile each launch
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        page.on("request", lambda request: requests.append(request.url))
-        page.goto(page_file.as_uri())
-        page.wait_for_load_state("load")
-        assert page.title() == "tough-ner report"
-        assert page.locator("svg").count() >= 6  # TER, TMR x2, buckets, heatmap, NRB, attack curve
-        # the findings open the page, above the headline table
-        assert page.locator("#findings li").count() >= 3
-        assert "significantly better than" in page.inner_text("#findings")
-        headline = page.locator("table").first.inner_text()
-        f1 = next(row for row in report["results"]["summary"]["rows"] if row["label"] == "F1")
-        assert f"{f1['values']['contextual']:.4f}" in headline
-        # every glossary link of a table lands on a glossary entry
-        targets = page.eval_on_selector_all("a.term", "links => links.map(a => a.getAttribute('href').slice(1))")
-        assert targets and all(page.locator(f"#{t}").count() == 1 for t in set(targets))
-        assert "type-confusable" in page.inner_text("#glossary + p + dl")
-        # the error table filters: outcome "missed" for the contextual system
-        rows = page.locator("table.error-table tbody tr")
-        total = rows.count()
-        page.select_option("#filter-system", "contextual")
-        page.select_option("#filter-outcome", "missed")
-        shown = page.eval_on_selector_all("table.error-table tbody tr", "rows => rows.filter(r => !r.hidden)"
-                                          ".map(r => [r.dataset.system, r.dataset.outcome])")
-        missed = sum(1 for row in errors if row["system"] == "contextual" and row["outcome"] == "missed")
-        assert shown == [["contextual", "missed"]] * missed and 0 < missed < total
-        assert page.inner_text("#filter-count") == f"{missed} rows shown"
-        # The headline table as the browser shows it, cell by cell, against the JSON's summary.
-        shown = [row.split("\t") for row in page.locator("table").first.locator("tr").all_inner_texts()]
-        summary = report["results"]["summary"]
-        systems = summary["systems"]
-        assert [cell.strip() for cell in shown[0]] == ["measure"] + systems + ["n", "paired test"]
-        assert len(shown) == len(summary["rows"]) + 1
-        for cells, row in zip(shown[1:], summary["rows"]):
-            assert cells[0].strip().startswith(row["label"])
-            for cell, system in zip(cells[1:], systems):  # the value, then its interval
-                value = row["values"][system]
-                if value is None or (isinstance(value, float) and math.isnan(value)):
-                    assert cell.strip() in ("-", "nan"), (row, cell)
-                else:
-                    assert cell.strip().startswith(format_value(value)), (row, cell)
-        shot = tmp_path / "report.png"
-        page.screenshot(path=str(shot), full_page=True)
-        # scripts off: no filter bar, every row shown
-        plain = browser.new_page(java_script_enabled=False)
-        plain.goto(page_file.as_uri())
-        assert not plain.locator("#error-filters").is_visible()
-        assert plain.locator("table.error-table tbody tr:visible").count() == total
-        browser.close()
+    browser = report_browser
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(page_file.as_uri())
+    page.wait_for_load_state("load")
+    assert page.title() == "tough-ner report"
+    assert page.locator("svg").count() >= 6  # TER, TMR x2, buckets, NRB, attacks
+    # the findings open the page, above the headline table; an attack finding names its set
+    assert page.locator("#findings li").count() >= 3
+    findings = page.inner_text("#findings")
+    assert "significantly better than" in findings
+    assert f"On the attacked set “{results['attack_curve']['memorizer'][-1]['set']}”, memorizer's F1" in findings
+    headline = page.locator("table").first.inner_text()
+    f1 = next(row for row in results["summary"]["rows"] if row["label"] == "F1")
+    assert f"{f1['values']['contextual']:.4f}" in headline
+    # every glossary link of a table lands on a glossary entry
+    targets = page.eval_on_selector_all("a.term", "links => links.map(a => a.getAttribute('href').slice(1))")
+    assert targets and all(page.locator(f"#{t}").count() == 1 for t in set(targets))
+    assert "type-confusable" in page.inner_text("#glossary + p + dl")
+    # The headline table as the browser shows it, cell by cell, against the JSON's summary.
+    shown = [row.split("\t") for row in page.locator("table").first.locator("tr").all_inner_texts()]
+    summary = results["summary"]
+    systems = summary["systems"]
+    assert systems == list(SYSTEMS)  # the order given, everywhere
+    assert [cell.strip() for cell in shown[0]] == ["measure"] + systems + ["n", "paired test"]
+    assert len(shown) == len(summary["rows"]) + 1
+    for cells, row in zip(shown[1:], summary["rows"]):
+        assert cells[0].strip().startswith(row["label"])
+        assert ("(entity 1)" in cells[0]) == (row["method"] == "rockner")  # the attacked set the row is of
+        for cell, system in zip(cells[1:], systems):  # the value, then its interval
+            value = row["values"][system]
+            if value is None or (isinstance(value, float) and math.isnan(value)):
+                assert cell.strip() in ("-", "nan"), (row, cell)
+            else:
+                assert cell.strip().startswith(format_value(value)), (row, cell)
+    # every section says what it shows before showing it
+    for section in page.locator("h2").all():
+        assert section.evaluate("h => h.nextElementSibling.tagName") in ("P", "UL"), section.inner_text()
+    # per type: precision, recall and F1 with its interval, the systems in their order
+    per_type = [row.split("\t") for row in page.locator("#per-type ~ table").first.locator("tr").all_inner_texts()]
+    assert [h.split(" ")[0] for h in per_type[0][2::4]] == systems
+    for cells in per_type[1:]:
+        for k, system in enumerate(systems):
+            bucket = next(r for r in results["details"][system]["bucket_f1"]["buckets"]["tag"]
+                          if r["interval"] == cells[0].strip())
+            low, high = results["tests"]["bucket_f1"][f"tag_{cells[0].strip()}_f1"]["ci"][system]
+            assert [c.strip() for c in cells[2 + 4 * k:6 + 4 * k]] == [
+                format_value(bucket["precision"]), str(bucket["n_pred"]), format_value(bucket["recall"]),
+                f"{format_value(bucket['f1'])} [{low:.4f}, {high:.4f}]"]
+    # the heatmap: every bucket named in words (types for tag), none empty; significance as stored
+    [comparison] = results["comparisons"]
+    cells = page.locator("table.heatmap .cell").all_inner_texts()
+    assert "PER" in " ".join(cells) and "bucket 0" not in page.content() and "empty (" not in page.content()
+    stored = [significant for attribute, entry in comparison["bucket_f1"].items()
+              for interval, significant in zip(entry["intervals"], entry["significant"])
+              if not (attribute == "sLen" and interval[0] == interval[1])]  # the demo's empty sLen bucket
+    measured = page.evaluate(MEASURE)
+    assert [significant for *_, significant, _ in measured["cells"]] == stored
+    assert [("★" in text) for *_, text in measured["cells"]] == stored
+    check_measured(measured, max_height=15_500)
+    # the error table: counts, the first rows per system and outcome, links to the full table beside
+    links = page.eval_on_selector_all("#errors ~ p a", "links => links.map(a => a.getAttribute('href'))")
+    assert {"report-errors.csv", "report-errors.jsonl"} <= set(links)
+    assert all((folder / name).is_file() for name in ("report-errors.csv", "report-errors.jsonl"))
+    page.select_option("#filter-system", "contextual")
+    page.select_option("#filter-outcome", "missed")
+    shown = page.eval_on_selector_all("table.error-table tbody tr", "rows => rows.filter(r => !r.hidden)"
+                                      ".map(r => [r.dataset.system, r.dataset.outcome])")
+    missed = sum(1 for row in errors if row["system"] == "contextual" and row["outcome"] == "missed")
+    assert shown == [["contextual", "missed"]] * missed and 0 < missed
+    assert page.inner_text("#filter-count") == f"{missed} of the rows on this page shown"
+    shot = tmp_path / "report.png"
+    page.screenshot(path=str(shot), full_page=True)
+    # scripts off: no filter bar; per system and outcome the first rows open, the next behind a click
+    plain = browser.new_page(java_script_enabled=False)
+    plain.goto(page_file.as_uri())
+    assert not plain.locator("#error-filters").is_visible()
+    wrong = Counter((row["system"], row["outcome"]) for row in errors if row["outcome"] != "correct")
+    assert plain.locator("table.error-table tbody tr:visible").count() == sum(min(n, 10) for n in wrong.values())
+    assert plain.locator("table.error-table tbody tr").count() == sum(min(n, 50) for n in wrong.values())
+    plain.locator("details.more summary").first.click()  # paging without scripts
+    assert plain.locator("table.error-table tbody tr:visible").count() > sum(min(n, 10) for n in wrong.values())
+    plain.close()
+    page.close()
     print(f"screenshot: {shot}")
     assert requests == [page_file.as_uri()]  # nothing else was fetched: the page is self-contained
     image = Image.open(shot).convert("L")
     assert image.size[1] > 3000 and ImageStat.Stat(image).stddev[0] > 20  # a long page, not blank
+
+
+def test_conll_two_system_page_is_small_readable_and_has_no_overlapping_text(conll_train_path, conll_test,
+                                                                               conll_stats, report_browser, tmp_path):
+    """The CoNLL-2003 test set with bench_report's two systems (the memorization baseline and the
+    gold with seeded errors): at most 600 KB of HTML (1.3 MB before the error table was cut to
+    its first rows), no overlapping text, every heatmap cell readable."""
+    need("matplotlib")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from bench_report import noisy_gold
+    from tough_ner.baselines import memorization
+
+    gold = tmp_path / "test.txt"
+    write_conll(gold, conll_test.tokens, conll_test.tags)
+    for name, predicted in (("memorizer", memorization(conll_stats, conll_test.tokens)),
+                            ("noisy-gold", noisy_gold(conll_test.tags))):
+        write_conll(tmp_path / f"{name}.conll", conll_test.tokens, predicted)
+    page_file = tmp_path / "out" / "report.html"
+    assert main(["report", "--train", str(conll_train_path), "--test", str(gold), "--pred",
+                 str(tmp_path / "noisy-gold.conll"), "--pred", str(tmp_path / "memorizer.conll"),
+                 "--html", str(page_file), "--bootstrap", "200", "--quiet"]) == 0
+    size = page_file.stat().st_size
+    assert size <= 600_000, size
+    rows = (tmp_path / "out" / "report-errors.csv").read_bytes().count(b"\r\n") - 1
+    assert rows > 10_000  # the full table is beside the page
+    page = report_browser.new_page(viewport={"width": 1200, "height": 900})
+    page.goto(page_file.as_uri())
+    assert page.locator("table").first.locator("th").all_inner_texts()[1:3] == ["noisy-gold", "memorizer"]
+    measured = page.evaluate(MEASURE)
+    check_measured(measured, max_height=15_000)
+    page.screenshot(path=str(tmp_path / "conll.png"), full_page=True)
+    page.close()
+    print(f"screenshot: {tmp_path / 'conll.png'}; {size / 1000:.0f} KB, {measured['height']} px")
+
+
+def synthetic_comparison(n, types):
+    """A bucket comparison with n buckets per attribute (tag: these types), differences from
+    -1 to 1, every third significant."""
+    def entry(intervals):
+        k = len(intervals)
+        differences = [-1 + 2 * i / max(k - 1, 1) for i in range(k)]
+        return {"intervals": intervals, "difference": differences, "n": [3 + 40 * i for i in range(k)],
+                "significant": [i % 3 == 0 for i in range(k)], "ci": [[d - 0.1, d + 0.1] for d in differences]}
+    shares = ("eDen", "oDen", "eCon", "tCon")
+    return {a: entry(list(types) if a == "tag" else
+                     [[i / n, (i + 1) / n] if a in shares else [10.0 * i, 10.0 * i + 10] for i in range(n)])
+            for a in ATTRIBUTES}
+
+
+def test_heatmap_labels_never_overlap_and_every_cell_is_readable(report_browser):
+    """2, 10 and 30 buckets; WNUT-16's 10 tag buckets named by type."""
+    from tough_ner.html import STYLE, heatmap
+
+    wnut = ["corporation", "creative-work", "group", "location", "person", "product", "company", "facility",
+            "geo-loc", "sportsteam"]
+    maps = {n: heatmap(synthetic_comparison(n, wnut[:n] if n <= 10 else wnut * 3), {"mentions": 9, "tokens": 99})
+            for n in (2, 10, 30)}
+    page = report_browser.new_page(viewport={"width": 1200, "height": 900})
+    page.set_content(f"<html><head><style>{STYLE}</style></head><body>{''.join(maps.values())}</body></html>")
+    measured = page.evaluate(MEASURE)
+    assert len(measured["heatmaps"]) == 3 and not any(measured["heatmaps"]), measured["heatmaps"]
+    assert len(measured["cells"]) == sum(8 * n + min(n, 10) + 20 * (n > 10) for n in (2, 10, 30))
+    for background, colour, significant, text in measured["cells"]:
+        assert wcag_contrast(background, colour) >= 4.5, (text, background, colour)
+        assert ("★" in text) == significant
+    tag_row = page.locator("table.heatmap").nth(1).locator("tr").last
+    assert [t.split("\n")[0] for t in tag_row.locator(".cell").all_inner_texts()] == wnut
+    page.close()
 
 
 def test_findings_state_only_significant_differences_with_their_numbers():

@@ -260,11 +260,13 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
         write_atomic(args.json, _json(report) + "\n")
         written.append(args.json)
     if args.html:
+        from ..present.errors import write_beside
         from ..present.html import render
 
         os.makedirs(os.path.dirname(os.path.abspath(args.html)), exist_ok=True)
-        write_atomic(args.html, render(report, errors=rows))
-        written.append(args.html)
+        beside = write_beside(args.html, rows, report["run_id"])  # the page shows the first rows, links these
+        write_atomic(args.html, render(report, errors=rows, error_files=beside))
+        written += [args.html] + [os.path.join(os.path.dirname(args.html), name) for _, name in beside]
     if args.errors:
         from ..present.errors import write
 

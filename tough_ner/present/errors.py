@@ -253,6 +253,18 @@ def write(rows: Sequence[dict], path: str | os.PathLike, run_id: Optional[str] =
     write_atomic(path, to_text(rows, formats[extension], run_id))
 
 
+def write_beside(page: str | os.PathLike, rows: Sequence[dict], run_id: Optional[str] = None) -> List[tuple]:
+    """The full error table beside an HTML page, as CSV and JSON Lines (``report.html`` ->
+    ``report-errors.csv``, ``report-errors.jsonl``), for the page to link: its (format, file
+    name) pairs."""
+    folder, name = os.path.split(os.path.abspath(page))
+    stem = os.path.splitext(name)[0]
+    files = [("CSV", f"{stem}-errors.csv"), ("JSON Lines", f"{stem}-errors.jsonl")]
+    for _, file_name in files:
+        write(rows, os.path.join(folder, file_name), run_id)
+    return files
+
+
 # ---- what each system predicted on the hardest tokens and mentions --------------------------
 def token_predictions(batch: Batch, keys) -> Dict[tuple, Dict[str, int]]:
     """For (token, gold type or "O") keys, the predicted type ("O" outside entities) of each

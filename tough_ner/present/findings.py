@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Dict, List, Mapping, Optional
 
-from .formatting import format_p
+from .formatting import format_p, row_label
 from ..core.uncertainty import SMALL
 
 
@@ -51,7 +51,7 @@ def findings(results: Mapping) -> List[Dict[str, object]]:
     wins: Dict[tuple, list] = {}
     compared, not_significant = set(), []
     for row in summary.get("rows", []):
-        label = row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "")
+        label = row_label(row)
         for test in row.get("tests", []):
             if row["better"] is None or math.isnan(test.get("p_value", math.nan)):
                 continue
@@ -127,8 +127,10 @@ def findings(results: Mapping) -> List[Dict[str, object]]:
         scores = results["systems"][system].get("rockner")
         if not scores or relative is None or system not in relative.get("ci", {}):
             continue
+        curve = results.get("attack_curve", {}).get(system)
+        where = f"the attacked set “{curve[-1]['set']}”" if curve else "the attack"  # the set its keys are of
         found.append({"kind": "attack", "weight": scores["f1_drop"], "text": (
-            f"Under the attack, {system}'s F1 falls from {scores['f1_original']:.3f} to {scores['f1_attacked']:.3f}: "
+            f"On {where}, {system}'s F1 falls from {scores['f1_original']:.3f} to {scores['f1_attacked']:.3f}: "
             f"a relative drop of {_pct(scores['f1_drop_relative'])}{_ci(relative['ci'][system])} "
             f"({_n(scores['n_attacked'])} attacked gold entities).")})
     return sorted(found, key=lambda item: -float(item["weight"]))

@@ -22,6 +22,13 @@ def format_interval(ci) -> str:
     return f"[{ci[0]:.4f}, {ci[1]:.4f}]"
 
 
+def row_label(row: Mapping) -> str:
+    """A headline row's name as every view writes it: with its bucket (``worst eLen bucket (1
+    token)``) or the attacked set its values are of (``F1 attacked (entity 1)``)."""
+    where = row.get("bucket") or row.get("set")
+    return row["label"] + (f" ({where})" if where else "")
+
+
 def format_p(p: float) -> str:
     """``= 0.004``, ``= 2.5e-08`` (below 0.001, where an adjusted p is compared with a small
     alpha / m) or ``= nan``."""

@@ -6,13 +6,14 @@ import hashlib
 import html
 import io
 import math
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import glossary
 from ..methods.buckets import ATTRIBUTES, interval_text
-from .formatting import format_interval, format_p, format_value
-from .labels import UNITS, bucket_label, totals
-from .report import format_sizes, format_cell, format_test, headline_family, significant_buckets
+from .formatting import format_interval, format_p, format_value, row_label
+from .labels import UNITS, bucket_label, empty_bucket, totals
+from .report import (format_sizes, format_cell, format_test, headline_family, last_attacked_set,
+                     significant_buckets)
 from ..core.uncertainty import SMALL
 
 STYLE = """
@@ -27,8 +28,17 @@ figure { margin: 0.6em 0; } svg { max-width: 100%; height: auto; }
 .warning { background: #fff4e5; border-left: 4px solid #e69500; padding: 0.4em 0.8em; }
 a.term { color: inherit; text-decoration: underline dotted; }
 dl.glossary dt { font-weight: bold; margin-top: 0.4em; } dl.glossary dd { margin-left: 1.5em; }
+dl.glossary { columns: 2 24em; column-gap: 2em; } dl.glossary div { break-inside: avoid; }
 table.error-table td { text-align: left; } table.error-table { font-size: 0.8em; }
 #error-filters { margin: 0.6em 0; } #error-filters label { margin-right: 0.8em; }
+details.errors > summary { font-weight: bold; margin-top: 0.6em; } details.outcome { margin-left: 1.2em; }
+details.more { margin-left: 1.2em; } summary { cursor: pointer; }
+table.heatmap th { vertical-align: top; text-align: left; width: 9em; } table.heatmap td { border: none; }
+.cells { display: flex; flex-wrap: wrap; gap: 3px; }
+.cells .cell { width: 8.5em; padding: 0.25em 0.3em; text-align: center; border: 2px solid transparent; }
+.cells .cell span { display: block; } .cells .bucket { font-size: 0.85em; overflow-wrap: anywhere; }
+.cells .value { font-size: 1.1em; } .cells .n { font-size: 0.8em; }
+.cells .significant { border-color: #000; font-weight: bold; }
 """
 COLORS = ["#3b75af", "#ef8636", "#519e3e", "#c53a32", "#8d6ab8", "#84584e"]
 NO_PLOTS = ("Plots need matplotlib: <code>pip install 'tough-ner[plots]'</code>. "
@@ -192,9 +202,11 @@ def _table(header: Sequence, rows: Sequence[Sequence], best: Optional[List[List[
     return "\n".join(cells) + "</tbody></table>"
 
 
-def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows: int = 2000) -> str:
+def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: Sequence[Tuple[str, str]] = ()) -> str:
     """The page for a report (``{"tough_ner_version", "run_id", "inputs", "options", "results"}``);
-    ``errors``: the error table rows (``tough_ner.errors.error_rows``), shown filterable."""
+    ``errors``: the error table rows (``tough_ner.errors.error_rows``), their first rows shown
+    per system and outcome; ``error_files``: (format, address relative to the page) of the
+    full table written beside it, linked."""
     results = report["results"]
     plt = _plotting()
     systems = list(results["systems"])
@@ -215,29 +227,32 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
     table = results["summary"]
     order = table["systems"]
     statistics = results.get("statistics", {})
-    rows = [[Raw(term(row["label"], _row_key(row))
-                 + html.escape((f" ({row['bucket']})" if row.get("bucket") else "")
-                               + {"high": " ↑", "low": " ↓"}.get(row["better"], " ·")))]
+    rows = [[Raw(term(row_label(row), _row_key(row))
+                 + html.escape({"high": " ↑", "low": " ↓"}.get(row["better"], " ·")))]
             + [format_cell(row, s).rstrip(" *") for s in order] + [format_sizes(row, order), format_test(row)]
             for row in table["rows"]]
     best = [[s in row["best"] for s in order] + [False, False] for row in table["rows"]]
     warnings = [f"<li>{html.escape(row['label'])}, {html.escape(s)}: {html.escape(text)}</li>"
                 for row in table["rows"] for s, text in row.get("warnings", {}).items()]
-    note = ("Systems ordered by F1. Each value has its "
+    note = ("Systems in the order given, here and in every table and plot. Each value has its "
             f"{statistics.get('confidence', 0.95):.0%} interval ({html.escape(str(statistics.get('interval', '')))}, "
             f"{statistics.get('n_resamples', '')} resamples of {html.escape(str(statistics.get('unit', '')))}s) "
             f"and its n; a highlighted value is significantly better than every system it is compared with "
             f"({html.escape(str(statistics.get('test', '')))}; {html.escape(headline_family(results))}, alpha "
             f"{statistics.get('alpha', '')}); otherwise no system is better. † fewer than {SMALL} items: a small "
             "subset. ↑ higher is better, ↓ lower, · shown but never ranked." if statistics else
-            "Systems ordered by F1.")
+            "Systems in the order given, here and in every table and plot.")
     parts += [f"<h2 id='headline'>Headline</h2><p class='note'>{note}</p>",
               _table(["measure"] + order + ["n", "paired test"], rows, best)]
     if warnings:
         parts.append("<ul class='warnings'>" + "".join(warnings) + "</ul>")
 
     subsets = ["unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
-    parts.append("<h2 id='hardeval'>HardEval: token error rate per subset</h2>")
+    parts.append("<h2 id='hardeval'>HardEval: token error rate per subset</h2><p class='note'>The share of wrongly "
+                 "labelled tokens (TER, lower is better) among the hard tokens of the test set: tokens unseen in "
+                 "training (unseen), and seen tokens whose gold label differs from their usual training label (diff): "
+                 "-I inside a gold entity, -O outside, -E an entity of another type than usual (each subset is in "
+                 "the glossary). n: tokens in the subset.</p>")
     if plt:
         parts.append(_figure(plt, lambda ax: (grouped_bars(
             plt, ax, subsets, {s: [results["systems"][s]["hardeval"][f"ter_{x}"] for x in subsets] for s in systems}),
@@ -256,7 +271,10 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
 
     tmr_subsets = ["seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen"]
     types = sorted({t for s in systems for t in results["details"][s]["tmr"]["per_type"]})
-    parts.append("<h2 id='tmr'>TMR: recall per subset and per type</h2>")
+    parts.append("<h2 id='tmr'>TMR: recall per subset and per type</h2><p class='note'>Tough Mentions Recall: the "
+                 "share of gold mentions found, among mentions seen in training with their type, unseen ones (the "
+                 "text never a training mention, or never of this type), and type-confusable mentions (TCM). n: "
+                 "gold mentions in the subset. Then precision, recall and F1 per type.</p>")
     if plt:
         parts.append(_figure(plt, lambda ax: (grouped_bars(
             plt, ax, tmr_subsets, {s: [results["systems"][s]["tmr"][f"recall_{x}"] for x in tmr_subsets]
@@ -271,6 +289,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
                                                                        for s in systems],
                         [[term(x, x), results["systems"][systems[0]]["tmr"][f"n_{x}"]]
                          + [results["systems"][s]["tmr"][f"recall_{x}"] for s in systems] for x in tmr_subsets]))
+    parts.append(per_type_section(results))
 
     schemes = [s for s in systems if "schemes" in results["details"][s].get("match_scores", {})]
     if schemes:
@@ -302,10 +321,12 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
         comparison = entry["bucket_f1"]
         found = significant_buckets(comparison, counts)
         parts.append(f"<h3>{html.escape(a)} − {html.escape(b)}, per attribute bucket</h3><p class='note'>Paired "
-                     "F1 difference per bucket; bold cells with a frame differ significantly ("
-                     f"{html.escape(results['families'][entry['family']]['description'])}).</p>")
-        if plt:
-            parts.append(_heatmap(plt, comparison))
+                     f"F1 difference {html.escape(a)} − {html.escape(b)} per bucket: blue where {html.escape(a)} "
+                     f"is higher, orange where {html.escape(b)} is; the darker, the larger. A framed bold cell with "
+                     "★ differs significantly ("
+                     f"{html.escape(results['families'][entry['family']]['description'])}); the other cells are "
+                     "muted, however large their difference. n: gold entities in the bucket.</p>")
+        parts.append(heatmap(comparison, counts))
         parts.append(_table(["attribute", "bucket", "n", "difference", "interval", "Holm p"],
                             [[term(item["attribute"], item["attribute"]),
                               bucket_cell(item["attribute"], item["interval"], counts), item["n"], f"{item['difference']:+.4f}",
@@ -314,7 +335,10 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
 
     if any("nrb" in results["systems"][s] for s in systems):
         with_nrb = [s for s in systems if "nrb" in results["systems"][s]]
-        parts.append("<h2 id='nrb'>Name Regularity Bias: NRB vs WTS</h2>")
+        parts.append("<h2 id='nrb'>Name Regularity Bias: NRB vs WTS</h2><p class='note'>Accuracy on the NRB "
+                     "targets, names whose type only the context tells, against the WTS control, the same kind of "
+                     "sentences with names of their usual type; a large gap with a good WTS accuracy is a bias "
+                     "towards the names' usual types.</p>")
         if plt:
             parts.append(_figure(plt, lambda ax: (grouped_bars(
                 plt, ax, with_nrb, {"NRB": [results["systems"][s]["nrb"]["nrb_accuracy"] for s in with_nrb],
@@ -328,27 +352,12 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, max_error_rows
                                                               for t, cells in confusion.items()]))
 
     if "attack_curve" in results:
-        parts.append("<h2 id='rockner'>RockNER: F1 under attack</h2>")
-        if plt:
-            def draw(ax):
-                for k, (name, curve) in enumerate(results["attack_curve"].items()):
-                    original = results["systems"][name]["rockner"]["f1_original"]
-                    ax.plot(["original"] + [p["set"] for p in curve], [original] + [p["f1_attacked"] for p in curve],
-                            marker="o", label=name, color=COLORS[k % len(COLORS)])
-                ax.set_ylim(0, 1.05)
-                ax.set_ylabel("F1", fontsize=8)
-                ax.tick_params(labelsize=7)
-                legend_outside(ax)
-            parts.append(_figure(plt, draw, size=(6, 2.6)))
-        for name, curve in results["attack_curve"].items():
-            parts.append(_table([f"{name}: attacked set", "F1", term("drop", "f1_drop"),
-                                 term("relative drop", "f1_drop_relative")],
-                                [[p["set"], p["f1_attacked"], p["f1_drop"], p["f1_drop_relative"]] for p in curve]))
+        parts.append(attack_section(results, plt))
         parts.append(rockner_section(results))
 
     parts.append(hardest_section(results))
     if errors is not None:
-        parts.append(error_section(errors, max_error_rows))
+        parts.append(error_section(errors, error_files))
     parts.append(glossary_section())
     parts.append(provenance_footer(report))
     body = "\n".join(parts)
@@ -362,8 +371,9 @@ def rockner_section(results: dict) -> str:
     from ..methods.rockner import CATEGORIES
 
     with_attacks = [s for s in results["systems"] if "rockner" in results["systems"][s]]
-    parts = ["<h3 id='rockner-errors'>Error categories (last attacked set)</h3><p class='note'>Share of the gold "
-             "entities in each category, original → attacked.</p>"]
+    where = f"“{html.escape(last_attacked_set(results) or '')}”"
+    parts = [f"<h3 id='rockner-errors'>Error categories on the attacked set {where}</h3><p class='note'>Share of "
+             f"the gold entities in each category, original → attacked ({where}).</p>"]
     header = [term("category", "exact_right_type")] + [
         term(f"{s} {v}", v) for s in with_attacks for v in ("original", "attacked")]
     parts.append(_table(header, [[term(c.replace("_", " "), c)] + [results["systems"][s]["rockner"][f"{v}_{c}"]
@@ -374,7 +384,7 @@ def rockner_section(results: dict) -> str:
         difference = results["details"][s].get("rockner", {}).get("confusion", {}).get("difference", {})
         columns = sorted({c for cells in difference.values() for c in cells})
         parts.append(f"<h3>{html.escape(s)}: {term('confusion difference', 'confusion_difference')} "
-                     "(attacked − original; rows gold, columns predicted)</h3>")
+                     f"({where} − original; rows gold, columns predicted)</h3>")
         parts.append(_table(["gold \\ predicted"] + columns, [[row] + [f"{cells.get(c, 0):+d}" for c in columns]
                                                               for row, cells in difference.items()]))
     return "\n".join(parts)
@@ -402,23 +412,43 @@ def hardest_section(results: dict) -> str:
     return "\n".join(parts)
 
 
-ERROR_COLUMNS = ("system", "sentence", "document", "text", "context", "gold_type", "predicted_type", "outcome",
-                 "overlap", "subsets", "hard_words")
+ERROR_COLUMNS = ("sentence", "document", "text", "context", "gold_type", "predicted_type", "overlap", "subsets",
+                 "hard_words")
 SUBSET_FLAGS = ("seen", "unseen_tokens", "unseen_type", "tcm")
+ERROR_PAGE = 10  # rows shown at first per system and outcome
+ERROR_MORE = 40  # rows one click further; the rest only in the full table beside the page
 
 
-def error_section(rows: Sequence[dict], limit: int) -> str:
-    """Every entity that is not correct, filterable by system, outcome and subset (a small
-    inline script; with scripts off the whole table shows, grouped in one ``<details>`` per
-    system)."""
+def _error_rows(rows: Sequence[dict]) -> str:
+    body = []
+    for row in rows:
+        flags = [f for f in SUBSET_FLAGS if row.get(f)] or (["spurious"] if row["outcome"] == "spurious" else [])
+        cells = [row["sentence"], "" if row["document"] is None else row["document"], row["text"], row["context"],
+                 row["gold_type"] or "-", row["predicted_type"] or "-", row["overlap"], " ".join(flags),
+                 row["hard_words"]]
+        data = (f' data-system="{html.escape(row["system"])}" data-outcome="{html.escape(row["outcome"])}"'
+                f' data-subsets="{html.escape(" ".join(flags))}"')
+        body.append(f"<tr{data}>" + "".join(f"<td>{_cell(c)}</td>" for c in cells) + "</tr>")
+    header = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in ERROR_COLUMNS)
+    return f"<table class='error-table'><thead><tr>{header}</tr></thead><tbody>" + "".join(body) + "</tbody></table>"
+
+
+def error_section(rows: Sequence[dict], files: Sequence[Tuple[str, str]] = ()) -> str:
+    """The entities that are not correct: the counts per system and outcome, then per system
+    and outcome the first ``ERROR_PAGE`` rows, ``ERROR_MORE`` more one ``<details>`` further
+    (groups a reader opens and closes with scripts off), and links to the full table
+    ``files`` ((format, relative address) pairs) written beside the page.  With scripts on, a
+    filter bar narrows the rows shown."""
     from .errors import GOLD_OUTCOMES, OUTCOMES, summary
 
-    wrong = [row for row in rows if row["outcome"] != "correct"]
     counts = summary(rows)
     systems = list(counts)
-    parts = ["<h2 id='errors'>Which entities failed</h2><p class='note'>Every gold and predicted entity that is not "
-             "correct (the full table, correct ones included, is written by <code>--errors FILE</code>). "
-             "Outcomes are explained in the <a href='#g-wrong_boundary'>glossary</a>.</p>",
+    links = ", ".join(f"<a href='{html.escape(href)}'>{html.escape(name)}</a>" for name, href in files)
+    full = (f"The full table, every gold and predicted entity with its subsets and buckets: {links}." if links else
+            "The full table, every gold and predicted entity, is written by <code>--errors FILE</code>.")
+    parts = ["<h2 id='errors'>Which entities failed</h2><p class='note'>How many entities each system got wrong, "
+             "and in what way; then, per system and outcome, the first of them in test order. "
+             f"{full} Outcomes are explained in the <a href='#g-wrong_boundary'>glossary</a>.</p>",
              _table(["system", "gold mentions"] + [term(o, o.replace(" ", "_")) for o in GOLD_OUTCOMES]
                     + [term("extra predictions overlapping a gold entity", "extra_prediction"),
                        term("spurious", "spurious")],
@@ -428,28 +458,34 @@ def error_section(rows: Sequence[dict], limit: int) -> str:
              "or missed), so these four sum to the gold mentions. Prediction side, counted apart: predicted "
              "entities that are no gold mention's match, overlapping a gold entity (their rows say wrong "
              "boundary) or overlapping none (spurious).</p>"]
+    outcomes = [o for o in OUTCOMES if o != "correct"]
     parts.append("<div id='error-filters' hidden>"
-                 + _select("system", systems) + _select("outcome", [o for o in OUTCOMES if o != "correct"])
+                 + _select("system", systems) + _select("outcome", outcomes)
                  + _select("subset", ["seen", "unseen_tokens", "unseen_type", "tcm", "spurious"])
                  + "<input id='filter-text' type='search' placeholder='entity text contains…'>"
                  + " <span id='filter-count'></span></div>")
     for system in systems:
-        mine = [row for row in wrong if row["system"] == system]
-        shown = mine[:limit]
-        note = (f" (the first {limit} of {len(mine)})" if len(mine) > limit else f" ({len(mine)})")
-        body = []
-        for row in shown:
-            flags = [f for f in SUBSET_FLAGS if row.get(f)] or (["spurious"] if row["outcome"] == "spurious" else [])
-            cells = [row["system"], row["sentence"], "" if row["document"] is None else row["document"], row["text"],
-                     row["context"], row["gold_type"] or "-", row["predicted_type"] or "-", row["outcome"],
-                     row["overlap"], " ".join(flags), row["hard_words"]]
-            data = (f' data-system="{html.escape(row["system"])}" data-outcome="{html.escape(row["outcome"])}"'
-                    f' data-subsets="{html.escape(" ".join(flags))}"')
-            body.append(f"<tr{data}>" + "".join(f"<td>{_cell(c)}</td>" for c in cells) + "</tr>")
-        header = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in ERROR_COLUMNS)
-        parts.append(f"<details open class='errors'><summary>{html.escape(system)}: entities not correct{note}"
-                     f"</summary><table class='error-table'><thead><tr>{header}</tr></thead><tbody>"
-                     + "\n".join(body) + "</tbody></table></details>")
+        mine = [row for row in rows if row["system"] == system and row["outcome"] != "correct"]
+        groups = []
+        for outcome in outcomes:
+            found = [row for row in mine if row["outcome"] == outcome]
+            if not found:
+                continue
+            first, more = found[:ERROR_PAGE], found[ERROR_PAGE:ERROR_PAGE + ERROR_MORE]
+            shown = len(first) + len(more)
+            group = [f"<details open class='outcome' data-system='{html.escape(system)}' "
+                     f"data-outcome='{html.escape(outcome)}'><summary>{html.escape(outcome)}: {len(found)}"
+                     + (f" (the first {len(first)} below)" if more else "") + "</summary>", _error_rows(first)]
+            if more:
+                group.append(f"<details class='more'><summary>rows {len(first) + 1}–{shown} of {len(found)}</summary>"
+                             + _error_rows(more) + "</details>")
+            if len(found) > shown:
+                group.append(f"<p class='note'>The other {len(found) - shown} are in the full table"
+                             + (f" ({links})" if links else "") + ".</p>")
+            groups.append("".join(group) + "</details>")
+        parts.append(f"<details open class='errors' data-system='{html.escape(system)}'><summary>"
+                     f"{html.escape(system)}: {len(mine)} entities not correct</summary>" + "".join(groups)
+                     + "</details>")
     return "\n".join(parts)
 
 
@@ -497,13 +533,14 @@ def provenance_footer(report: Mapping) -> str:
 
 def glossary_section() -> str:
     """The glossary, one entry per term, each with an id the tables link to."""
-    items = "".join(f"<dt id='g-{html.escape(key)}'>{html.escape(name)}</dt><dd>{html.escape(line)}</dd>"
+    items = "".join(f"<div><dt id='g-{html.escape(key)}'>{html.escape(name)}</dt><dd>{html.escape(line)}</dd></div>"
                     for key, name, line in glossary.entries())
     return ("<h2 id='glossary'>Glossary</h2><p class='note'>Also on the command line: "
             f"<code>tough-ner explain KEY</code>.</p><dl class='glossary'>{items}</dl>")
 
 
-# Filters of the error table; without scripts the filter bar stays hidden and every row shows.
+# Filters of the error table; without scripts the filter bar stays hidden and the groups open
+# and close by themselves.  A filter opens the groups it searches ("more" rows included).
 FILTER_SCRIPT = """<script>
 (function () {
   var bar = document.getElementById('error-filters');
@@ -511,17 +548,27 @@ FILTER_SCRIPT = """<script>
   bar.hidden = false;
   var pick = function (id) { return document.getElementById(id); };
   var rows = document.querySelectorAll('table.error-table tbody tr');
+  var groups = document.querySelectorAll('details.outcome');
   function apply() {
     var system = pick('filter-system').value, outcome = pick('filter-outcome').value;
     var subset = pick('filter-subset').value, text = pick('filter-text').value.toLowerCase(), shown = 0;
+    var any = system || outcome || subset || text;
     rows.forEach(function (row) {
       var ok = (!system || row.dataset.system === system) && (!outcome || row.dataset.outcome === outcome)
         && (!subset || (' ' + row.dataset.subsets + ' ').indexOf(' ' + subset + ' ') >= 0)
-        && (!text || row.cells[3].textContent.toLowerCase().indexOf(text) >= 0);
+        && (!text || row.cells[2].textContent.toLowerCase().indexOf(text) >= 0);
       row.hidden = !ok;
       if (ok) shown += 1;
     });
-    pick('filter-count').textContent = shown + ' rows shown';
+    groups.forEach(function (group) {
+      var ok = (!system || group.dataset.system === system) && (!outcome || group.dataset.outcome === outcome);
+      group.hidden = !ok;
+      if (any && ok) group.querySelectorAll('details.more').forEach(function (more) { more.open = true; });
+    });
+    document.querySelectorAll('details.errors').forEach(function (box) {
+      box.hidden = Boolean(system) && box.dataset.system !== system;
+    });
+    pick('filter-count').textContent = shown + ' of the rows on this page shown';
   }
   ['filter-system', 'filter-outcome', 'filter-subset', 'filter-text'].forEach(function (id) {
     pick(id).addEventListener('input', apply);
@@ -540,29 +587,43 @@ def bucket_cells(tables: Dict[str, dict], attribute: str):
     """(intervals in order, {system: {interval: bucket row}}) of one attribute over systems'
     detailed bucket tables; tag buckets are the union of the systems' types."""
     cells = {s: {interval_key(r["interval"]): r for r in table["buckets"][attribute]} for s, table in tables.items()}
-    return list(dict.fromkeys(i for rows in cells.values() for i in rows)), cells
+    intervals = dict.fromkeys(i for rows in cells.values() for i in rows if not empty_bucket(attribute, i))
+    return list(intervals), cells
 
 
 def bucket_figure(plt, tables: Dict[str, dict], counts: Optional[Dict[str, int]] = None):
-    """Bucket F1 bars of every attribute (3 x 3), systems side by side, n_gold on each bar and
-    bootstrap whiskers when the tables have them; ``tables``: {system: detailed bucket_f1};
-    ``counts``: training totals (``labels.totals``) to label frequency buckets as counts."""
-    figure, axes = plt.subplots(3, 3, figsize=(10, 8))
+    """Bucket F1 bars of every attribute, systems side by side, each bucket's gold entities
+    under its name and bootstrap whiskers when the tables have them; ``tables``: {system:
+    detailed bucket_f1}; ``counts``: training totals (``labels.totals``) to label frequency
+    buckets as counts.  Three panels a row, or one when an attribute has more than 10 buckets
+    (each bucket keeps room for its label)."""
+    shown = {attribute: bucket_cells(tables, attribute) for attribute in ATTRIBUTES}
+    columns = 3 if max(len(intervals) for intervals, _ in shown.values()) <= 10 else 1
+    rows = math.ceil(len(ATTRIBUTES) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(10, 8 if columns == 3 else 2.4 * rows), squeeze=False)
     for ax, attribute in zip(axes.flat, ATTRIBUTES):
-        intervals, cells = bucket_cells(tables, attribute)
-        errors = {s: table["diagnostics"]["bootstrap"][attribute] for s, table in tables.items()
-                  if attribute != "tag" and table["diagnostics"].get("bootstrap")}
-        grouped_bars(plt, ax, [bucket_label(attribute, list(i) if isinstance(i, tuple) else i, counts, short=True)
-                               for i in intervals],
-                     {s: [cells[s].get(i, {}).get("f1", math.nan) for i in intervals] for s in tables},
-                     {s: [str(cells[s].get(i, {}).get("n_gold", "")) for i in intervals] for s in tables},
-                     errors or None, missing="no entities")
+        intervals, cells = shown[attribute]
+        errors = None
+        if attribute != "tag":
+            position = {interval_key(row["interval"]): i
+                        for i, row in enumerate(next(iter(tables.values()))["buckets"][attribute])}
+            errors = {s: [table["diagnostics"]["bootstrap"][attribute][position[i]] for i in intervals]
+                      for s, table in tables.items() if table["diagnostics"].get("bootstrap")} or None
+        names = []
+        for i in intervals:
+            gold = list(dict.fromkeys(cells[s].get(i, {}).get("n_gold", 0) for s in tables))
+            names.append(bucket_label(attribute, list(i) if isinstance(i, tuple) else i, counts, short=True)
+                         + "\nn " + "/".join(map(str, gold)))
+        grouped_bars(plt, ax, names, {s: [cells[s].get(i, {}).get("f1", math.nan) for i in intervals] for s in tables},
+                     errors=errors, missing="no entities")
         ax.set_title(attribute, fontsize=9)
         ax.set_xlabel(UNITS[attribute], fontsize=7)
+    for ax in list(axes.flat)[len(ATTRIBUTES):]:
+        ax.set_visible(False)
     handles, names = axes.flat[0].get_legend_handles_labels()
     figure.legend(handles, names, loc="upper center", ncol=max(len(names), 1), fontsize=8, frameon=False)
     fit_ticks(figure)
-    figure.tight_layout(rect=(0, 0, 1, 0.96))
+    figure.tight_layout(rect=(0, 0, 1, 0.96 if columns == 3 else 1 - 0.3 / (2.4 * rows)))
     return figure
 
 
@@ -571,31 +632,187 @@ def label_counts(counts: Dict[str, int]) -> str:
     return ", ".join(f"{label} {n}" for label, n in counts.items()) or "never seen"
 
 
-def _heatmap(plt, comparison: dict) -> str:
-    """A - B per attribute bucket; significant cells framed and bold; differences that round
-    to zero shown as a neutral 0.00 (never a red -0.00)."""
-    import numpy as np
+# ---- the bucket comparison as a heatmap of HTML cells ---------------------------------------
+# Cells flow in rows that wrap, so labels never overlap at any number of buckets; colours and
+# text colours are computed here, so the page needs no script and the contrast is checked.
+HIGHER_A, HIGHER_B = (33, 102, 172), (179, 88, 6)  # blue, orange: apart for every colour vision
+MUTED = 0.3  # a non-significant cell gets this share of the colour its difference would give
 
-    width = max(len(c["difference"]) for c in comparison.values())
-    grid = np.full((len(comparison), width), np.nan)
-    significant = np.zeros((len(comparison), width), dtype=bool)
-    for r, cell in enumerate(comparison.values()):
-        grid[r, :len(cell["difference"])] = cell["difference"]
-        significant[r, :len(cell["difference"])] = cell.get("significant", [False] * len(cell["difference"]))
-    grid = np.where(np.abs(grid) < 0.005, 0.0, grid)  # what reads as 0.00 is drawn as 0
-    figure, ax = plt.subplots(figsize=(5, 3.6))
-    limit = max(np.nanmax(np.abs(grid)) if np.isfinite(grid).any() else 1.0, 1e-9)
-    image = ax.imshow(grid, cmap="RdBu", vmin=-limit, vmax=limit, aspect="auto")
-    for r in range(grid.shape[0]):
-        for c in range(grid.shape[1]):
-            if np.isfinite(grid[r, c]):
-                ax.text(c, r, f"{grid[r, c]:+.2f}" if grid[r, c] else "0.00", ha="center", va="center", fontsize=7,
-                        fontweight="bold" if significant[r, c] else "normal")
-                if significant[r, c]:
-                    ax.add_patch(plt.Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="#111", linewidth=1.2))
-    ax.set_yticks(range(len(comparison)))
-    ax.set_yticklabels(list(comparison), fontsize=8)
-    ax.set_xticks(range(width))
-    ax.set_xticklabels([f"bucket {i}" for i in range(width)], fontsize=7)
-    figure.colorbar(image, ax=ax, shrink=0.8).ax.tick_params(labelsize=7)
-    return _svg(figure)
+
+def luminance(rgb: Sequence[int]) -> float:
+    """WCAG 2 relative luminance of an sRGB colour (0-255 channels)."""
+    def linear(channel):
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (linear(c) for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(a: Sequence[int], b: Sequence[int]) -> float:
+    """WCAG 2 contrast ratio of two colours (1 to 21)."""
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def text_colour(background: Sequence[int]) -> tuple:
+    """Black or white, whichever contrasts more with ``background``: at least 4.58 on any
+    colour, above WCAG AA's 4.5 for normal text."""
+    return max(((0, 0, 0), (255, 255, 255)), key=lambda text: contrast(text, background))
+
+
+def cell_colour(difference: float, limit: float, significant: bool) -> tuple:
+    """The background of a difference: white to blue (A higher) or orange (B higher) by
+    |difference| / limit, with a muted share of it when not significant."""
+    if math.isnan(difference):
+        return (238, 238, 238)
+    share = min(abs(difference) / limit, 1.0) * (1.0 if significant else MUTED)
+    end = HIGHER_A if difference > 0 else HIGHER_B
+    return tuple(round(255 + (e - 255) * share) for e in end)
+
+
+def _rgb(colour: Sequence[int]) -> str:
+    return "#%02x%02x%02x" % tuple(colour)
+
+
+def heatmap(comparison: Mapping[str, dict], counts: Optional[Mapping[str, int]] = None) -> str:
+    """A ``bucket_comparison`` as a grid: one row per attribute, one cell per bucket named by
+    its label (types for tag buckets), holding the difference and n; significance read from
+    the stored verdicts (``significant``), never decided here.  Buckets empty by construction
+    are left out."""
+    differences = [d for entry in comparison.values() for d in entry["difference"]
+                   if d is not None and not math.isnan(d)]
+    limit = max([abs(d) for d in differences] + [1e-9])
+    rows = []
+    for attribute, entry in comparison.items():
+        cells = []
+        for interval, difference, n, significant, ci in zip(entry["intervals"], entry["difference"], entry["n"],
+                                                            entry["significant"], entry["ci"]):
+            if empty_bucket(attribute, interval):
+                continue
+            difference = _number(difference)
+            shown = abs(difference) >= 0.005  # what reads as 0.00 is drawn white, never a red -0.00
+            background = cell_colour(difference if shown else 0.0, limit, bool(significant))
+            value = "no entities" if math.isnan(difference) else f"{difference:+.2f}" if shown else "0.00"
+            tip = f"{interval_text(attribute, interval)}: {value}"
+            if not math.isnan(difference) and ci and None not in ci and not math.isnan(_number(ci[0])):
+                tip += f" [{_number(ci[0]):+.3f}, {_number(ci[1]):+.3f}]"
+            mark = " ★" if significant else ""
+            cells.append(f"<div class='cell{' significant' if significant else ''}' title='{html.escape(tip)}' "
+                         f"style='background:{_rgb(background)};color:{_rgb(text_colour(background))}'>"
+                         f"<span class='bucket'>{html.escape(bucket_label(attribute, interval, counts))}</span>"
+                         f"<span class='value'>{value}{mark}</span><span class='n'>n {n}</span></div>")
+        rows.append(f"<tr><th>{term(attribute, attribute)}<br><span class='note'>{html.escape(UNITS[attribute])}"
+                    f"</span></th><td><div class='cells'>{''.join(cells)}</div></td></tr>")
+    return "<table class='heatmap'>" + "".join(rows) + "</table>"
+
+
+def per_type_section(results: dict) -> str:
+    """Precision, recall and F1 per type (the tag buckets), F1 with its interval and marked
+    when its stored verdict says a system is significantly better."""
+    systems = list(results["systems"])
+    tables = {s: {row["interval"]: row for row in results["details"][s]["bucket_f1"]["buckets"]["tag"]}
+              for s in systems}
+    types = list(dict.fromkeys(t for s in systems for t in tables[s]))
+    tests = results.get("tests", {}).get("bucket_f1", {})
+    rows, best = [], []
+    for entity_type in types:
+        verdict = tests.get(f"tag_{entity_type}_f1", {})
+        n_gold = next((tables[s][entity_type]["n_gold"] for s in systems if entity_type in tables[s]), 0)
+        row, marks = [entity_type, n_gold], []
+        for s in systems:
+            cell = tables[s].get(entity_type, {})
+            ci = verdict.get("ci", {}).get(s)
+            f1 = format_value(_number(cell.get("f1")))
+            row += [_number(cell.get("precision")), cell.get("n_pred", 0), _number(cell.get("recall")),
+                    f"{f1} {format_interval([_number(v) for v in ci]) if ci else ''}".strip()]
+            marks += [False, False, False, s in verdict.get("best", [])]
+        rows.append(row)
+        best.append([False] + marks)
+    confidence = results.get("statistics", {}).get("confidence", 0.95)
+    header = ["type", term("n gold", "n")] + [h for s in systems for h in (
+        term(f"{s} precision", "precision"), f"{s} n predicted", term(f"{s} recall", "recall"),
+        term(f"{s} F1 [{confidence:.0%} interval]", "f1"))]
+    return ("<h3 id='per-type'>Precision, recall and F1 per type</h3><p class='note'>Strict span matching; the F1 "
+            "interval and the bold mark (significantly better, "
+            f"{html.escape(results.get('families', {}).get('bucket F1 table', {}).get('description', 'Holm-adjusted'))}"
+            ") are those of the bucket F1 table's type buckets. Precision and recall are given with their n "
+            "(predicted and gold entities of the type).</p>" + _table(header, rows, best))
+
+
+def attack_kind(name: str) -> Tuple[str, Optional[float]]:
+    """(kind, entity ratio) of an attacked set's name: ``entity 0.4`` is a point of the entity
+    curve (its ratio); any other set (``typo 1``, ``case lower``, a file name) stands alone."""
+    kind, _, parameter = name.rpartition(" ")
+    if kind == "entity":
+        try:
+            return kind, float(parameter)
+        except ValueError:
+            pass
+    return name, None
+
+
+def attack_sets(results: Mapping) -> Tuple[List[str], List[str]]:
+    """(the entity attack's sets in order, every other set) of a report's attack curves."""
+    sets = list(dict.fromkeys(point["set"] for curve in results["attack_curve"].values() for point in curve))
+    entity = sorted((name for name in sets if attack_kind(name)[1] is not None), key=lambda n: attack_kind(n)[1])
+    return entity, [name for name in sets if name not in entity]
+
+
+def attack_figure(plt, results: Mapping):
+    """F1 under attack: the entity attack as one line per system over its ratios (the original
+    F1 dotted beside it), the other attacked sets as bars beside the original; a panel only
+    when it has sets."""
+    curves = results["attack_curve"]
+    systems = [s for s in results["systems"] if s in curves]
+    entity, others = attack_sets(results)
+    value = {s: {p["set"]: p["f1_attacked"] for p in curves[s]} for s in systems}
+    original = {s: _number(results["systems"][s]["rockner"]["f1_original"]) for s in systems}
+    panels = [name for name, sets in (("curve", entity), ("bars", others)) if sets]
+    figure, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 2.8), squeeze=False)
+    for ax, panel in zip(axes[0], panels):
+        if panel == "curve":
+            ratios = [attack_kind(name)[1] for name in entity]
+            for k, s in enumerate(systems):
+                colour = COLORS[k % len(COLORS)]
+                ax.plot(ratios, [_number(value[s].get(name)) for name in entity], marker="o", color=colour, label=s)
+                ax.axhline(original[s], color=colour, linestyle=":", linewidth=1)
+            ax.set_xlabel("entity attack: share of entities replaced (dotted: original F1)", fontsize=7)
+            ax.set_xticks(ratios)
+            ax.set_xticklabels([f"{r:g}" for r in ratios], fontsize=7)
+            ax.set_ylim(0, 1.05)
+            ax.tick_params(axis="y", labelsize=7)
+        else:
+            grouped_bars(plt, ax, ["original"] + others, {s: [original[s]] + [_number(value[s].get(name))
+                                                                             for name in others] for s in systems})
+            ax.set_xlabel("other attacked sets", fontsize=7)
+        ax.set_ylabel("F1", fontsize=8)
+    legend_outside(axes[0][-1])
+    fit_ticks(figure)
+    figure.tight_layout()
+    return figure
+
+
+def attack_section(results: dict, plt) -> str:
+    """F1 under each attack, one series per kind (``attack_figure``), and one table of every
+    set and system."""
+    curves = results["attack_curve"]
+    systems = [s for s in results["systems"] if s in curves]
+    entity, others = attack_sets(results)
+    value = {s: {p["set"]: p for p in curves[s]} for s in systems}
+    original = {s: results["systems"][s]["rockner"]["f1_original"] for s in systems}
+    parts = ["<h2 id='rockner'>RockNER: F1 under attack</h2><p class='note'>Each system's F1 on the original test "
+             "set and on attacked versions of it. The entity attack replaces a share of the entities (the ratio) "
+             "by other names of the same type, so its sets form a curve; every other attack (typos, lower case, "
+             "names of another type, rewritten context) is a set of its own, shown as bars and never joined "
+             "to the curve. The headline's attack rows and the error categories are of the set "
+             f"“{html.escape(last_attacked_set(results) or '')}”.</p>"]
+    if plt:
+        parts.append(_svg(attack_figure(plt, results)))
+    header = ["attacked set"] + [h for s in systems for h in (
+        f"F1 {s}", term(f"drop {s}", "f1_drop"), term(f"relative drop {s}", "f1_drop_relative"))]
+    rows = [["original"] + [v for s in systems for v in (original[s], "", "")]]
+    rows += [[name] + [v for s in systems for v in (
+        [value[s][name][k] for k in ("f1_attacked", "f1_drop", "f1_drop_relative")] if name in value[s]
+        else ["-", "-", "-"])] for name in entity + others]
+    parts.append(_table(header, rows))
+    return "\n".join(parts)

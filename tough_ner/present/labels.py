@@ -60,11 +60,20 @@ def bucket_label(attribute: str, interval, totals: Optional[Mapping[str, int]] =
     return text
 
 
+def empty_bucket(attribute: str, interval) -> bool:
+    """Whether a bucket holds nothing by construction: a regular bucket cut on one value,
+    ``(v, v]`` (views leave it out rather than show an interval with NaN)."""
+    if isinstance(interval, str):
+        return False
+    low, high = (float(v) for v in interval)
+    return low == high and attribute != "eLen" and low not in SPECIAL.get(attribute, ())
+
+
 def _label(attribute: str, interval, totals: Optional[Mapping[str, int]]) -> str:
     if isinstance(interval, str):
         return interval
     low, high = (float(v) for v in interval)
-    if low == high and attribute != "eLen" and low not in SPECIAL.get(attribute, ()):
+    if empty_bucket(attribute, interval):
         return f"empty ({low:.4g}, {high:.4g}]"  # a regular bucket cut on one value holds nothing
     special = SPECIAL.get(attribute, ())
     bottom, top = (0.0 if 0.0 in special else -math.inf), (1.0 if 1.0 in special else math.inf)

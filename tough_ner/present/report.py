@@ -357,23 +357,27 @@ def _oriented(cell: Mapping, a: str, b: str) -> Optional[dict]:
 
 
 def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: float = 0.05) -> dict:
-    """The compact table: systems ordered by F1 (best first); each row has every system's
-    value, interval and n, the paired tests (Holm-adjusted over the table) and ``best``, the
-    significantly better system(s) only.  "Worst bucket" rows compare every system on the
-    bucket that is worst for the system with the best F1."""
+    """The compact table: systems in the order given (every view shows them so; the ranking
+    is in the marks, never in the order); each row has every system's value, interval and n,
+    the paired tests (Holm-adjusted over the table) and ``best``, the significantly better
+    system(s) only.  "Worst bucket" rows compare every system on the bucket that is worst for
+    the system with the best F1."""
     systems = results["systems"]
-    order = sorted(systems, key=lambda s: -_number(systems[s]["tmr"]["f1"]))
+    order = list(systems)
     specs = SUMMARY_ROWS + [row for row in NRB_ROWS if "nrb" in analyses or _any(systems, "nrb")] \
         + [row for row in ATTACK_ROWS if "rockner" in analyses or _any(systems, "rockner")]
     runs = results.get("runs", {})
     rows = [_row(label, method, key, systems, analyses, order, runs) for label, method, key in specs]
+    attacked = last_attacked_set(results)
     for row in rows:
+        if row["method"] == "rockner" and attacked:
+            row["set"] = attacked  # the rockner keys are those of the last attacked set: say which
         if row["key"] == "gap":
             low = {s: v for s, v in systems_values(systems, "nrb", "wts_accuracy", order).items()
                    if not math.isnan(v) and v < WTS_FLOOR}
             row["warnings"] = {s: f"WTS accuracy {v:.2f} < {WTS_FLOOR}: the gap reflects domain shift, "
                                   f"not name bias" for s, v in low.items()}
-    best_system = order[0]
+    best_system = max(order, key=lambda s: _number(systems[s]["tmr"]["f1"]))  # the first of equals
     for attribute in ATTRIBUTES:
         buckets = [(i, r) for i, r in enumerate(results["details"][best_system]["bucket_f1"]["buckets"][attribute])
                    if r["n_gold"] > 0 and not math.isnan(r["f1"])]  # a bucket without gold entities is no worst
@@ -388,6 +392,13 @@ def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: fl
         rows.append(row)
     finish(rows, alpha, HEADLINE)
     return {"systems": order, "rows": rows}
+
+
+def last_attacked_set(results: Mapping) -> Optional[str]:
+    """The name of the attacked set the ``rockner`` keys are of (each system's last), or the
+    systems' names for it joined when they differ; None without attacks."""
+    names = list(dict.fromkeys(curve[-1]["set"] for curve in results.get("attack_curve", {}).values() if curve))
+    return " / ".join(names) or None
 
 
 def _any(systems: Mapping[str, dict], method: str) -> bool:
