@@ -497,6 +497,19 @@ def test_an_acronym_in_brackets_is_the_initials_of_its_names_replacement():
     assert attacks.initials("Organisation for Economic Co-operation and Development") == "OECD"
 
 
+def test_a_north_american_club_takes_the_in_prose_and_none_in_a_result():
+    clubs = dictionaries.builtin_facets()["sports_club"]
+    tokens = [["NHL", "ICE", "HOCKEY", "-", "RESULTS", "."], ["He", "will", "miss", "the", "game", "against", "Boston", "."],
+              ["Boston", "3", "Chicago", "1"]]
+    tags = [["B-ORG", "O", "O", "O", "O", "O"], ["O", "O", "O", "O", "O", "O", "B-ORG", "O"], ["B-ORG", "O", "B-ORG", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0], year=1996)
+        club = by_original(attacked)["Boston"]["replacement"]
+        assert clubs[club] == "nhl"
+        assert " ".join(attacked[1]["tokens"]).endswith(f"against the {club} .")  # "against the Boston Bruins"
+        assert attacked[2]["tokens"][0] != "The"  # a results line: no article
+
+
 def test_an_acronym_after_the_is_one_read_with_the():
     tokens = [["Talks", "between", "Europe", "and", "the", "US", "ended", "."],
               ["The", "BOJ", "kept", "rates", "."]]

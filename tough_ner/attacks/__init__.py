@@ -470,13 +470,37 @@ def _initials(name: str) -> str:
     return f"{first[0]}. {rest}"
 
 
+@lru_cache(maxsize=1)
+def _league_clubs() -> frozenset:
+    """The North American leagues' clubs (casefolded): prose names them with "the" ("against the
+    Boston Bruins", "the Utah Jazz")."""
+    from .dictionaries import builtin_facets
+
+    return frozenset(club.casefold() for club, sport in builtin_facets().get("sports_club", {}).items()
+                     if sport in LEAGUE_SPORTS)
+
+
+def reads_with_the(name: str, fine_class: Optional[str]) -> bool:
+    """A replacement that prose puts after "the": a place read with it (``surface.takes_the``)
+    or a North American league's club (a possessive or plural suffix aside)."""
+    if takes_the(name, fine_class):
+        return True
+    if fine_class != "sports_club":
+        return False
+    words = name.split()
+    while len(words) > 1 and words[-1].startswith("'"):
+        words.pop()
+    return " ".join(words).casefold() in _league_clubs()
+
+
 def _agreement(new_text: str, m: "_Mention", words: Sequence[str], fine_class: Optional[str], is_free):
     """The words next to a replacement that must agree with it: "the" put before a place read
-    with it (where the sentence is not a headline, a results line or a dateline), "a"/"an"
+    with it or a North American league's club (where the sentence is not a headline, a results line or a dateline), "a"/"an"
     before it, "'s"/"'" after it.  Returns (words to put before, {position: new word})."""
     before: List[str] = []
     edits: Dict[int, str] = {}
-    if takes_the(new_text, fine_class) and not m.the and not is_free(m):
+    score = fine_class == "sports_club" and m.next_word[:1].isdigit()  # "Portland 110 BOSTON 108": a result
+    if reads_with_the(new_text, fine_class) and not m.the and not is_free(m) and not score:
         before = ["The" if m.start == 0 else "the"]
     if m.article_at >= 0 and not before:
         old = words[m.article_at]
@@ -871,7 +895,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
             if candidate.startswith("The ") and determiner:
                 return False  # never "the The Strongest"
-            if not the_free and takes_the(candidate, target_class):
+            if not the_free and reads_with_the(candidate, target_class):
                 return False  # "the" cannot be put here ("neighbouring Falkland Islands")
             if after_the and acronym_shape and not takes_the_as_acronym(candidate, target_class):
                 return False  # "the US", never "the PNG"; "the IMF", never "the AES"
