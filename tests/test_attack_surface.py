@@ -398,7 +398,8 @@ def test_a_city_or_club_next_to_its_country_is_of_the_country_replacing_it():
     cities = {city.casefold(): code for city, code in dictionaries.builtin_facets()["city"].items()}
     sports = dictionaries.builtin_facets()["sports_club"]
     tokens = [["DILI", ",", "East", "Timor", "1996-12-06"], ["CHONJU", ",", "South", "Korea", "1996-12-07"],
-              ["BASKETBALL", "-", "EUROLEAGUE", "STANDINGS", "."], ["Cibona", "Zagreb", "(", "Croatia", ")", "9", "5"],
+              ["BASKETBALL", "-", "EUROLEAGUE", "STANDINGS", "."],
+              ["Cibona", "Zagreb", "(", "Croatia", ")", "9", "5"],
               ["Troops", "left", "Croatia", "."]]
     tags = [["B-LOC", "O", "B-LOC", "I-LOC", "O"], ["B-LOC", "O", "B-LOC", "I-LOC", "O"], ["O"] * 5,
             ["B-ORG", "I-ORG", "O", "B-LOC", "O", "O", "O"], ["O", "O", "B-LOC", "O"]]
@@ -419,7 +420,8 @@ def test_a_city_or_club_next_to_its_country_is_of_the_country_replacing_it():
     every_city = [[city] for city in dictionaries.builtin("conll")["LOC"]["city"]]  # training mentions: none drawn
     kept = entity_attack(tokens, tags, seed=0, train=TrainStats.from_lists(every_city, [["B-LOC"]] * len(every_city)))
     assert kept[0]["tokens"] == tokens[0]
-    assert [(k["original"], k["reason"]) for k in kept[0]["kept"]] == [("TIGNES", "no_candidate"), ("France", "context")]
+    reasons = [(k["original"], k["reason"]) for k in kept[0]["kept"]]
+    assert reasons == [("TIGNES", "no_candidate"), ("France", "context")]
 
 
 def test_the_clubs_of_one_sentence_are_of_one_country():
@@ -499,9 +501,10 @@ def test_an_acronym_in_brackets_is_the_initials_of_its_names_replacement():
 
 def test_a_north_american_club_takes_the_in_prose_and_none_in_a_result():
     clubs = dictionaries.builtin_facets()["sports_club"]
-    tokens = [["NHL", "ICE", "HOCKEY", "-", "RESULTS", "."], ["He", "will", "miss", "the", "game", "against", "Boston", "."],
-              ["Boston", "3", "Chicago", "1"]]
-    tags = [["B-ORG", "O", "O", "O", "O", "O"], ["O", "O", "O", "O", "O", "O", "B-ORG", "O"], ["B-ORG", "O", "B-ORG", "O"]]
+    tokens = [["NHL", "ICE", "HOCKEY", "-", "RESULTS", "."],
+              ["He", "will", "miss", "the", "game", "against", "Boston", "."], ["Boston", "3", "Chicago", "1"]]
+    tags = [["B-ORG", "O", "O", "O", "O", "O"], ["O", "O", "O", "O", "O", "O", "B-ORG", "O"],
+            ["B-ORG", "O", "B-ORG", "O"]]
     for seed in range(6):
         attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0], year=1996)
         club = by_original(attacked)["Boston"]["replacement"]

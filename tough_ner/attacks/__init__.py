@@ -495,8 +495,9 @@ def reads_with_the(name: str, fine_class: Optional[str]) -> bool:
 
 def _agreement(new_text: str, m: "_Mention", words: Sequence[str], fine_class: Optional[str], is_free):
     """The words next to a replacement that must agree with it: "the" put before a place read
-    with it or a North American league's club (where the sentence is not a headline, a results line or a dateline), "a"/"an"
-    before it, "'s"/"'" after it.  Returns (words to put before, {position: new word})."""
+    with it or a North American league's club (where the sentence is not a headline, a results
+    line or a dateline), "a"/"an" before it, "'s"/"'" after it.  Returns (words to put before,
+    {position: new word})."""
     before: List[str] = []
     edits: Dict[int, str] = {}
     score = fine_class == "sports_club" and m.next_word[:1].isdigit()  # "Portland 110 BOSTON 108": a result
@@ -772,8 +773,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         else:
             spelled.setdefault(long_key, []).append(key)
             kept.pop(key, None)
-    eligible = [(key, pool_key) for key, pool_key in eligible
-                if not any(key in keys for keys in spelled.values())]
+    acronym_units = {acronym for keys in spelled.values() for acronym in keys}
+    eligible = [(key, pool_key) for key, pool_key in eligible if key not in acronym_units]
+    followers = {key: pool_key for key, pool_key in followers.items() if key not in acronym_units}
     needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places that follow it
     for key, pool_key in followers.items():
         needs.setdefault(anchored[key], []).append(pool_key)

@@ -254,8 +254,8 @@ def ticker_sources(classes, aliases, facets, given):
 # ("Zaire" is a former country, not the Angolan province countryinfo lists).
 authored_aliases = {}
 # Tables of entities_authored.txt whose "### value" is not a facet: the year a name came into use
-# ("first_year") and the last one ("last_year"), the year by which a company was in use under its name at the latest ("in_use_by"),
-# and the country of a club or a country name ("country_code").
+# ("first_year") and the last one ("last_year"), the year by which a company was in use under its
+# name at the latest ("in_use_by"), and the country of a club or a country name ("country_code").
 TABLES = ("first_year", "last_year", "in_use_by", "country_code")
 tables = {name: {} for name in TABLES}
 
