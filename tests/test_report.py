@@ -230,11 +230,14 @@ MEASURE = """() => {
     return found;
   };
   return {
-    plots: [...document.querySelectorAll('svg')].map(svg => crossing(boxes([...svg.querySelectorAll('g[id^="text_"]')]))),
+    plots: [...document.querySelectorAll('svg')].map(
+      svg => crossing(boxes([...svg.querySelectorAll('g[id^="text_"]')]))),
     plot_texts: [...document.querySelectorAll('svg g[id^="text_"]')].length,
-    heatmaps: [...document.querySelectorAll('table.heatmap')].map(t => crossing(boxes([...t.querySelectorAll('.cell span, th')]))),
-    cells: [...document.querySelectorAll('.cells .cell')].map(c => [getComputedStyle(c).backgroundColor, getComputedStyle(c).color,
-                                                                    c.classList.contains('significant'), c.innerText]),
+    heatmaps: [...document.querySelectorAll('table.heatmap')].map(
+      t => crossing(boxes([...t.querySelectorAll('.cell span, th')]))),
+    cells: [...document.querySelectorAll('.cells .cell')].map(c => [
+      getComputedStyle(c).backgroundColor, getComputedStyle(c).color,
+      c.classList.contains('significant'), c.innerText]),
     height: document.documentElement.scrollHeight,
   };
 }"""
