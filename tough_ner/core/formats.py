@@ -45,6 +45,7 @@ import json
 import unicodedata
 from bisect import bisect_left, bisect_right
 from functools import cached_property
+from itertools import accumulate
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
 from .batch import Batch
@@ -198,19 +199,25 @@ _RANK = {"exact": 0, "normalised": 1, "fuzzy": 2}
 
 def normalise(text: str) -> str:
     """A text as normalised matching compares it: Unicode NFKC, case folded, whitespace removed."""
+    if text.isascii():  # NFKC changes no ASCII text, and casefold is lower there
+        return "".join(text.lower().split())
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def _is_punctuation(char: str) -> bool:
-    return unicodedata.category(char).startswith("P")
+def _core(text: str) -> Tuple[int, int]:
+    """Where ``text`` starts and ends once the punctuation (Unicode category P*) at its edges is left out."""
+    start, end = 0, len(text)
+    if end and text[0].isalnum() and text[-1].isalnum():  # the usual token: nothing to strip
+        return start, end
+    while start < end and unicodedata.category(text[start])[0] == "P":
+        start += 1
+    while end > start and unicodedata.category(text[end - 1])[0] == "P":
+        end -= 1
+    return start, end
 
 
 def _strip_punctuation(text: str) -> str:
-    start, end = 0, len(text)
-    while start < end and _is_punctuation(text[start]):
-        start += 1
-    while end > start and _is_punctuation(text[end - 1]):
-        end -= 1
+    start, end = _core(text)
     return text[start:end]
 
 
@@ -223,21 +230,19 @@ class _Writing:
     def __init__(self, pieces: Sequence[str], strip: bool = False):
         self.pieces = pieces
         self.joined = "".join(pieces)
+        if not strip:  # as comprehensions: this runs for every sentence
+            bounds = list(accumulate(map(len, pieces), initial=0))
+            self.starts = {b: i for i, b in reversed(list(enumerate(bounds[:-1])))}
+            self.ends = {bounds[i + 1]: i + 1 for i, piece in enumerate(pieces) if piece}
+            return
         self.starts: dict = {}  # char -> first token starting there
         self.ends: dict = {}    # char -> the token after the one ending there
         position = 0
         for i, piece in enumerate(pieces):
-            lead = trail = 0
-            if strip:
-                core = _strip_punctuation(piece)
-                if not core:  # punctuation only
-                    position += len(piece)
-                    continue
-                lead = piece.index(core)
-                trail = len(piece) - lead - len(core)
-            self.starts.setdefault(position + lead, i)
-            if len(piece) > lead:
-                self.ends[position + len(piece) - trail] = i + 1
+            start, end = _core(piece)
+            if start < end:  # a token of punctuation only neither starts nor ends an occurrence
+                self.starts.setdefault(position + start, i)
+                self.ends[position + end] = i + 1
             position += len(piece)
 
     def occurrences(self, needle: str):
@@ -281,7 +286,9 @@ class _Placer:
 
     def __init__(self, tokens: Sequence[str], case_sensitive: bool, normalised: bool, fuzzy: Optional[float]):
         self.tokens = tokens
-        self.exact = _Writing(["".join(token.split()) for token in tokens])
+        joined = "".join(tokens)
+        spaced = "".join(joined.split()) != joined  # tokens holding whitespace: rare, removed
+        self.exact = _Writing(["".join(token.split()) for token in tokens] if spaced else tokens)
         if normalised or fuzzy is not None:
             self.fold, self.strip = normalise, True
         elif not case_sensitive:
@@ -389,7 +396,7 @@ def _mention_list(value) -> Tuple[Optional[list], Optional[str]]:
             value = json.loads(value)
         except json.JSONDecodeError as error:
             return None, f"not JSON ({error.msg})"
-    if _is_record(value):
+    if type(value) is not list and _is_record(value):
         lists = [item for item in value.values() if isinstance(item, list)]
         if len(lists) == 1:
             value = lists[0]
@@ -413,6 +420,10 @@ def _mention_spans(items, tokens: Sequence[str], placement: str, case_sensitive:
                    fuzzy: Optional[float], hallucinated: list, statuses: list) -> List[Span]:
     """Place each mention (module docstring); the unplaced go to ``hallucinated``, the status
     of each placed one to ``statuses`` (``{(start, end): status}``)."""
+    if not items:
+        hallucinated.append([])
+        statuses.append({})
+        return []
     placer = _Placer(tokens, case_sensitive, normalised, fuzzy)
     needles = [placer.needles(item["text"]) for item in items]
     if placement == "ordered":
