@@ -358,7 +358,14 @@ def test_cli_buckets(tmp_path, capsys):
                                                   for row in rows) + "\n")
     assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt")]) == 0
     out = capsys.readouterr().out
-    assert "eLen" in out and "tCon" in out and "n_gold" in out
+    assert "eLen" in out and "tCon" in out and "n gold" in out
+    # named as the report names them: systems by file stem, buckets in words (labels.bucket_label)
+    assert out.startswith(f"sys0 = {tmp_path / 'sys0.txt'}") and "  1 token " in out and "(-inf" not in out
+    assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt"),
+                 "--test", str(tmp_path / "sys1.txt"), "--resamples", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "A - B: paired difference sys0 - sys1" in out and "unseen in training" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
     assert main(["buckets", "--train", str(tmp_path / "train.txt"), "--test", str(tmp_path / "sys0.txt"),
                  "--test", str(tmp_path / "sys1.txt"), "--json"]) == 0
     table = json.loads(capsys.readouterr().out)

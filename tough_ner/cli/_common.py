@@ -53,16 +53,32 @@ def _batch(corpus: Corpus, column: int = 0) -> Batch:
     return Batch(corpus.tokens, corpus.tags, corpus.predictions[column], corpus.documents)
 
 
-def _versus(args, method: str, systems: dict, **options) -> bool:
-    """With ``--versus``: print the paired comparison of the systems and return True."""
+def _versus(args, method: str, systems: dict, files=None, **options) -> bool:
+    """With ``--versus``: print the paired comparison of the systems and return True.  On the
+    terminal each system is named as the report names it: by its file's stem (``files``: the
+    file of each system, by default its key)."""
     from ..methods.comparison import compare
     from ..present.report import format_comparison
 
     if len(systems) < 2:
         return False
     table = compare(systems, method, **options, **_resampling(args), alpha=args.alpha)
-    print(_json(table)) if args.json else print(format_comparison(table))
+    if args.json:
+        print(_json(table))
+        return True
+    print(format_comparison(table, dict(zip(systems, display_names(files or list(systems))))))
     return True
+
+
+def display_names(paths) -> List[str]:
+    """Each file's system name as the report gives it (``report.system_names``: the file stem,
+    made unique); the paths themselves when one file is given twice."""
+    from .report import system_names
+
+    try:
+        return [name for name, _ in system_names([os.fspath(path) for path in paths])]
+    except ValueError:  # the same file twice: the numbered paths stay its names
+        return [os.fspath(path) for path in paths]
 
 
 def _runs(args, paths, versus=()):

@@ -7,7 +7,7 @@ import math
 from ..core.stats import TrainStats
 from ..present.formatting import format_interval, format_p, format_value, to_json as _json
 from ._common import (_add_pred_format, _columns_flag, _names, _print_flat, _read, _read_batch, _resampling,
-                      _resampling_flags, _runs, _versus, seed)
+                      _resampling_flags, _runs, _versus, display_names, seed)
 
 
 def cmd_hardeval(args) -> None:
@@ -62,7 +62,7 @@ def cmd_tmr(args) -> None:
 
 
 def cmd_buckets(args) -> None:
-    from ..methods.buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts, interval_text
+    from ..methods.buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts
 
     stats = TrainStats.coerce(args.train)
     runs, _ = _runs(args, args.pred or args.test)
@@ -85,32 +85,44 @@ def cmd_buckets(args) -> None:
     if args.json:
         print(_json(table))
         return
-    labels = [f"sys{i}" for i in range(len(results))]
+    from ..present.labels import bucket_label
+    from ..present.report import fit, short_names
+
+    shown = display_names(names)  # as the report names them; a name too long for a column: S1, ...
+    labels = list(short_names(shown, 10).values())
+    column = max([8] + [len(label) for label in labels])
     for label, name in zip(labels, results):
         print(f"{label} = {name}  (F1 {format_value(results[name]['f1'])})")
+    training = {"mentions": stats.describe()["mentions"], "tokens": stats.n_tokens}  # eFre / tFre shares as counts
+    lines = []
     if second is not None:
-        print(f"A - B: paired difference sys0 - sys1 [{args.confidence:.0%} interval]; * significant "
-              f"(paired randomisation test, Holm over the family of every bucket, alpha {args.alpha})")
+        lines.append(f"A - B: paired difference {labels[0]} - {labels[1]} [{args.confidence:.0%} interval], Holm p; "
+                     f"* significant (paired randomisation test, Holm over the family of every bucket, alpha "
+                     f"{args.alpha})")
     for attribute in ATTRIBUTES:
-        print(f"\n{attribute}".ljust(24) + "n_gold" + "".join(f"  {n:>8}" for n in labels)
-              + ("      A-B" if second is not None else ""))
+        lines += ["", f"{attribute:<26}{'n gold':>6}" + "".join(f"  {label:>{column}}" for label in labels)
+                  + (f"  {'A - B [interval]':>26}  {'Holm p':>7}" if second is not None else "")]
         intervals = table["comparison"][attribute]["intervals"] if second is not None else \
             [r["interval"] for r in first["buckets"][attribute]]
         by_interval = [{_key(r["interval"]): r for r in result["buckets"][attribute]} for result in results.values()]
         for i, interval in enumerate(intervals):
             rows = [rows_of.get(_key(interval)) for rows_of in by_interval]  # a dict: linear in buckets
             n_gold = next(r["n_gold"] for r in rows if r is not None)
-            line = f"  {interval_text(attribute, interval):<21}{n_gold:>6}"
-            line += "".join(f"  {format_value(r['f1'] if r else math.nan):>8}" for r in rows)
+            line = f"  {bucket_label(attribute, interval, training):<24}{n_gold:>6}"
+            line += "".join(f"  {format_value(r['f1'] if r else math.nan):>{column}}" for r in rows)
             if second is not None:
                 cell = table["comparison"][attribute]
-                line += f"  {cell['difference'][i]:+7.4f} {format_interval(cell['ci'][i])}"
-                line += f"  Holm p {format_p(cell['p_adjusted'][i])}" + (" *" if cell["significant"][i] else "")
-            print(line)
+                difference = f"{round(cell['difference'][i], 4) + 0.0:+.4f} {format_interval(cell['ci'][i])}"
+                line += f"  {difference:>26}  {format_p(cell['p_adjusted'][i])[2:]:>7}" + (
+                    " *" if cell["significant"][i] else "")
+            lines.append(line)
         worst = first["diagnostics"]["self"][attribute]
         if worst["worst"] is not None:
-            print(f"  sys0: worst bucket {worst['worst']} ({format_value(worst['worst_f1'])}), "
-                  f"best {worst['best']} ({format_value(worst['best_f1'])}), gap {format_value(worst['gap'])}")
+            worst_label, best_label = (bucket_label(attribute, first["buckets"][attribute][worst[k]]["interval"], training)
+                                       for k in ("worst", "best"))
+            lines.append(f"  {labels[0]}: worst bucket {worst_label} ({format_value(worst['worst_f1'])}), best "
+                         f"{best_label} ({format_value(worst['best_f1'])}), gap {format_value(worst['gap'])}")
+    print("\n".join(fit(lines)))
 
 
 def _key(interval):

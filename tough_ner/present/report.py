@@ -451,14 +451,15 @@ def format_cell(row: dict, system: str) -> str:
     return text + ("*" if system in row.get("best", []) else " ")
 
 
-def format_test(row: dict) -> str:
-    """The first pair's test of a row in words."""
+def format_test(row: dict, shown: Optional[Mapping[str, str]] = None) -> str:
+    """The first pair's test of a row in words (``shown``: a system's name as shown)."""
     if not row.get("tests"):
         return ""
     test = row["tests"][0]
-    verdict = (f"{test['better']} better" if test.get("better") else
+    name = (shown or {}).get
+    verdict = (f"{name(test['better'], test['better'])} better" if test.get("better") else
                "significant, not ranked" if test.get("significant") else "not significant")
-    return f"{test['a']} - {test['b']} {describe_test(test)}: {verdict}"
+    return f"{name(test['a'], test['a'])} - {name(test['b'], test['b'])} {describe_test(test)}: {verdict}"
 
 
 def format_text(results: dict, full: bool = False, wide: bool = False, width: int = WIDTH) -> str:
@@ -481,39 +482,19 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
     order = table["systems"]
     statistics = results.get("statistics", {})
     labels = [row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") for row in table["rows"]]
-    cells = [[format_cell(row, s) for s in order] for row in table["rows"]]
-    sizes = [format_sizes(row, order) for row in table["rows"]]
-    cell = max([len(text) for texts in cells for text in texts] + [1]) + 2
-    shown = dict(zip(order, order)) if wide else short_names(order, cell - 1)
-    cell = max([cell] + [len(name) + 1 for name in shown.values()])
-    label_width = max(map(len, labels), default=0) if wide else min(max(map(len, labels), default=0), LABEL_WIDTH)
-    n_width = max([len(text) for text in sizes] + [1]) + 2
     compared = len(order) > 1
     lines.append(f"summary: systems in the order given; value [{statistics.get('confidence', 0.95):.0%} interval]; "
                  f"* significantly better than every system it is compared with (paired test, "
                  f"{headline_family(results)}, adjusted p < {statistics.get('alpha', 0.05)}); "
                  f"† n < {SMALL}; ↑ higher / ↓ lower is better, · not ranked")
+    rows, shown = side_by_side(table["rows"], labels, order, wide=wide, width=width)
     lines += legend(shown)
     if results.get("runs"):
         lines.append("runs: " + "; ".join(f"{name} {entry['runs']} runs (value: mean ± sample std over runs; "
                                           "interval and tests: counts pooled over runs)"
                                           for name, entry in results["runs"].items()))
-    per_block = len(order) if wide else max(1, (width - label_width - 4 - n_width) // cell)
-    for start in range(0, len(order), per_block):
-        block = range(start, min(start + per_block, len(order)))
-        if start:
-            lines.append("")
-        lines.append(" " * (label_width + 4) + "".join(shown[order[i]].rjust(cell - 1) + " " for i in block)
-                     + "n".rjust(n_width) + ("   test" if wide and compared else ""))
-        for row, label, texts, size in zip(table["rows"], labels, cells, sizes):
-            arrow = {"high": "↑", "low": "↓"}.get(row["better"], "·")
-            first, *rest = [label] if wide else textwrap.wrap(label, label_width) or [""]
-            lines.append(f"{first:<{label_width}}  {arrow} " + "".join(texts[i].rjust(cell) for i in block)
-                         + size.rjust(n_width) + ("   " + format_test(row) if wide and compared else ""))
-            lines += [f"  {more}" for more in rest]
-            if block.stop == len(order):
-                lines += [f"{'':<{label_width}}  ! {system}: {warning}"
-                          for system, warning in row.get("warnings", {}).items()]
+    lines += rows
+    label_width = min(max(map(len, labels), default=0), LABEL_WIDTH)
     if compared and not wide:
         lines += paired_tests(table["rows"], labels, shown, label_width)
     if statistics:
@@ -551,6 +532,44 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
     return "\n".join(lines if wide else fit(lines, width))
 
 
+def side_by_side(rows: Sequence[dict], labels: Sequence[str], order: Sequence[str],
+                 names: Optional[Mapping[str, str]] = None, wide: bool = False,
+                 width: int = WIDTH) -> Tuple[List[str], Dict[str, str]]:
+    """Rows of a table of systems side by side (value [interval], marks; then n), each
+    system's column headed by its name (``names``: a display name per system); and the
+    header each system got (``S1``... when a name does not fit: ``legend``).  Systems
+    that do not fit in ``width`` come in a further block; ``wide``: one block, each row's
+    paired test beside it."""
+    names = {s: (names or {}).get(s, s) for s in order}
+    cells = [[format_cell(row, s) for s in order] for row in rows]
+    sizes = [format_sizes(row, order) for row in rows]
+    cell = max([len(text) for texts in cells for text in texts] + [1]) + 2
+    short = short_names([names[s] for s in order], width if wide else cell - 1)
+    shown = {s: short[names[s]] for s in order}
+    cell = max([cell] + [len(name) + 1 for name in shown.values()])
+    label_width = max(map(len, labels), default=0) if wide else min(max(map(len, labels), default=0), LABEL_WIDTH)
+    n_width = max([len(text) for text in sizes] + [1]) + 2
+    compared = len(order) > 1
+    lines: List[str] = []
+    per_block = len(order) if wide else max(1, (width - label_width - 4 - n_width) // cell)
+    for start in range(0, len(order), per_block):
+        block = range(start, min(start + per_block, len(order)))
+        if start:
+            lines.append("")
+        lines.append(" " * (label_width + 4) + "".join(shown[order[i]].rjust(cell - 1) + " " for i in block)
+                     + "n".rjust(n_width) + ("   test" if wide and compared else ""))
+        for row, label, texts, size in zip(rows, labels, cells, sizes):
+            arrow = {"high": "↑", "low": "↓"}.get(row["better"], "·")
+            first, *rest = [label] if wide else textwrap.wrap(label, label_width) or [""]
+            lines.append(f"{first:<{label_width}}  {arrow} " + "".join(texts[i].rjust(cell) for i in block)
+                         + size.rjust(n_width) + ("   " + format_test(row, shown) if wide and compared else ""))
+            lines += [f"  {more}" for more in rest]
+            if block.stop == len(order):
+                lines += [f"{'':<{label_width}}  ! {shown[system]}: {warning}"
+                          for system, warning in row.get("warnings", {}).items()]
+    return lines, shown
+
+
 def paired_tests(rows: Sequence[dict], labels: Sequence[str], shown: Mapping[str, str], label_width: int) -> List[str]:
     """Each row's first paired test as a table under the summary: difference [interval], p,
     Holm-adjusted p and the significantly better system (the pair in the heading when every
@@ -583,11 +602,13 @@ def short_names(names: Sequence[str], room: int) -> Dict[str, str]:
     return {name: f"S{i + 1}" for i, name in enumerate(names)}
 
 
-def legend(shown: Mapping[str, str]) -> List[str]:
-    """The lines naming abbreviated systems (``S1 = ...``); none when every name is itself."""
-    if all(name == short for name, short in shown.items()):
+def legend(shown: Mapping[str, str], names: Optional[Mapping[str, str]] = None) -> List[str]:
+    """The lines naming abbreviated systems (``S1 = ...``; ``names``: a system's display name);
+    none when every system is shown by its name."""
+    names = names or {}
+    if all(names.get(system, system) == short for system, short in shown.items()):
         return []
-    return ["systems:"] + [f"  {short} = {name}" for name, short in shown.items()]
+    return ["systems:"] + [f"  {short} = {names.get(system, system)}" for system, short in shown.items()]
 
 
 def fit(lines: Sequence[str], width: int = WIDTH) -> List[str]:
@@ -623,19 +644,19 @@ def significant_buckets(comparison: Mapping[str, dict], counts: Optional[Mapping
     return sorted(found, key=lambda item: -abs(item["difference"]))
 
 
-def format_comparison(table: dict) -> str:
-    """A ``tough_ner.compare`` table for a terminal: each key with every system's value,
-    interval and n, then the paired test of each pair in words."""
+def format_comparison(table: dict, names: Optional[Mapping[str, str]] = None, wide: bool = False,
+                      width: int = WIDTH) -> str:
+    """A ``tough_ner.compare`` table for a terminal, laid out as the report's summary: each key
+    with every system's value [interval] and n side by side (``names``: how each system is
+    shown, as the report names it), then each key's paired test; every line within ``width``
+    columns unless ``wide`` (one line a key, its test beside it)."""
     systems = list(table["rows"][0]["values"]) if table["rows"] else []
-    width = max([len(row["key"]) for row in table["rows"]] + [3]) + 2
-    lines = [f"{table['method']}: value [{table['confidence']:.0%} interval] (n), * significantly better; "
+    labels = [row["key"] for row in table["rows"]]
+    lines = [f"{table['method']}: value [{table['confidence']:.0%} interval], * significantly better; "
              f"{table['test']}, Holm-adjusted over {len(table['rows'])} rows, alpha {table['alpha']}; "
              f"{table['n_resamples']} resamples of {table['unit']}s"]
-    for row in table["rows"]:
-        cells = "   ".join(f"{s} {format_cell(row, s).rstrip()} (n {row['n'][s]})" for s in systems)
-        lines.append(f"{row['key']:<{width}}{cells}")
-        for test in row["tests"]:
-            verdict = (f"{test['better']} better" if test["better"] else
-                       "significant, not ranked" if test["significant"] else "not significant")
-            lines.append(f"{'':<{width}}{test['a']} - {test['b']} {describe_test(test)}: {verdict}")
-    return "\n".join(lines)
+    rows, shown = side_by_side(table["rows"], labels, systems, names, wide, width)
+    lines += legend(shown, names) + rows
+    if len(systems) > 1 and not wide:
+        lines += paired_tests(table["rows"], labels, shown, min(max(map(len, labels), default=0), LABEL_WIDTH))
+    return "\n".join(lines if wide else fit(lines, width))
