@@ -174,7 +174,7 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     assert main(["study", str(folder / "study.toml"), "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "F1" in printed and "wrote" in printed
-    for name in ("study.json", "study.html", "study.md", "study.tex", "demo/report.json", "deportes/report.html"):
+    for name in ("study.json", "study.html", "study.md", "study.tex", "demo/report.json", "deportes/report.html", "deportes/report-errors.csv"):
         assert (out / name).stat().st_size > 0
     made = json.loads((out / "study.json").read_text())["provenance"]
     assert made["command"] == ["tough-ner", "study", str(folder / "study.toml"), "--out", str(out), "--quiet"]

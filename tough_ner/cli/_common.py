@@ -37,10 +37,26 @@ def _resampling(args) -> dict:
     return {"n_resamples": args.resamples, "confidence": args.confidence, "seed": args.seed, "unit": args.unit}
 
 
-def _read_batch(path, columns=None) -> Batch:
+def _read_batch(path, columns=None, decoding=None) -> Batch:
     """A prediction file as a ``Batch`` (``corpus.read_batch``): token ... gold prediction, or
-    the columns chosen by --columns."""
-    return _some(lambda: read_batch(path, columns), path)
+    the columns chosen by --columns, decoded as ``decoding`` says (``_decoding``)."""
+    return _some(lambda: read_batch(path, columns, **(decoding or {})), path)
+
+
+def _decoding(args) -> dict:
+    """How a command decodes the tags (``--scheme``, ``--mode``, ``--repair``)."""
+    return {"scheme": args.scheme, "mode": args.mode, "repair": args.repair}
+
+
+def _decoding_flags(p) -> None:
+    p.add_argument("--scheme", default="auto",
+                   help="tag scheme: auto (default: the lenient rule reads any prefix), IOB1, IOB2, IOE1, IOE2, "
+                        "BIOES (or BILOU) or IO; a prefix the scheme does not use is an error")
+    p.add_argument("--mode", default="lenient", choices=["lenient", "strict"],
+                   help="lenient (default; as conlleval) or strict (as seqeval's strict mode; needs --scheme)")
+    p.add_argument("--repair", default="conlleval", choices=["conlleval", "discard"],
+                   help="invalid sequences in lenient mode: conlleval (default; an invalid I-X begins a span) or "
+                        "discard (a span begun or left open where the scheme forbids is dropped)")
 
 
 def _read_system(path, columns=None) -> Corpus:
@@ -89,7 +105,7 @@ def _runs(args, paths, versus=()):
     if not args.pred:
         if args.pred_format != "tags":
             raise ValueError(f"--pred-format {args.pred_format} reads --pred JSONL files: give --pred")
-        batches = _read_runs(paths + versus, getattr(args, "columns", None))
+        batches = _read_runs(paths + versus, getattr(args, "columns", None), _decoding(args))
     else:
         from ..core.formats import batch_from_files
 
@@ -98,14 +114,14 @@ def _runs(args, paths, versus=()):
             raise ValueError("with --pred, give one --test file: the gold CoNLL file (token ... gold)")
         gold = _read(tests[0])
         batches = [batch_from_files(gold.tokens, gold.tags, path, args.pred_format, documents=gold.documents,
-                                    **_mention_options(args)) for path in paths + versus]
+                                    **_decoding(args), **_mention_options(args)) for path in paths + versus]
     return batches[:len(paths)], batches[len(paths):]
 
 
-def _read_runs(paths, columns=None) -> List[Batch]:
+def _read_runs(paths, columns=None, decoding=None) -> List[Batch]:
     from ..core.checks import first_difference
 
-    runs = [_read_batch(path, columns) for path in paths]
+    runs = [_read_batch(path, columns, decoding) for path in paths]
     first = source_name(paths[0])
     for path, run in zip(paths[1:], runs[1:]):
         where = first_difference(source_name(path), first, token=(run.tokens, runs[0].tokens),

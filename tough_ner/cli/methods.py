@@ -6,8 +6,8 @@ import math
 
 from ..core.stats import TrainStats
 from ..present.formatting import format_interval, format_p, format_value, to_json as _json
-from ._common import (_add_pred_format, _columns_flag, _names, _print_flat, _read, _read_batch, _resampling,
-                      _resampling_flags, _runs, _versus, display_names, seed)
+from ._common import (_add_pred_format, _columns_flag, _decoding, _decoding_flags, _names, _print_flat, _read,
+                      _read_batch, _resampling, _resampling_flags, _runs, _versus, display_names, seed)
 
 
 def cmd_hardeval(args) -> None:
@@ -92,7 +92,9 @@ def cmd_buckets(args) -> None:
     labels = list(short_names(shown, 10).values())
     column = max([8] + [len(label) for label in labels])
     for label, name in zip(labels, results):
-        print(f"{label} = {name}  (F1 {format_value(results[name]['f1'])})")
+        result = results[name]
+        print(f"{label} = {name}  (F1 {format_value(result['f1'])}; invalid transitions: gold "
+              f"{result['n_invalid_transitions_gold']}, predicted {result['n_invalid_transitions_pred']})")
     training = {"mentions": stats.describe()["mentions"], "tokens": stats.n_tokens}  # eFre / tFre shares as counts
     lines = []
     if second is not None:
@@ -164,17 +166,17 @@ def cmd_nrb(args) -> None:
 def cmd_rockner(args) -> None:
     from ..methods.rockner import rockner
 
-    base = _read_batch(args.original, args.columns)
+    base = _read_batch(args.original, args.columns, _decoding(args))
     if args.versus:
         if len(args.attacked) != 1:
             raise ValueError("--versus compares one attacked set: give one --attacked file")
-        other_original, other_attacked = (_read_batch(path, args.columns) for path in args.versus)
-        _versus(args, "rockner", {"A": (base, _read_batch(args.attacked[0], args.columns)),
+        other_original, other_attacked = (_read_batch(path, args.columns, _decoding(args)) for path in args.versus)
+        _versus(args, "rockner", {"A": (base, _read_batch(args.attacked[0], args.columns, _decoding(args))),
                                   "B": (other_original, other_attacked)})
         return
     results = {}
     for path in args.attacked:
-        results[path] = rockner(base, _read_batch(path, args.columns), args.detailed, ci=args.ci,
+        results[path] = rockner(base, _read_batch(path, args.columns, _decoding(args)), args.detailed, ci=args.ci,
                                 **_resampling(args))
     if len(results) == 1:
         result = results[args.attacked[0]]
@@ -210,6 +212,7 @@ def _hardeval_arguments(p) -> None:
     _add_pred_format(p, "")
     _resampling_flags(p, "hardeval")
     _columns_flag(p, "hardeval")
+    _decoding_flags(p)
     p.set_defaults(run=cmd_hardeval)
 
 
@@ -227,6 +230,7 @@ def _tmr_arguments(p) -> None:
     _add_pred_format(p, "; repeat for several runs")
     _resampling_flags(p, "tmr")
     _columns_flag(p, "tmr")
+    _decoding_flags(p)
     p.set_defaults(run=cmd_tmr)
 
 
@@ -243,6 +247,7 @@ def _buckets_arguments(p) -> None:
     _add_pred_format(p, "; repeat for systems side by side")
     _resampling_flags(p, "buckets")
     _columns_flag(p, "buckets")
+    _decoding_flags(p)
     p.set_defaults(run=cmd_buckets)
 
 
@@ -273,6 +278,7 @@ def _rockner_arguments(p) -> None:
     p.add_argument("--json", action="store_true", help="print JSON")
     _resampling_flags(p, "rockner")
     _columns_flag(p, "rockner")
+    _decoding_flags(p)
     p.set_defaults(run=cmd_rockner)
 
 

@@ -22,7 +22,7 @@ def cmd_study(args) -> None:
         print(_line(row, result))
     written = write(result, args.out, __version__, getattr(args, "argv", None))
     print(f"\nwrote {len(written)} files in {args.out} (study.html, study.json, study.md, study.tex and each "
-          "dataset's report)")
+          "dataset's report and error table)")
 
 
 def _line(row, result) -> str:

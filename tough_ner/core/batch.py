@@ -9,7 +9,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .._util import no_gc
-from .schemes import PREFIX_CODES, Span, check_sentence, decode, decode_flat, parse_label
+from .schemes import (DEFAULT_DECODING, PREFIX_CODES, SCHEME_PREFIXES, Span, check_decoding, check_prefix,
+                      check_sentence, decode, decode_flat, invalid_transitions, parse_label)
 
 # Token label codes: 0 is O; an entity token is 1 + 4 * type id + its role.
 ROLES = {"bilou": "BILU", "bio": "BI", "io": "I"}
@@ -24,6 +25,11 @@ class Batch:
     (``gold_spans``, ``pred_spans``) and as flat arrays over all tokens.  ``from_codes``
     builds one from the reader's columns; its per-sentence lists are made when first read.
     ``tough_ner.as_batch`` builds one from other formats and sets the last three below.
+
+    ``scheme``, ``mode`` and ``repair`` say how the tags are decoded (``schemes``: the lenient
+    rule by default); ``declared`` names the sides whose tags are in that scheme (``as_batch``
+    writes a side given in another format in IOB2, read by the lenient rule).
+    ``invalid_transitions(side)`` counts a side's transitions invalid in its scheme.
     """
 
     # Predictions that have no position (mentions found nowhere): per sentence, or None.
@@ -36,8 +42,14 @@ class Batch:
     unparseable: Sequence[dict] = ()
     _codes: Optional[Dict[str, Optional[Codes]]] = None  # the sides as codes (from_codes), by name
 
+    decoding: Tuple[str, str, str] = DEFAULT_DECODING  # (scheme, mode, repair)
+    _declared: Tuple[str, ...] = ("gold", "pred")
+
     def __init__(self, tokens: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
-                 predictions: Optional[Sequence[Sequence[str]]] = None, documents: Optional[Sequence] = None):
+                 predictions: Optional[Sequence[Sequence[str]]] = None, documents: Optional[Sequence] = None, *,
+                 scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval",
+                 declared: Sequence[str] = ("gold", "pred")):
+        self._set_decoding(scheme, mode, repair, declared)
         _check(tokens, references, predictions)
         if documents is not None and len(documents) != len(tokens):
             raise ValueError(f"{len(documents)} document ids for {len(tokens)} sentences")
@@ -47,15 +59,80 @@ class Batch:
         # Optional document id per sentence: resampling by document (``unit="document"``).
         self.documents = None if documents is None else list(documents)
         with no_gc():  # millions of small span tuples: the collector's scans made this grow superlinearly
-            self.gold_spans = [decode(tags, s) for s, tags in enumerate(references)]
-            self.pred_spans = None if predictions is None else [decode(tags, s) for s, tags in enumerate(predictions)]
+            self.gold_spans = self._decode_sentences(references, "gold")
+            self.pred_spans = None if predictions is None else self._decode_sentences(predictions, "pred")
         found = set(map(itemgetter(2), chain.from_iterable(chain(self.gold_spans, self.pred_spans or ()))))
         self.types: List[str] = sorted(found)
         self.type_index = {t: i for i, t in enumerate(self.types)}
 
+    def _set_decoding(self, scheme: str, mode: str, repair: str, declared: Sequence[str]) -> None:
+        self.decoding = check_decoding(scheme, mode, repair)
+        unknown = set(declared) - {"gold", "pred"}
+        if unknown:
+            raise ValueError(f"declared={sorted(unknown)!r}: the sides are 'gold' and 'pred'")
+        self._declared = tuple(declared)
+
+    def decoding_options(self) -> dict:
+        """The keywords that make another ``Batch`` decode as this one."""
+        return dict(zip(("scheme", "mode", "repair"), self.decoding), declared=self._declared)
+
+    def side_decoding(self, which: str) -> Tuple[str, str, str]:
+        """``(scheme, mode, repair)`` of the gold or predicted side."""
+        return self.decoding if which in self._declared else DEFAULT_DECODING
+
+    def _decode_sentences(self, sentences: Sequence[Sequence[str]], which: str) -> List[List[Span]]:
+        """Each sentence's spans: by ``decode``, sentence after sentence, for the lenient rule;
+        column-wise over all sentences (``decode_flat``) for any other decoding."""
+        decoding = self.side_decoding(which)
+        if decoding == DEFAULT_DECODING:
+            return [decode(tags, s) for s, tags in enumerate(sentences)]
+        prefix, label, types = self.__dict__["_flat_" + which] = _flat_codes(sentences, int(self.offsets[-1]))
+        starts, ends = decode_flat(prefix, label, self.offsets, *decoding)
+        sentence = np.searchsorted(self.offsets, starts, side="right") - 1
+        within = self.offsets[sentence]
+        spans = list(zip((starts - within).tolist(), (ends - within).tolist(),
+                         map(types.__getitem__, label[starts].tolist())))
+        return self._sentences(spans, np.searchsorted(sentence, np.arange(len(self) + 1)))
+
+    def invalid_transitions(self, which: str = "gold") -> int:
+        """How many transitions of a side's tags are invalid in its scheme (``schemes``; the
+        lenient rule counts continuations that continue nothing).  0 for a side not given."""
+        key = "_invalid_" + which
+        if key not in self.__dict__:
+            if which not in ("gold", "pred"):
+                raise ValueError(f"which must be 'gold' or 'pred', not {which!r}")
+            if self._codes:
+                if self._codes[which] is None:
+                    return 0
+                prefixes, names = self._tags[which]
+                ids = self._codes[which][1]
+                local = {name: k for k, name in enumerate(dict.fromkeys(names))}
+                label = np.array([local[name] if name is not None else -1 for name in names], dtype=np.int64)[ids]
+                prefix = prefixes[ids]
+            else:
+                sentences = self.references if which == "gold" else self.predictions
+                if sentences is None:
+                    return 0
+                if self.side_decoding(which) == DEFAULT_DECODING:  # the lenient rule's invalid transitions
+                    # are its continuations that continue nothing, each the first tag of a span
+                    spans = self.gold_spans if which == "gold" else self.pred_spans
+                    self.__dict__[key] = sum(parse_label(tags[start])[0] in "IE"
+                                             for tags, found in zip(sentences, spans) for start, _, _ in found)
+                    return self.__dict__[key]
+                if "_flat_" + which not in self.__dict__:  # the flat codes a declared decoding made, or new ones
+                    self.__dict__["_flat_" + which] = _flat_codes(sentences, int(self.offsets[-1]))
+                prefix, label, _ = self.__dict__["_flat_" + which]
+            self.__dict__[key] = invalid_transitions(prefix, label, self.offsets, self.side_decoding(which)[0])
+        return self.__dict__[key]
+
+    def invalid_counts(self) -> Dict[str, int]:
+        """``n_invalid_transitions_gold`` and ``_pred``, the result keys of ``invalid_transitions``."""
+        return {f"n_invalid_transitions_{side}": self.invalid_transitions(side) for side in ("gold", "pred")}
+
     @classmethod
     def from_codes(cls, starts: np.ndarray, tokens: Codes, references: Codes, predictions: Optional[Codes] = None,
-                   documents: Optional[Sequence] = None) -> "Batch":
+                   documents: Optional[Sequence] = None, *, scheme: str = "auto", mode: str = "lenient",
+                   repair: str = "conlleval") -> "Batch":
         """A batch of flat columns given as codes, the reader's form (``Table.codes``): each
         side is ``(values, each token's index among them)``, the values distinct and numbered
         in the order they first occur; sentence ``s`` holds tokens ``[starts[s], starts[s + 1])``.
@@ -71,6 +148,7 @@ class Batch:
         for side in ("tokens", "gold", "pred") if predictions is not None else ("tokens", "gold"):
             _check_codes(side, sides[side], int(starts[-1]))
         batch = cls.__new__(cls)
+        batch._set_decoding(scheme, mode, repair, ("gold", "pred"))
         batch._codes = sides
         batch.offsets = starts
         if not set(map(type, tokens[0])) <= _STR:  # in first-occurrence order, the first bad value is met first
@@ -80,6 +158,11 @@ class Batch:
         batch.documents = None if documents is None else list(documents)
         parsed = {side: [batch._parsed(side, k, tag) for k, tag in enumerate(sides[side][0])]
                   for side in ("gold", "pred") if sides[side] is not None}
+        scheme = batch.decoding[0]
+        for side, tags in parsed.items():  # a prefix the declared scheme does not use: refused now
+            for k, (prefix, _) in enumerate(tags):
+                if prefix not in SCHEME_PREFIXES[scheme]:
+                    check_prefix(prefix, scheme, *batch._first_place(side, k))
         batch.types = sorted({t for tags in parsed.values() for prefix, t in tags if prefix != "O"})
         batch.type_index = {t: i for i, t in enumerate(batch.types)}
         batch._tags = {side: (np.array([PREFIX_CODES[p] for p, _ in tags], dtype=np.int8),
@@ -246,7 +329,7 @@ class Batch:
         # type ids from the current type_index (as_batch may add types after construction)
         type_ids = np.array([self.type_index[name] if name is not None else -1 for name in names], dtype=np.int64)
         prefix, types = prefixes[ids], type_ids[ids]
-        starts, ends = decode_flat(prefix, types, self.offsets)
+        starts, ends = decode_flat(prefix, types, self.offsets, *self.side_decoding(which))
         sentence = np.searchsorted(self.offsets, starts, side="right") - 1
         return sentence, starts, ends, types[starts]
 
@@ -318,6 +401,26 @@ def _check_codes(side: str, codes: Optional[Codes], n: int) -> None:
     if not (numbered and distinct):
         raise ValueError(f"the {side} codes are not distinct values numbered in the order they first occur, "
                          f"each used (as Table.codes and corpus.factorize give them)")
+
+
+def _flat_codes(sentences: Sequence[Sequence[str]], n: int) -> Tuple[np.ndarray, np.ndarray, List[str]]:
+    """Sentences of ``n`` tags in all as flat columns: each tag's prefix code and type id (-1
+    for O), and the types by id.  Each distinct tag is parsed once; a bad one is named by the
+    first sentence and position where it occurs."""
+    try:
+        distinct = dict.fromkeys(chain.from_iterable(sentences))
+        parsed = list(map(parse_label, distinct))
+    except (TypeError, ValueError):  # an unhashable or unknown tag: find where it is
+        for s, tags in enumerate(sentences):
+            for i, tag in enumerate(tags):
+                parse_label(tag, s, i)
+        raise
+    types = list({t: None for p, t in parsed if p != "O"})
+    type_ids = {t: k for k, t in enumerate(types)}
+    # one number per tag holds both: its prefix code + 5 * (type id + 1), 0 for O
+    number = {tag: PREFIX_CODES[p] + 5 * (type_ids[t] + 1 if p != "O" else 0) for tag, (p, t) in zip(distinct, parsed)}
+    numbers = np.fromiter(map(number.__getitem__, chain.from_iterable(sentences)), dtype=np.int64, count=n)
+    return (numbers % 5).astype(np.int8), numbers // 5 - 1, types
 
 
 def _values(codes: Codes) -> list:

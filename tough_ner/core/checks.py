@@ -135,6 +135,29 @@ def identical_to_gold(batches: Mapping[str, Batch]) -> List[str]:
             and batch.span_type_counts("gold")]
 
 
+# A side with more invalid transitions than this share of its tokens gets a report warning.
+MAX_INVALID_SHARE = 0.001
+
+
+def invalid_sequence_warnings(batches: Mapping[str, Batch]) -> List[str]:
+    """A warning for each side (gold once, each system's predictions) whose transitions invalid
+    in the declared scheme (``Batch.invalid_transitions``) exceed ``MAX_INVALID_SHARE`` of its
+    tokens: the scheme is likely another than declared, or the system breaks it."""
+    found, gold_seen = [], False
+    for name, batch in batches.items():
+        n_tokens = int(batch.offsets[-1])
+        scheme, mode, repair = batch.decoding
+        rule = "seqeval's strict mode drops them" if mode == "strict" else f"repaired by the {repair} rule"
+        for side in ("gold", "pred") if not gold_seen else ("pred",):
+            count = batch.invalid_transitions(side)
+            if count > MAX_INVALID_SHARE * n_tokens:
+                whose = "the gold tags" if side == "gold" else f"{name}'s predictions"
+                found.append(f"{whose} have {count} transitions invalid in scheme {scheme} ({count / n_tokens:.2%} "
+                                f"of {n_tokens} tokens; {rule}): is the scheme the one declared?")
+        gold_seen = True
+    return found
+
+
 # ---- does the training data look like the systems' own? (report) -------------------------
 MIN_SEEN_SHARE = 0.05
 MIN_N = 30

@@ -634,16 +634,17 @@ def read_system(path: str | os.PathLike, columns: ColumnChoice = None) -> Corpus
         return _corpus(table, 1, name, columns)
 
 
-def read_batch(path: str | os.PathLike, columns: ColumnChoice = None) -> Batch:
+def read_batch(path: str | os.PathLike, columns: ColumnChoice = None, **decoding) -> Batch:
     """``read_predictions`` straight to a ``Batch`` (token, gold and the prediction column):
     the columns stay codes (``Batch.from_codes``), so no per-token or per-sentence list is made
-    unless a method asks for one; the same file errors as ``read_predictions``."""
+    unless a method asks for one; the same file errors as ``read_predictions``.  ``decoding``:
+    ``scheme``, ``mode``, ``repair`` (``Batch``)."""
     name = source_name(path)
     with no_gc():
         table = scan(read_text(path), name)
         indices = column_indices(columns, table.width, 1, name)
         tokens, gold, pred = table.columns(indices, codes=True)
-        return Batch.from_codes(table.starts, tokens, gold, pred, table.documents if len(table) else [])
+        return Batch.from_codes(table.starts, tokens, gold, pred, table.documents if len(table) else [], **decoding)
 
 
 def conll_text(*columns: Sentences) -> str:

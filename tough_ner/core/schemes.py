@@ -1,11 +1,21 @@
-"""One lenient decoder for every tag scheme (BIO/IOB2, IOB1, BIOES/BILOU, IO).
+"""The one tag decoder: every tag scheme, read leniently (as conlleval) or strictly (as seqeval).
 
-Rules (DESIGN.md): ``B-X`` opens X, closing any open span; ``I-X`` continues an open X
-span, otherwise opens one (as conlleval does); ``E-X``/``L-X`` close an open X span
-including the token, or make a one-token span; ``S-X``/``U-X`` make one-token spans;
-``O`` closes.  The type is everything after the first ``-``.  ``decode`` reads one
-sentence's tags; ``decode_flat`` applies the same rules column-wise to many sentences given
+Lenient rules (DESIGN.md; ``scheme="auto"``, the default): ``B-X`` opens X, closing any open
+span; ``I-X`` continues an open X span, otherwise opens one (as conlleval does); ``E-X``/``L-X``
+close an open X span including the token, or make a one-token span; ``S-X``/``U-X`` make
+one-token spans; ``O`` closes.  The type is everything after the first ``-``.  ``decode`` reads
+one sentence's tags; ``decode_flat`` applies the same rules column-wise to many sentences given
 as arrays (the statistics builder and batches read as codes; tests compare the two).
+
+A declared ``scheme`` (``IOB1``, ``IOB2``, ``IOE1``, ``IOE2``, ``BIOES``/``BILOU``, ``IO``)
+names the prefixes allowed (another is an error) and which transitions between two tags are
+valid (``invalid_transitions`` counts the others, a sentence being preceded and followed by
+``O``, as seqscore's ``validate``).  What happens to an invalid sequence: ``mode="lenient"``
+with ``repair="conlleval"`` keeps every entity tag in a span (the lenient rules above: an
+invalid ``I-X`` begins a span); ``repair="discard"`` drops a span that begins where its first
+tag cannot begin one, or is left open where its last tag cannot end one (its tags read as
+``O``; seqscore's rule for IOB2); ``mode="strict"`` keeps the spans seqeval's strict mode
+finds (its start, inside and end patterns per scheme).
 """
 from __future__ import annotations
 
@@ -55,8 +65,113 @@ def check_sentence(tags, sentence: int, what: str = "tags") -> None:
         raise ValueError(f"sentence {sentence}: {what} must be a list of strings, not one string {quote(tags)}")
 
 
-def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:
-    """Spans ``(start, end, type)`` of one sentence's tags, ``end`` exclusive."""
+# Prefix codes of the column-wise decoder (decode_flat).
+PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
+_LETTERS = "OBIES"
+
+SCHEMES = ("auto", "IOB1", "IOB2", "IOE1", "IOE2", "BIOES", "BILOU", "IO")
+MODES = ("lenient", "strict")
+REPAIRS = ("conlleval", "discard")
+DEFAULT_DECODING = ("auto", "lenient", "conlleval")
+
+# The prefixes each declared scheme uses (L- and U- read as E- and S-: BILOU is BIOES).
+SCHEME_PREFIXES = {"auto": "OBIES", "IOB1": "OBI", "IOB2": "OBI", "IOE1": "OIE", "IOE2": "OIE", "BIOES": "OBIES",
+                   "IO": "OI"}
+
+
+def _valid(scheme: str, prev: str, cur: str, same: bool) -> bool:
+    """Whether tag ``cur`` may follow tag ``prev`` (``same``: both entity tags of one type)."""
+    continues = prev in "BI" and same  # an open span of cur's type
+    if scheme in ("auto", "IOB2"):  # auto: only a continuation that continues nothing is repaired
+        return cur not in "IE" or continues
+    if scheme == "IOB1":  # B-X only separates two adjacent X spans
+        return cur != "B" or continues
+    if scheme == "BIOES":  # B-/I- need I- or E- of their type after them
+        return continues if cur in "IE" else prev not in "BI"
+    if scheme == "IOE2":  # every span ends with E-: I- needs I- or E- of its type
+        return prev != "I" or (cur in "IE" and same)
+    if scheme == "IOE1":  # E-X only ends a span followed by another X span
+        return prev != "E" or (cur in "IE" and same)
+    return True  # IO: any sequence
+
+
+# seqeval's strict mode, per scheme: where a span may start, continue, and end (each pattern:
+# previous prefixes > current prefixes, and whether the types must be the same or differ).
+# IO (not in seqeval) gets the lenient rule, under which no IO sequence is invalid.
+_STRICT = {
+    "IOB1": ("O>I I>I:diff B>I I>B:same B>B:same", "B>I:same I>I:same",
+             "I>I:diff I>O I>B B>O B>I:diff B>B:same"),
+    "IOB2": ("OBIES>B", "B>I:same I>I:same", "I>O I>I:diff I>B B>O B>I:diff B>B"),
+    "IOE1": ("O>I I>I:diff E>I E>E:same", "I>I:same I>E:same", "I>I:diff I>O I>E:diff E>I:same E>E:same"),
+    "IOE2": ("O>I O>E E>I E>E I>I:diff I>E:diff", "I>E:same I>I:same", "E>OBIES"),
+    "BIOES": ("OBIES>B OBIES>S", "B>I:same B>E:same I>I:same I>E:same", "S>OBIES E>OBIES"),
+    "IO": ("O>I I>I:diff", "I>I:same", "I>O I>I:diff"),
+}
+
+
+def _code(prev, cur, same):
+    """Index of a transition in the tables below: previous prefix code, current, same type."""
+    return (prev * 5 + cur) * 2 + same
+
+
+def _table(holds) -> np.ndarray:
+    """A boolean table over every transition ``(prev, cur, same)`` of ``holds``."""
+    return np.array([holds(p, c, bool(same)) for p in _LETTERS for c in _LETTERS for same in (0, 1)], dtype=bool)
+
+
+def _patterns(text: str):
+    """Whether a transition matches one of the patterns of ``text`` (``_STRICT``)."""
+    def holds(prev, cur, same):
+        for pattern in text.split():
+            letters, _, condition = pattern.partition(":")
+            before, after = letters.split(">")
+            if prev in before and cur in after and condition in ("", "same" if same else "diff"):
+                return True
+        return False
+    return holds
+
+
+VALID = {scheme: _table(lambda p, c, same, scheme=scheme: _valid(scheme, p, c, same)) for scheme in SCHEME_PREFIXES}
+STRICT = {scheme: tuple(_table(_patterns(text)) for text in texts) for scheme, texts in _STRICT.items()}
+
+
+def check_decoding(scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval") -> Tuple[str, str, str]:
+    """The decoding options, checked: ``(scheme, mode, repair)`` with the scheme's canonical
+    name (any case; ``BILOU`` is ``BIOES``); a bad value is a ``ValueError`` naming the choices."""
+    name = scheme.upper() if isinstance(scheme, str) else scheme
+    name = {"AUTO": "auto", "BILOU": "BIOES", "BIO": "IOB2", "IOBES": "BIOES"}.get(name, name)
+    if name not in SCHEME_PREFIXES:
+        raise ValueError(f"scheme={scheme!r}: use one of {', '.join(SCHEMES)}")
+    if mode not in MODES:
+        raise ValueError(f"mode={mode!r}: use 'lenient' or 'strict'")
+    if repair not in REPAIRS:
+        raise ValueError(f"repair={repair!r}: use 'conlleval' or 'discard'")
+    if mode == "strict" and name == "auto":
+        raise ValueError("mode='strict' needs a declared scheme (IOB1, IOB2, IOE1, IOE2, BIOES/BILOU or IO)")
+    if mode == "strict" and repair != "conlleval":
+        raise ValueError(f"repair={repair!r} applies to mode='lenient'; mode='strict' keeps only the spans "
+                         f"seqeval's strict mode finds")
+    return name, mode, repair
+
+
+def check_prefix(prefix: str, scheme: str, sentence: int, position: int) -> None:
+    """A ``ValueError`` naming the place of a tag whose prefix (``parse_label``'s) the declared
+    scheme does not use."""
+    if prefix not in SCHEME_PREFIXES[scheme]:
+        raise ValueError(f"sentence {sentence}, position {position}: prefix {prefix}-"
+                         f"{' (or ' + {'E': 'L', 'S': 'U'}[prefix] + '-)' if prefix in 'ES' else ''} is not in "
+                         f"scheme {scheme}, which uses {', '.join(p + '-' for p in SCHEME_PREFIXES[scheme][1:])} and O")
+
+
+def decode(tags: Sequence[str], sentence: int | None = None, scheme: str = "auto", mode: str = "lenient",
+           repair: str = "conlleval") -> List[Span]:
+    """Spans ``(start, end, type)`` of one sentence's tags, ``end`` exclusive, decoded as
+    declared (module docstring); the default is the lenient rule, read tag by tag here."""
+    if (scheme, mode, repair) != DEFAULT_DECODING:
+        prefix, label, types = _sentence_codes(tags, sentence)
+        starts, ends = decode_flat(prefix, label, np.array([0, len(tags)]), scheme, mode, repair,
+                                   first_sentence=sentence or 0)
+        return [(a, b, types[c]) for a, b, c in zip(starts.tolist(), ends.tolist(), label[starts].tolist())]
     spans: List[Span] = []
     open_type = None
     start = 0
@@ -89,24 +204,112 @@ def decode(tags: Sequence[str], sentence: int | None = None) -> List[Span]:
     return spans
 
 
-# Prefix codes of the column-wise decoder (decode_flat).
-PREFIX_CODES = {"O": 0, "B": 1, "I": 2, "E": 3, "S": 4}
+def _sentence_codes(tags: Sequence[str], sentence: int | None) -> Tuple[np.ndarray, np.ndarray, List[str]]:
+    """One sentence's prefix codes, type labels (indices into the returned types; -1 for O)."""
+    types: dict = {}
+    parsed = [parse_label(tag, sentence, i) for i, tag in enumerate(tags)]
+    prefix = np.array([PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)
+    label = np.array([types.setdefault(t, len(types)) if p != "O" else -1 for p, t in parsed], dtype=np.int64)
+    return prefix, label, list(types)
 
 
-def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+class _Transitions:
+    """The transitions of flat sentences, as codes into the tables (``_code``): into a token
+    from the tag before it (``into``), out of a token to the next (``after``); a sentence is
+    preceded and followed by an ``O``.  Only entity tags need any (``entities``): between two
+    ``O`` every scheme is valid and nothing starts."""
+
+    def __init__(self, prefix: np.ndarray, label: np.ndarray, starts: np.ndarray):
+        self.prefix, self.label = prefix, label  # codes up to 49 fit the prefixes' int8
+        self.first = np.zeros(len(prefix) + 1, dtype=bool)  # a sentence begins here (or the tokens end)
+        self.first[starts] = True
+        self.entities = np.flatnonzero(prefix > 0)
+
+    def into(self, positions: np.ndarray) -> np.ndarray:
+        before = positions - 1
+        previous = np.where(self.first[positions], 0, self.prefix[before])
+        return _code(previous, self.prefix[positions], self.label[positions] == self.label[before])
+
+    def after(self, table: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        """``table`` at the transition out of each token at ``positions``."""
+        following = np.minimum(positions + 1, len(self.prefix) - 1)
+        ends = self.first[positions + 1]
+        return table[np.where(ends, _code(self.prefix[positions], 0, 0), self.into(following))]
+
+    def before_o(self, positions: np.ndarray) -> np.ndarray:
+        """Which tokens at ``positions`` are followed by an O (or their sentence's end)."""
+        following = np.minimum(positions + 1, len(self.prefix) - 1)
+        return self.first[positions + 1] | (self.prefix[following] == 0)
+
+
+def invalid_transitions(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, scheme: str = "auto") -> int:
+    """How many transitions of flat sentences (as ``decode_flat`` takes them) are invalid in
+    ``scheme``, each sentence preceded and followed by ``O`` (seqscore's ``validate`` count)."""
+    if not len(prefix):
+        return 0
+    moves, valid = _Transitions(prefix, label, starts), VALID[check_decoding(scheme)[0]]
+    entities = moves.entities
+    last = entities[moves.before_o(entities)]  # the transitions into the O after an entity tag
+    return int((~valid[moves.into(entities)]).sum() + (~moves.after(valid, last)).sum())
+
+
+def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, scheme: str = "auto",
+                mode: str = "lenient", repair: str = "conlleval",
+                first_sentence: int = 0) -> Tuple[np.ndarray, np.ndarray]:
     """``decode`` column-wise, over sentences given flat: starts and (exclusive) ends of the
     spans of each token's prefix code (``PREFIX_CODES``) and type label (equal for equal
-    types), sentence ``s`` being tokens ``[starts[s], starts[s + 1])``.  An I or E token
-    continues the span before it when that token is B or I (the only prefixes that leave a
-    span open) of the same type in the same sentence; every other entity token starts a span."""
+    types), sentence ``s`` being tokens ``[starts[s], starts[s + 1])``.  Leniently, an I or E
+    token continues the span before it when that token is B or I (the only prefixes that
+    leave a span open) of the same type in the same sentence; every other entity token starts
+    a span.  ``scheme``, ``mode`` and ``repair`` as the module docstring says; a prefix the
+    scheme does not use is a ``ValueError`` naming its sentence (from ``first_sentence``) and position."""
+    scheme, mode, repair = check_decoding(scheme, mode, repair)
     n = len(prefix)
+    if scheme != "auto":
+        allowed = np.zeros(5, dtype=bool)
+        allowed[[PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]]] = True
+        bad = ~allowed[prefix]
+        if bad.any():
+            i = int(np.argmax(bad))
+            s = int(np.searchsorted(starts, i, side="right")) - 1
+            check_prefix(_LETTERS[prefix[i]], scheme, first_sentence + s, i - int(starts[s]))
+    if mode == "strict":
+        return _strict(_Transitions(prefix, label, starts), *STRICT[scheme])
     previous_open = np.zeros(n, dtype=bool)
     previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
     previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
     continues = ((prefix == 2) | (prefix == 3)) & previous_open
     entity = prefix > 0
     last = entity & ~np.append(continues[1:], False)  # the next token does not continue this span
-    return np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
+    span_starts, span_ends = np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
+    if repair == "discard" and len(span_starts):
+        # A span goes when its first tag cannot begin one there (nor after an O), or its last
+        # tag leaves it open where nothing may follow it (nor an O): the blame of each invalid
+        # transition falls on the tag that cannot stand where it is.
+        moves, valid = _Transitions(prefix, label, starts), VALID[scheme]
+        opens_badly = ~valid[moves.into(span_starts)] & ~valid[_code(0, moves.prefix[span_starts], 0)]
+        last = span_ends - 1
+        closes_badly = ~moves.after(valid, last) & ~valid[_code(moves.prefix[last], 0, 0)]
+        keep = ~(opens_badly | closes_badly)
+        span_starts, span_ends = span_starts[keep], span_ends[keep]
+    return span_starts, span_ends
+
+
+def _strict(moves: _Transitions, start: np.ndarray, inside: np.ndarray, end: np.ndarray):
+    """seqeval's strict spans: cut the entity tags into runs, each a tag that continues
+    nothing followed by the tags that continue it; a run's span begins at its first tag where
+    a span may start and runs to the end of the run, kept if the run ends where a span may end."""
+    entities = moves.entities
+    codes = moves.into(entities)
+    breaks = ~inside[codes]  # nothing continues across an O: each run is adjacent tokens
+    run = np.cumsum(breaks) - 1  # each entity tag's run
+    run_last = np.append(np.flatnonzero(breaks)[1:], len(entities)) - 1  # each run's last entity tag
+    may_start = np.flatnonzero(start[codes])
+    runs_of = run[may_start]
+    first = may_start[np.append(True, runs_of[1:] != runs_of[:-1])] if len(may_start) else may_start
+    last = entities[run_last[run[first]]]
+    kept = moves.after(end, last)
+    return entities[first][kept], last[kept] + 1
 
 
 def spans_to_tags(spans: Sequence[Span], length: int, scheme: str = "bio") -> List[str]:

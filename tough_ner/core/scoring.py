@@ -53,12 +53,13 @@ def mention_statuses(batch: Batch) -> Dict[str, int]:
 
 
 def input_counts(batch: Batch, detailed: bool = False) -> Dict[str, object]:
-    """What the input conversion noticed, for every method's result: ``n_hallucinated``
+    """What the input conversion noticed, for every method's result: the transitions invalid
+    in the declared scheme on each side (``n_invalid_transitions_gold``, ``_pred``), ``n_hallucinated``
     when predictions were mention lists (with ``n_exact``, ``n_normalised``, ``n_fuzzy``: the
     mentions placed by each rule, and ``n_unparseable``: the sentences whose prediction was no
     mention list), ``n_snapped`` when character spans were given; with ``detailed``, the lists
     ``hallucinated`` (sentence, text, type), ``unparseable`` (sentence, problem) and ``snapped``."""
-    counts: Dict[str, object] = {}
+    counts: Dict[str, object] = batch.invalid_counts()
     if batch.hallucinated is not None:
         counts["n_hallucinated"] = len(unplaced_types(batch))
     if batch.mention_status is not None:

@@ -12,6 +12,7 @@ from datasets.utils.py_utils import temp_seed
 from ..core.batch import Batch
 from ..core.formats import as_batch
 from ..core.matching import match_scores
+from ..core.schemes import check_decoding
 from ..core.stats import TrainStats
 from ..core.uncertainty import check_options as check_resampling
 
@@ -29,6 +30,16 @@ RESAMPLING_ARGS = """    ci: add <key>_ci_low and <key>_ci_high (percentile boot
     seed: resampling seed (default 0; at load time it is also evaluate's own seed).
     unit: "sentence" (default) or "document" (resample whole documents; needs documents=).
     documents: one document id per sentence of everything scored, in the order added."""
+
+# How every metric decodes the tags (tough_ner.core.schemes); the batch is decoded so.
+DECODING: Dict[str, Any] = {"scheme": "auto", "mode": "lenient", "repair": "conlleval"}
+DECODING_ARGS = """    scheme: the tag scheme, "auto" (default: the lenient rule reads any prefix), "IOB1", "IOB2",
+        "IOE1", "IOE2", "BIOES" (or "BILOU") or "IO"; a prefix the scheme does not use is an error.
+    mode: "lenient" (default; as conlleval) or "strict" (as seqeval's strict mode; a declared scheme).
+    repair: what becomes of an invalid sequence in lenient mode: "conlleval" (default; an invalid
+        I-X begins a span) or "discard" (a span begun or left open where its scheme forbids is dropped).
+    Every result has n_invalid_transitions_gold and n_invalid_transitions_pred: the transitions
+    invalid in the scheme on each side."""
 
 # The three inputs every metric documents the same way.
 TAG_ARGS = """    predictions: predicted tags, one list of strings per sentence (any tag scheme).
@@ -112,6 +123,8 @@ class ToughMetric(evaluate.Metric):
         """Raise ``ValueError`` for an option value the method cannot use."""
         if "ci" in options:
             check_resampling(options["n_resamples"], options["confidence"], options["unit"])
+        if "scheme" in options:
+            check_decoding(options["scheme"], options["mode"], options["repair"])
 
     def _info(self) -> evaluate.MetricInfo:
         return evaluate.MetricInfo(
@@ -235,10 +248,12 @@ class ToughMetric(evaluate.Metric):
         chosen = {**self.defaults, **options}
         self.check_options(chosen)
         documents = chosen.pop("documents", None)
+        decoding = {name: chosen.pop(name) for name in DECODING if name in chosen}
         if self.input_mode == "tags":
-            batch = Batch(tokens, references, predictions, documents)
+            batch = Batch(tokens, references, predictions, documents, **decoding)
         else:
-            batch = as_batch(tokens, references, predictions, "tags", self.input_mode, documents=documents)
+            batch = as_batch(tokens, references, predictions, "tags", self.input_mode, documents=documents,
+                             **decoding)
         result = self.score(batch, **extra, **chosen)
         if self.match_table and chosen.get("detailed"):
             result["match_scores"] = plain(match_scores(batch, detailed=True))
@@ -248,8 +263,13 @@ class ToughMetric(evaluate.Metric):
         raise NotImplementedError
 
     def score_options(self) -> Dict[str, Any]:
-        """The load-time options ``score`` takes (document ids belong to the batch instead)."""
-        return {name: value for name, value in self.defaults.items() if name != "documents"}
+        """The load-time options ``score`` takes (document ids and the decoding belong to the
+        batch instead: ``batch_options``)."""
+        return {name: value for name, value in self.defaults.items() if name != "documents" and name not in DECODING}
+
+    def batch_options(self) -> Dict[str, Any]:
+        """The load-time decoding options, for the ``Batch`` this metric scores."""
+        return {name: self.defaults[name] for name in DECODING if name in self.defaults}
 
     def __getstate__(self):
         state = self.__dict__.copy()

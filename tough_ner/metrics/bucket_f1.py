@@ -4,7 +4,8 @@ from __future__ import annotations
 from ..core.batch import Batch
 from ..methods.buckets import bucket_f1, check_options
 from ..core.matching import check_match
-from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..metrics.base import (MODES_TEXT, DECODING, DECODING_ARGS, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS,
+                             ToughMetric, plain)
 
 _DESCRIPTION = """Interpretable evaluation (Fu, Liu & Neubig, 2020): entity F1 per bucket of an entity
 attribute: entity length (eLen), sentence length (sLen), entity density (eDen), OOV density
@@ -28,7 +29,7 @@ _INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
         nervaluate's schemes; see the card).
     detailed: add the "buckets" tables, "diagnostics" and "match_scores" (default False).
     bootstrap: resamples for the bucket intervals of the diagnostics (default 1000; 0: none).
-""" + RESAMPLING_ARGS + """
+""" + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
     f1 (overall micro span F1) and {attr}_{i}_f1 for every value attribute and bucket index i
     (0-based, in value order; stable for a fixed test set), e.g. eLen_0_f1, and tag_{type}_f1
@@ -41,7 +42,7 @@ class BucketF1(ToughMetric):
     """F1 per attribute bucket; ``train=`` gives the training statistics."""
 
     options = {"n_buckets": 4, "edges": None, "lowercase": False, "detailed": False, "bootstrap": 1000,
-               "match": "strict", **RESAMPLING}
+               "match": "strict", **RESAMPLING, **DECODING}
     match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION

@@ -22,6 +22,7 @@ from evaluate.evaluator import TokenClassificationEvaluator
 
 from ..core.batch import Batch
 from ..core.corpus import from_dataset
+from ..core.schemes import check_decoding
 from ..core.uncertainty import resampled_values
 from ..methods.comparison import COUNTS
 from ..models import Split, from_object, run
@@ -125,6 +126,8 @@ def bootstrap(metric, batch: Batch, inputs: Dict[str, Any], confidence: float, n
     method = METHOD_OF[type(metric).__name__]
     count = COUNTS[method]
     options = metric.score_options()
+    if check_decoding(**metric.batch_options()) != batch.decoding:  # count as the metric decodes
+        batch = Batch(batch.tokens, batch.references, batch.predictions, batch.documents, **metric.batch_options())
     accepted = inspect.signature(count).parameters
     counts = count(metric.train_stats, batch, **{k: v for k, v in options.items() if k in accepted})
     keys = [key for key in counts.keys if f"{key}_ci_low" in result]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core.batch import Batch
 from ..methods.hardeval import ERROR_SCHEMES, hardeval
-from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
+from ..metrics.base import MODES_TEXT, DECODING, DECODING_ARGS, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """HardEval (Bernier-Colborne & Langlais, 2020): token error rates on the test tokens that
 are hard for a model that memorises its training data: tokens never seen in training
@@ -26,7 +26,7 @@ Args:
     strict: diff subsets keep only tokens never seen with their gold label (default False).
     error: label comparison, "bilou" (default, types included), "bio", or "io" (entity or not).
     detailed: add "per_type", "hard_tokens" and "error_breakdown" tables (default False).
-""" + RESAMPLING_ARGS + """
+""" + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
     hardeval, ter_all, ter_unseen, ter_unseen_I, ter_unseen_O, ter_diff, ter_diff_I, ter_diff_O,
     ter_diff_E (NaN for an empty subset) and their sizes n_all, n_unseen, ... n_diff_E; with
@@ -37,7 +37,7 @@ Returns:
 class Hardeval(ToughMetric):
     """HardEval token error rates; ``train=`` gives the training statistics."""
 
-    options = {"strict": False, "error": "bilou", "detailed": False, **RESAMPLING}
+    options = {"strict": False, "error": "bilou", "detailed": False, **RESAMPLING, **DECODING}
     match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION

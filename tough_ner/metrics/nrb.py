@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..core.batch import Batch
 from ..methods.nrb import nrb, resolve_type_map
-from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
+from ..metrics.base import MODES_TEXT, DECODING, DECODING_ARGS, RESAMPLING, RESAMPLING_ARGS, ToughMetric, plain
 
 _DESCRIPTION = """Name Regularity Bias (Ghaddar et al., TACL 2021): accuracy on sentences whose one target
 entity can only be typed from its context (NRB), on the same names in easy contexts (WTS, the
@@ -32,7 +32,7 @@ Args:
         or a dict {system type: NRB type or None}; unmapped types are always wrong; the key
         type_map of the result names the map used.
     detailed: add the confusion counts (default False).
-""" + RESAMPLING_ARGS + """
+""" + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
     accuracy, n, accuracy_PERSON, accuracy_LOCATION, accuracy_ORGANIZATION, n_boundary_errors,
     n_type_errors, n_missed, type_map (with train=: n_seen_other_type, accuracy_seen_other_type); with
@@ -43,7 +43,7 @@ Returns:
 class Nrb(ToughMetric):
     """NRB / WTS accuracy; ``train=`` (optional) adds the targets seen with another type."""
 
-    options = {"type_map": None, "detailed": False, **RESAMPLING}
+    options = {"type_map": None, "detailed": False, **RESAMPLING, **DECODING}
     extra_inputs = {"portion": ""}
     needs_train = False
     description = _DESCRIPTION

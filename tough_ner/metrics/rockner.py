@@ -4,7 +4,9 @@ from __future__ import annotations
 from ..core.batch import Batch
 from ..methods.rockner import rockner, split_versions
 from ..core.formats import select
-from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..core.schemes import DEFAULT_DECODING
+from ..metrics.base import (MODES_TEXT, DECODING, DECODING_ARGS, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS,
+                             ToughMetric, plain)
 
 _DESCRIPTION = """RockNER (Lin et al., EMNLP 2021): how much a system's F1 drops from the original test
 set to its natural adversarial version (entities replaced by other real entities of the same
@@ -23,7 +25,7 @@ _CITATION = """@inproceedings{lin-etal-2021-rockner,
 _INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
     version: "original" or "attacked" for the whole batch (or one per sentence); both sets are needed.
     detailed: add "errors" (counts per category) and "confusion" tables (default False).
-""" + RESAMPLING_ARGS + """
+""" + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
     precision_original, recall_original, f1_original, precision_attacked, recall_attacked,
     f1_attacked, f1_drop, f1_drop_relative, n_original, n_attacked, and for each version the
@@ -35,7 +37,7 @@ Returns:
 class Rockner(ToughMetric):
     """F1 drop and error analysis between an original and an attacked test set."""
 
-    options = {"detailed": False, **RESAMPLING}
+    options = {"detailed": False, **RESAMPLING, **DECODING}
     extra_inputs = {"version": ""}
     needs_train = False
     description = _DESCRIPTION
@@ -46,7 +48,8 @@ class Rockner(ToughMetric):
     def score(self, batch: Batch, version=(), detailed=False, **resampling) -> dict:
         original, attacked = split_versions(batch.tokens, batch.references, batch.predictions, list(version),
                                             batch.documents)
-        if batch.formats is not None:  # keep what as_batch recorded (hallucinated mentions) per version
+        if batch.formats is not None or batch.decoding != DEFAULT_DECODING:  # keep what as_batch recorded
+            # (hallucinated mentions) and the decoding, per version
             original, attacked = (select(batch, [i for i, v in enumerate(version) if v == name])
                                   for name in ("original", "attacked"))
         return plain(rockner(original, attacked, detailed, **resampling))

@@ -4,7 +4,8 @@ from __future__ import annotations
 from ..core.batch import Batch
 from ..core.matching import check_match
 from ..methods.tmr import tmr
-from ..metrics.base import MODES_TEXT, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS, ToughMetric, plain
+from ..metrics.base import (MODES_TEXT, DECODING, DECODING_ARGS, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS,
+                             ToughMetric, plain)
 
 _DESCRIPTION = """Tough Mentions Recall: recall on gold test mentions that are unseen in training (by
 text, or by text and type) and on type-confusable mentions (text with 2+ types in the test
@@ -22,7 +23,7 @@ _INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
     match: "strict" (default: exact span and type), "exact", "partial" or "type": how a mention counts as
         found (nervaluate's schemes; "partial" gives half credit to an overlapping prediction).
     detailed: add "per_type", "share" and "match_scores" tables (default False).
-""" + RESAMPLING_ARGS + """
+""" + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
     precision, recall, f1 (overall micro), recall_seen, recall_unseen_any, recall_unseen_tokens,
     recall_unseen_type, recall_tcm_all, recall_tcm_seen, recall_tcm_unseen (NaN for an empty
@@ -33,7 +34,7 @@ Returns:
 class Tmr(ToughMetric):
     """Tough Mentions Recall; ``train=`` gives the training statistics."""
 
-    options = {"detailed": False, "match": "strict", **RESAMPLING}
+    options = {"detailed": False, "match": "strict", **RESAMPLING, **DECODING}
     match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION

@@ -15,7 +15,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from ..core.batch import Batch
 from ..methods.buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
-from ..core.checks import identical_to_gold, training_data_warnings
+from ..core.checks import identical_to_gold, invalid_sequence_warnings, training_data_warnings
 from ..methods.comparison import COUNTS, family, finish, pairs, rows
 from ..methods.comparison import row as table_row
 from ..core.corpus import Corpus
@@ -45,7 +45,7 @@ OPTIONS = {"bucket_f1": {"bootstrap": 0}}
 # The compact summary: (label, method, key).  Which value is better comes from
 # ``comparison.direction``; "worst bucket" rows are added per attribute.
 SUMMARY_ROWS: List[Tuple[str, str, str]] = [
-    ("precision", "tmr", "precision"), ("recall", "tmr", "recall"), ("F1", "tmr", "f1"),
+    ("precision", "tmr", "precision"), ("recall", "tmr", "recall"), ("F1", "tmr", "f1"), ("macro F1", "tmr", "macro_f1"),
     ("hardeval (mean TER)", "hardeval", "hardeval"), ("TER unseen", "hardeval", "ter_unseen"),
     ("TER diff", "hardeval", "ter_diff"),
     ("TMR recall seen", "tmr", "recall_seen"), ("TMR recall unseen", "tmr", "recall_unseen_tokens"),

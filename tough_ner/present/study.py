@@ -698,10 +698,12 @@ def _chart(table: Mapping[str, Mapping[str, dict]], measure: str = "rho") -> str
 
 def write(result: Mapping, folder, version: str = "", command: Optional[Sequence[str]] = None) -> List[str]:
     """``study.json``, ``study.html``, ``study.md`` and ``study.tex`` in ``folder``, and each
-    dataset's report (``DATASET/report.json`` and ``report.html`` with its error table), every
+    dataset's report (``DATASET/report.json``, ``report.html`` and its full error table beside
+    it, ``report-errors.csv`` and ``.jsonl``), every
     file written atomically; the paths written.  The JSON files and the pages record their
     provenance (``command``: the command line; by default this process's)."""
     from .._util import write_atomic
+    from .errors import write_beside
     from .formatting import to_json
     from .html import render as render_report
     from .provenance import KEY, provenance
@@ -719,8 +721,12 @@ def write(result: Mapping, folder, version: str = "", command: Optional[Sequence
         os.makedirs(sub, exist_ok=True)
         report = {"tough_ner_version": version, "inputs": {"dataset": name}, "options": result["options"],
                   "results": results, **made}
+        page = os.path.join(sub, "report.html")
+        rows = result.get("errors", {}).get(name)
+        beside = write_beside(page, rows) if rows is not None else ()  # the page shows the first rows, links these
+        written += [os.path.join(sub, file) for _, file in beside]
         for file, text in (("report.json", to_json(report) + "\n"),
-                           ("report.html", render_report(report, errors=result.get("errors", {}).get(name)))):
+                           ("report.html", render_report(report, errors=rows, error_files=beside))):
             write_atomic(os.path.join(sub, file), text)
             written.append(os.path.join(sub, file))
     shown = {k: v for k, v in result.items() if k not in ("datasets", "errors")}
