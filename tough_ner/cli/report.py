@@ -186,21 +186,17 @@ def rerun(path: str) -> int:
 
 
 def check_inputs(inputs, report: str) -> None:
-    """Every input file a report records (``{"path", "sha256"}``, at any depth) is here, with
-    that content: an error naming the first that is missing or differs."""
-    if isinstance(inputs, list):
-        for item in inputs:
-            check_inputs(item, report)
-    elif isinstance(inputs, dict):
-        if "path" in inputs and "sha256" in inputs:
-            if not os.path.isfile(inputs["path"]):
-                raise ValueError(f"--rerun {report}: the input {inputs['path']} is missing (relative paths are "
-                                 "relative to the folder the report ran in, its provenance.cwd)")
-            if _file_input(inputs["path"])["sha256"] != inputs["sha256"]:
-                raise ValueError(f"--rerun {report}: the input {inputs['path']} is not the file the report read "
-                                 f"(its SHA-256 differs)")
-        for value in inputs.values():
-            check_inputs(value, report)
+    """Every input file a report records is here, with that content: an error naming the
+    first that is missing or differs."""
+    from ..present.provenance import input_files
+
+    for item in input_files(inputs):
+        if not os.path.isfile(item["path"]):
+            raise ValueError(f"--rerun {report}: the input {item['path']} is missing (relative paths are relative "
+                             "to the folder the report ran in, its provenance.cwd)")
+        if _file_input(item["path"])["sha256"] != item["sha256"]:
+            raise ValueError(f"--rerun {report}: the input {item['path']} is not the file the report read (its "
+                             "SHA-256 differs)")
 
 
 def _differences(old, new, place: str):

@@ -499,6 +499,8 @@ def provenance_footer(report: Mapping) -> str:
     and the inputs' SHA-256 (``present.provenance``; nothing for a report without the block)."""
     import shlex
 
+    from .provenance import input_files
+
     block = report.get("provenance")
     if not block:
         return ""
@@ -506,19 +508,8 @@ def provenance_footer(report: Mapping) -> str:
     seeds = [f"resampling {options['seed']}"] if "seed" in options else []
     if isinstance(inputs.get("attacked"), dict) and "seed" in inputs["attacked"]:
         seeds.append(f"attacks {inputs['attacked']['seed']}")
-    files = []
-
-    def collect(item):
-        if isinstance(item, list):
-            for value in item:
-                collect(value)
-        elif isinstance(item, dict):
-            if "path" in item and "sha256" in item:
-                files.append(f"<li><code>{html.escape(str(item['path']))}</code> sha256 "
-                             f"<code>{html.escape(item['sha256'])}</code></li>")
-            for value in item.values():
-                collect(value)
-    collect(inputs)
+    files = [f"<li><code>{html.escape(str(item['path']))}</code> sha256 <code>{html.escape(item['sha256'])}</code></li>"
+             for item in input_files(inputs)]
     versions = ", ".join(f"{name} {version}" for name, version in block.get("versions", {}).items())
     return ("<footer id='provenance'><h2>How this report was made</h2><p class='note'>To repeat it: run the "
             "command in the same folder with the same inputs, or <code>tough-ner report --rerun REPORT.json"

@@ -12,7 +12,7 @@ import os
 import platform
 import re
 import sys
-from typing import Mapping, Optional, Sequence, Union
+from typing import Iterator, Mapping, Optional, Sequence, Union
 
 KEY = "provenance"  # the block's key in a report (beside ``results``)
 # the packages a report's numbers depend on, besides Python
@@ -42,6 +42,19 @@ def provenance(command: Optional[Sequence[str]] = None) -> dict:
     return {"command": list(command) if command is not None else ["tough-ner", *sys.argv[1:]], "cwd": os.getcwd(),
             "versions": versions(), "platform": platform.platform(),
             "time": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+
+
+def input_files(inputs) -> Iterator[Mapping]:
+    """Every input file a report records (``{"path", "sha256", ...}``, at any depth of its
+    ``inputs``), in order: what ``--rerun`` checks and the footer lists."""
+    if isinstance(inputs, list):
+        for item in inputs:
+            yield from input_files(item)
+    elif isinstance(inputs, dict):
+        if "path" in inputs and "sha256" in inputs:
+            yield inputs
+        for value in inputs.values():
+            yield from input_files(value)
 
 
 def without_provenance(report: Union[Mapping, str]) -> Union[dict, str]:
