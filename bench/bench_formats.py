@@ -3,6 +3,8 @@ measured in the same run.
 
 Goal: converting and scoring the test set given as character spans takes at most twice the
 time of the same work given as tags (scoring: TMR and the four match schemes).
+Mention placement (#37): ordered and normalised placement take at most twice the time of
+today's rule (leftmost, exact) on the same mention lists; fuzzy placement reported beside them.
 
     python bench/bench_formats.py [path/to/conll2003]
 """
@@ -76,7 +78,61 @@ def main():
         ("ratio nervaluate / match_scores detailed (x)", t_nervaluate / t_match_detailed, ""),
         ("peak RSS of this process, character spans converted + scored (MB)", peak, ""),
     ])
+    print()
+    placement(test, predictions)
     print_verdicts()
+
+
+def perturbed(mentions, how):
+    """The lists with every mention's text changed: ``case`` (upper case, and a comma after
+    every second one: normalised placement finds them) or ``typo`` (a letter dropped from
+    mentions of 5 or more characters: fuzzy placement finds them)."""
+    out = []
+    for sentence in mentions:
+        changed = []
+        for k, mention in enumerate(sentence):
+            text = mention["text"]
+            if how == "case":
+                text = text.upper() + ("," if k % 2 else "")
+            elif len(text) >= 5:
+                text = text[:2] + text[3:]
+            changed.append({**mention, "text": text})
+        out.append(changed)
+    return out
+
+
+def placement(test, predictions):
+    """Mention lists (the memorization baseline's predictions on CoNLL-2003 test, in text
+    order) placed by today's rule (leftmost, exact) and by the new ones: ordered, normalised,
+    fuzzy; the lists as they are and with every mention changed (``perturbed``).  Each is
+    ``as_batch`` of gold tags and the predicted lists; interleaved, best of 7."""
+    mentions = forms(test.tokens, predictions)["mentions"]
+    lists = {"as given": mentions, "case": perturbed(mentions, "case"), "typo": perturbed(mentions, "typo")}
+    options = {"leftmost, exact (today)": {}, "ordered, exact": {"placement": "ordered"},
+               "leftmost, normalised": {"normalised": True},
+               "ordered, normalised": {"placement": "ordered", "normalised": True},
+               "leftmost, fuzzy 0.8": {"fuzzy": 0.8}, "ordered, fuzzy 0.8": {"placement": "ordered", "fuzzy": 0.8}}
+    cases = [("as given", name) for name in options] + [("case", name) for name in list(options)[:4]] + [
+        ("typo", "leftmost, exact (today)"), ("typo", "leftmost, fuzzy 0.8"), ("typo", "ordered, fuzzy 0.8")]
+
+    def run(given, name):
+        return as_batch(test.tokens, test.tags, lists[given], "tags", "mentions", **options[name])
+
+    times = {case: float("inf") for case in cases}
+    for _ in range(7):
+        for case in cases:
+            times[case] = min(times[case], best(lambda: run(*case), 1)[0])
+    rows = []
+    for given in lists:
+        today = times[given, "leftmost, exact (today)"]
+        for case in [c for c in cases if c[0] == given]:
+            batch = run(*case)
+            placed = sum(map(len, batch.pred_spans))
+            goal = Goal("<= 2x", 2.0) if "fuzzy" not in case[1] and case[1] != "leftmost, exact (today)" else ""
+            rows += [(f"lists {given}: {case[1]} ({placed} of {sum(map(len, lists[given]))} placed)", times[case], "")]
+            if case[1] != "leftmost, exact (today)":
+                rows += [(f"  ratio / today's rule on the same lists", times[case] / today, goal)]
+    print_table(rows)
 
 
 if __name__ == "__main__":

@@ -235,15 +235,12 @@ class _Writing:
             self.starts = {b: i for i, b in reversed(list(enumerate(bounds[:-1])))}
             self.ends = {bounds[i + 1]: i + 1 for i, piece in enumerate(pieces) if piece}
             return
-        self.starts: dict = {}  # char -> first token starting there
-        self.ends: dict = {}    # char -> the token after the one ending there
-        position = 0
-        for i, piece in enumerate(pieces):
-            start, end = _core(piece)
-            if start < end:  # a token of punctuation only neither starts nor ends an occurrence
-                self.starts.setdefault(position + start, i)
-                self.ends[position + end] = i + 1
-            position += len(piece)
+        # the tokens' cores are disjoint: one token per position; one of punctuation only has no core
+        bounds = accumulate(map(len, pieces), initial=0)
+        cores = [(i, at + start, at + end) for i, (at, (start, end)) in enumerate(zip(bounds, map(_core, pieces)))
+                 if start < end]
+        self.starts = {start: i for i, start, _ in cores}  # char -> the token starting there
+        self.ends = {end: i + 1 for i, _, end in cores}     # char -> the token after the one ending there
 
     def occurrences(self, needle: str):
         """Token spans ``(start, end)`` whose text is ``needle``, left to right."""
@@ -299,7 +296,10 @@ class _Placer:
 
     @cached_property
     def folded(self) -> _Writing:
-        return _Writing([self.fold(token) for token in self.tokens], self.strip)
+        pieces = self.exact.pieces
+        if self.fold is normalise and self.exact.joined.isascii():  # whitespace already out: lower case is all
+            return _Writing([piece.lower() for piece in pieces], True)
+        return _Writing([self.fold(piece) for piece in pieces], self.strip)
 
     def needles(self, text: str) -> Tuple[str, Optional[str]]:
         """The mention as each tier compares it: exact, and folded (None without that tier)."""
@@ -547,11 +547,8 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
              prediction_format: Optional[str] = None, *, misaligned: str = "snap", case_sensitive: bool = True,
              type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None,
              placement: str = "leftmost", normalised: bool = False, fuzzy: Optional[float] = None,
-             strict_json: bool = False, source: Optional[str] = None, scheme: str = "auto", mode: str = "lenient",
-             repair: str = "conlleval") -> Batch:
+             strict_json: bool = False, source: Optional[str] = None) -> Batch:
     """The decoded ``Batch`` of gold and predictions given in any format (module docstring).
-
-    ``scheme``, ``mode``, ``repair``: how the sides given as tags are decoded (``Batch``).
 
     ``documents``: a document id per sentence (resampling by document).  The batch carries ``hallucinated`` (per sentence, the predicted mentions placed nowhere;
     None unless predictions are mention lists), ``snapped`` (character spans expanded to token
@@ -574,9 +571,7 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     # written in IOB2, which the decoder reads back as the same flat spans.
     tags = [None if side is None else side.tags if side.tags is not None else
             [spans_to_tags(spans, len(words)) for spans, words in zip(side.spans, tokens)] for side in (gold, pred)]
-    given_as_tags = [name for name, side in zip(("gold", "pred"), (gold, pred))
-                     if side is not None and side.tags is not None]
-    batch = Batch(tokens, tags[0], tags[1], documents, scheme=scheme, mode=mode, repair=repair, declared=given_as_tags)
+    batch = Batch(tokens, tags[0], tags[1], documents)
     batch.formats = {"references": reference_format or detect(references),
                      "predictions": None if predictions is None else prediction_format or detect(predictions)}
     batch.snapped = [{**item, "side": "reference"} for item in gold.snapped] + (
@@ -616,8 +611,7 @@ def select(batch: Batch, rows: Sequence[int]) -> Batch:
     """The batch of some of ``batch``'s sentences, keeping what ``as_batch`` recorded."""
     part = Batch([batch.tokens[i] for i in rows], [batch.references[i] for i in rows],
                  None if batch.predictions is None else [batch.predictions[i] for i in rows],
-                 None if batch.documents is None else [batch.documents[i] for i in rows],
-                 **batch.decoding_options())
+                 None if batch.documents is None else [batch.documents[i] for i in rows])
     part.formats = batch.formats
     if batch.hallucinated is not None:
         _set_hallucinated(part, [batch.hallucinated[i] for i in rows])
