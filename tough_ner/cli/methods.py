@@ -157,7 +157,8 @@ def cmd_nrb(args) -> None:
             raise ValueError(f"{len(sets)} benchmark file(s) but {len(args.versus)} --versus file(s)")
         other = {name: (dataset["tokens"], dataset["ner_tags"], read_nrb_predictions(path, dataset["tokens"]))
                  for path, (name, dataset) in zip(args.versus, sets)}
-        _versus(args, "nrb", {"A": sets_batch(scored), "B": sets_batch(other)}, train=stats, type_map=type_map)
+        _versus(args, "nrb", {"A": sets_batch(scored), "B": sets_batch(other)},
+                files=[args.pred[0], args.versus[0]] if args.pred else None, train=stats, type_map=type_map)
         return
     result = score_sets(scored, type_map, stats, args.detailed, ci=args.ci, **_resampling(args))
     print(_json(result)) if args.json else _print_flat(result)
@@ -172,7 +173,7 @@ def cmd_rockner(args) -> None:
             raise ValueError("--versus compares one attacked set: give one --attacked file")
         other_original, other_attacked = (_read_batch(path, args.columns, _decoding(args)) for path in args.versus)
         _versus(args, "rockner", {"A": (base, _read_batch(args.attacked[0], args.columns, _decoding(args))),
-                                  "B": (other_original, other_attacked)})
+                                  "B": (other_original, other_attacked)}, files=[args.original, args.versus[0]])
         return
     results = {}
     for path in args.attacked:
