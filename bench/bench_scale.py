@@ -1,16 +1,21 @@
-"""Training statistics at scale: CoNLL-2003 train copied 1x, 10x and 50x (about 10M tokens),
-each copy's tokens renamed (``token~c``) so the vocabulary and the mention list grow with the
-corpus (a worst case: real corpora's vocabularies grow more slowly).
+"""Training statistics at scale: CoNLL-2003 train repeated to about 1M, 10M and 100M tokens,
+half the copies with renamed tokens (``token~k``, 25 renamings taken in turn), so the
+vocabulary and the mention list grow to about 600k types by 10M tokens and then stay (the
+issue's corpus: a corpus whose text grows faster than its statistics, as real ones do).
 
 Each build runs in its own process, so its peak resident memory (VmHWM: the whole process,
 Python, libraries and the touched pages of memory-mapped files included) is its own.  Measured
-per size: ``from_conll`` on a file in a temporary folder; ``from_dataset`` on a memory-mapped
-Arrow file of string tags, alone and with ``num_proc=2`` (its CPU time and memory are the main
-process's only); and the pre-Arrow ``from_dataset`` ("before": ``ds[column]`` lists through
-``from_lists``, kept here only to measure against; 1x and 10x, as it holds the whole corpus as
-Python lists).  Shown: wall and CPU time of the build, peak RSS, saved file size and load time;
-growth is the log-log slope against the number of tokens (1 = linear).  Generated corpora are
-deleted at exit.
+per size: ``from_conll`` as built by default ("after": the text is not kept, memory bounded by
+the statistics) beside ``from_conll(keep_text=True)`` ("before": the token sequence kept in
+memory, the build before #38), in the same run; up to 10M tokens also ``from_dataset`` on a
+memory-mapped Arrow file of string tags, alone and with ``num_proc=2`` (its CPU time and
+memory are the main process's only), and the pre-Arrow list build ("lists": ``ds[column]``
+through ``from_lists``, 1M only).  At 100M, the same corpus cut into 8 shard files built by
+``build_distributed`` on a ``distributed.LocalCluster`` of 2 single-thread worker processes
+(started before the clock; its wall time against the one-process build's, and the workers'
+peak RSS).  Shown: wall and CPU time of the build, peak RSS, saved file size and load time;
+every build of a size must write the same file (saved without the text, so that builds with
+and without it compare).  Generated corpora (about 3 GB at 100M) are deleted at exit.
 
     python bench/bench_scale.py [CONLL_DIR] [--quick]
 """
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import resource
 import sys
@@ -41,38 +47,55 @@ def child(spec: dict) -> None:
     sys.path.insert(0, ROOT)
     from tough_ner import TrainStats
 
-    if spec["how"] != "from_conll":
+    how, workers_rss = spec["how"], math.nan
+    if how in ("from_dataset", "num_proc=2", "lists"):
         import datasets
 
         datasets.disable_progress_bars()
         ds = datasets.Dataset.from_file(spec["path"])  # memory-mapped, as a saved or cached dataset is
+    if how == "dask":
+        from distributed import Client, LocalCluster
+
+        from tough_ner.stats import build_distributed
+
+        cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+        client.run(lambda: __import__("tough_ner.core.stats") and None)  # the workers' imports before the clock
     wall, cpu = time.perf_counter(), time.process_time()  # the build only (imports and opening excluded)
-    if spec["how"] == "from_conll":
+    if how == "after":
         stats = TrainStats.from_conll(spec["path"])
-    elif spec["how"] == "from_dataset":
+    elif how == "before":
+        stats = TrainStats.from_conll(spec["path"], keep_text=True)
+    elif how == "from_dataset":
         stats = TrainStats.from_dataset(ds)
-    elif spec["how"] == "num_proc=2":
+    elif how == "num_proc=2":
         stats = TrainStats.from_dataset(ds, num_proc=2)
-    else:  # before: the whole columns as Python lists, then the list build (the old from_dataset)
+    elif how == "dask":
+        stats = build_distributed(spec["shards"], client)
+    else:  # lists: the whole columns as Python lists, then the list build (the old from_dataset)
         stats = TrainStats.from_lists(ds["tokens"], [list(sentence) for sentence in ds["ner_tags"]])
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rss = peak_rss_mib()
-    stats.save(spec["out"])
+    if how == "dask":
+        workers_rss = max(client.run(peak_rss_mib).values())
+        client.close()
+        cluster.close()
+    stats.save(spec["out"], shareable=True)  # the statistics without the text: every build writes the same file
     load = time.perf_counter()
     TrainStats.load(spec["out"])
     load = time.perf_counter() - load
     with open(spec["out"], "rb") as handle:
         digest = hashlib.sha256(handle.read()).hexdigest()
-    print(json.dumps({"wall": wall, "cpu": cpu, "rss": rss, "size": os.path.getsize(spec["out"]) / 2**20,
-                      "load": load, "tokens": stats.n_tokens, "vocab": len(stats.vocab), "digest": digest}))
+    print(json.dumps({"wall": wall, "cpu": cpu, "rss": rss, "workers_rss": workers_rss,
+                      "size": os.path.getsize(spec["out"]) / 2**20, "load": load, "tokens": stats.n_tokens,
+                      "vocab": len(stats.vocab), "digest": digest}))
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
     child(json.loads(sys.argv[2]))
     sys.exit(0)
 
-import math  # noqa: E402  (the parent only: children import nothing they do not measure)
-import shutil  # noqa: E402
+import shutil  # noqa: E402  (the parent only: children import nothing they do not measure)  # noqa: E402
 import subprocess  # noqa: E402
 import tempfile  # noqa: E402
 
@@ -82,35 +105,58 @@ import pyarrow as pa  # noqa: E402
 from common import DATA, Goal, print_table, print_verdicts, quick  # noqa: E402
 from tough_ner import read_conll  # noqa: E402
 
-FACTORS = [1, 2] if quick() else [1, 10, 50]
-BEFORE_UP_TO = 10  # the old path holds the corpus as Python lists: not run at 50x
-GIB = 1536  # MiB: the 10M-token memory goal
-HOWS = ("from_conll", "from_dataset", "num_proc=2", "before")
+COPIES = [1, 2] if quick() else [5, 49, 491]  # about 1M, 10M and 100M tokens
+RENAMINGS = 25  # the renamed copies cycle through these: the vocabulary stops growing at ~10M tokens
+SHARDS = 8
+ARROW_UP_TO = 49  # from_dataset and num_proc=2 up to 10M tokens; the list build at 1M only
+LISTS_UP_TO = 5
+HOWS = ("after", "before", "from_dataset", "num_proc=2", "lists", "dask")
 
 
-def write_corpus(corpus, factor: int, folder: str):
-    """The CoNLL file and the Arrow file of ``factor`` renamed copies, written copy by copy."""
-    conll, arrow = os.path.join(folder, f"train{factor}.txt"), os.path.join(folder, f"train{factor}.arrow")
+def write_corpus(corpus, copies: int, folder: str, arrow: bool, shards: int):
+    """The CoNLL file of ``copies`` copies (the odd ones renamed), written copy by copy; with
+    ``arrow`` the Arrow file too; with ``shards`` the same text cut into that many CoNLL
+    files of consecutive copies."""
+    conll = os.path.join(folder, f"train{copies}.txt")
     schema = pa.schema([("tokens", pa.list_(pa.string())), ("ner_tags", pa.list_(pa.string()))])
     tags = pa.array(corpus.tags, type=schema.field("ner_tags").type)
-    with open(conll, "w", encoding="utf-8") as text, pa.OSFile(arrow, "wb") as sink, \
-            pa.ipc.new_stream(sink, schema) as writer:
-        for copy in range(factor):
-            tokens = corpus.tokens if copy == 0 else [[f"{t}~{copy}" for t in s] for s in corpus.tokens]
-            text.write("".join("".join(f"{t} {g}\n" for t, g in zip(s, g_)) + "\n"
-                               for s, g_ in zip(tokens, corpus.tags)))
-            writer.write_table(pa.table([pa.array(tokens, type=schema.field("tokens").type), tags], schema=schema))
-    return conll, arrow
+    variants = {}
+
+    def variant(copy: int):
+        k = 0 if copy % 2 == 0 else (copy // 2) % RENAMINGS + 1
+        if k not in variants:
+            tokens = corpus.tokens if k == 0 else [[f"{t}~{k}" for t in s] for s in corpus.tokens]
+            variants[k] = tokens, "".join("".join(f"{t} {g}\n" for t, g in zip(s, g_)) + "\n"
+                                          for s, g_ in zip(tokens, corpus.tags))
+        return variants[k]
+
+    paths = [os.path.join(folder, f"shard{copies}-{k:02d}.txt") for k in range(shards)]
+    per_shard = -(-copies // shards) if shards else 0
+    with open(conll, "w", encoding="utf-8") as text:
+        for copy in range(copies):
+            text.write(variant(copy)[1])
+            if shards:
+                with open(paths[copy // per_shard], "a", encoding="utf-8") as shard:
+                    shard.write(variant(copy)[1])
+    path = None
+    if arrow:
+        path = os.path.join(folder, f"train{copies}.arrow")
+        with pa.OSFile(path, "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+            for copy in range(copies):
+                writer.write_table(pa.table([pa.array(variant(copy)[0], type=schema.field("tokens").type), tags],
+                                            schema=schema))
+    return conll, path, [p for p in paths if os.path.exists(p)]
 
 
-def run(how: str, path: str, folder: str) -> dict:
-    spec = {"how": how, "path": path, "out": os.path.join(folder, f"{how}.npz")}
+def run(how: str, path: str, folder: str, shards=()) -> dict:
+    spec = {"how": how, "path": path, "shards": list(shards), "out": os.path.join(folder, f"{how}.npz")}
     env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
     done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
-                          capture_output=True, text=True, env=env, timeout=1800)
+                          capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode != 0:  # e.g. killed for memory: shown, and every goal on it is missed
         print(f"  {how} failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
-        return {key: math.nan for key in ("wall", "cpu", "rss", "size", "load", "tokens", "vocab")} | {"digest": None}
+        return {key: math.nan for key in ("wall", "cpu", "rss", "workers_rss", "size", "load", "tokens", "vocab")} \
+            | {"digest": None}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -127,48 +173,57 @@ def main() -> None:
     folder = tempfile.mkdtemp(prefix="tough-ner-bench-scale-", dir="/tmp")
     results = {}
     try:
-        for factor in FACTORS:
-            conll, arrow = write_corpus(corpus, factor, folder)
-            for how, path in (("from_conll", conll), ("from_dataset", arrow), ("num_proc=2", arrow),
-                              ("before", arrow)):
-                if (how == "before" and factor > BEFORE_UP_TO) or (quick() and how != "from_conll" and factor > 1):
-                    continue  # --quick: one of each build, and a second size for the fit
-                results[how, factor] = run(how, path, folder)
-            for path in (conll, arrow):
-                os.remove(path)
+        for copies in COPIES:
+            biggest = copies == COPIES[-1]
+            conll, arrow, shards = write_corpus(corpus, copies, folder, copies <= ARROW_UP_TO and not quick() or
+                                                copies == COPIES[0], SHARDS if biggest else 0)
+            builds = [("after", conll), ("before", conll)]
+            if arrow:
+                builds += [("from_dataset", arrow), ("num_proc=2", arrow)]
+                if copies <= LISTS_UP_TO:
+                    builds.append(("lists", arrow))
+            if biggest:
+                builds.append(("dask", conll))
+            for how, path in builds:
+                results[how, copies] = run(how, path, folder, shards if how == "dask" else ())
+            for path in [conll, arrow, *shards]:
+                if path:
+                    os.remove(path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
-    print(f"{'build':<14} {'copies':>6} {'tokens':>10} {'vocab':>9} {'wall s':>8} {'cpu s':>8} {'peak RSS MiB':>12}"
-          f" {'file MiB':>9} {'load s':>7}")
-    for (how, factor), r in results.items():
-        print(f"{how:<14} {factor:>6} {r['tokens']:>10.0f} {r['vocab']:>9.0f} {r['wall']:>8.2f} {r['cpu']:>8.2f} "
-              f"{r['rss']:>12.0f} {r['size']:>9.1f} {r['load']:>7.3f}")
-    digests = {f: {results[how, f]["digest"] for how in HOWS if (how, f) in results} for f in FACTORS}
-    differing = [f for f in FACTORS if len(digests[f]) != 1 or None in digests[f]]  # None: a build failed
-    same = not differing
-    print(f"every build of a size wrote the same file: {'yes' if same else 'NO'}")
+    print(f"{'build':<13} {'copies':>6} {'tokens':>10} {'vocab':>8} {'wall s':>8} {'cpu s':>7} {'peak RSS MiB':>12}"
+          f" {'workers MiB':>11} {'file MiB':>8} {'load s':>7}")
+    for (how, copies), r in results.items():
+        print(f"{how:<13} {copies:>6} {r['tokens']:>10.0f} {r['vocab']:>8.0f} {r['wall']:>8.2f} {r['cpu']:>7.2f} "
+              f"{r['rss']:>12.0f} {r['workers_rss']:>11.0f} {r['size']:>8.1f} {r['load']:>7.3f}")
+    print("(dask: cpu is the client's only; workers MiB is the larger of the two workers' peak RSS)")
+    digests = {c: {results[how, c]["digest"] for how in HOWS if (how, c) in results} for c in COPIES}
+    differing = [c for c in COPIES if len(digests[c]) != 1 or None in digests[c]]  # None: a build failed
+    print(f"every build of a size wrote the same file: {'yes' if not differing else 'NO'}")
     for how in HOWS:
-        sizes = [f for f in FACTORS if (how, f) in results]
+        sizes = [c for c in COPIES if (how, c) in results]
         if len(sizes) < 2:
             continue
-        tokens = [results[how, f]["tokens"] for f in sizes]
+        tokens = [results[how, c]["tokens"] for c in sizes]
         print(f"growth of {how} (log-log slope against tokens, 1 = linear): "
-              + ", ".join(f"{key} {slope(tokens, [results[how, f][key] for f in sizes]):.2f}"
+              + ", ".join(f"{key} {slope(tokens, [results[how, c][key] for c in sizes]):.2f}"
                           for key in ("wall", "cpu", "rss", "size", "load")))
 
-    big = FACTORS[-1] if not quick() else 1
+    small, middle, big = COPIES[0], COPIES[len(COPIES) // 2], COPIES[-1]
     rows = []
-    for factor in FACTORS:
-        if ("before", factor) in results:
-            rows.append((f"from_dataset CPU time / before's, {factor}x", results["from_dataset", factor]["cpu"]
-                         / results["before", factor]["cpu"], Goal("<= 0.5 (2x faster)", 0.5)))
-    tokens = results["from_conll", big]["tokens"]
-    for how in ("from_conll", "from_dataset"):
-        rows.append((f"{how} peak RSS MiB, {big}x ({tokens / 1e6:.1f}M tokens)", results[how, big]["rss"],
-                     Goal("<= 1536 MiB at 10M tokens", GIB)))
-        rows.append((f"{how} wall s, {big}x ({tokens / 1e6:.1f}M tokens)", results[how, big]["wall"],
-                     Goal("<= 30 s at 10M tokens", 30.0)))
+    if ("lists", small) in results:
+        rows.append((f"from_dataset CPU time / the list build's, {small}x", results["from_dataset", small]["cpu"]
+                     / results["lists", small]["cpu"], Goal("<= 0.5 (2x faster)", 0.5)))
+    million = lambda c: f"{results['after', c]['tokens'] / 1e6:.0f}M tokens"  # noqa: E731
+    for key, unit, copies, goal in (("rss", "peak RSS MiB", big, Goal("<= 800 MiB at 100M tokens", 800.0)),
+                                    ("cpu", "CPU s", big, Goal("<= 50 s at 100M tokens", 50.0)),
+                                    ("rss", "peak RSS MiB", middle, Goal("<= 300 MiB at 10M tokens", 300.0))):
+        rows.append((f"after: {unit}, {million(copies)}", results["after", copies][key], goal))
+        rows.append(("  before (text kept), same run", results["before", copies][key], "the peer"))
+    rows.append((f"dask, 2 workers, {SHARDS} shards: wall s / one process's (after), {million(big)}",
+                 results["dask", big]["wall"] / results["after", big]["wall"],
+                 Goal("<= 0.625 (>= 1.6x the throughput)", 1 / 1.6)))
     rows.append(("sizes whose builds wrote different files", float(len(differing)), Goal("0 (same result)", 0.0)))
     print_table(rows)
     print_verdicts("bench_scale goals")

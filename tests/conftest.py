@@ -49,7 +49,7 @@ def _conll(name):
 @pytest.fixture(scope="session")
 def conll_stats():
     from tough_ner import TrainStats
-    return TrainStats.from_conll(_conll("train"))
+    return TrainStats.from_conll(_conll("train"), keep_text=True)  # the text: attacks and scans read it
 
 
 @pytest.fixture(scope="session")

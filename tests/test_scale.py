@@ -49,7 +49,8 @@ def test_from_dataset_equals_the_list_build(data, batch_size):
         built = TrainStats.from_dataset(ds, batch_size=batch_size)
         assert built == expected
         assert list(built.mentions) == list(expected.mentions)  # first-occurrence order too
-        assert built.to_bytes() == expected.to_bytes()  # and the very same file
+        assert built.to_bytes() == expected.to_bytes(shareable=True)  # and the very same file
+        assert TrainStats.from_dataset(ds, batch_size=batch_size, keep_text=True).to_bytes() == expected.to_bytes()
 
 
 # Tokens a CoNLL line can hold (no whitespace), some looking like tags or differing only in case.
@@ -66,13 +67,15 @@ def conll_text(tokens, tags):
 @given(conll_sentences, st.integers(1, 4), st.sampled_from([8, 40, 2 ** 20]), st.integers(1, 3))
 def test_every_input_path_builds_the_very_same_statistics(data, batch_size, piece_bytes, n_shards):
     """One corpus given as lists, as a CoNLL file read in pieces, as CoNLL shard files built
-    by the distributed map step and merged, as Arrow batches (string and ClassLabel tags) and
-    as Arrow shards built by the parallel map step and merged: the same file, byte for byte."""
+    by the distributed map step and merged (with the text, and without it in two rounds), as
+    Arrow batches (string and ClassLabel tags) and as Arrow shards built by the parallel map
+    step and merged: the same file, byte for byte (without the text where it is left out)."""
     import tempfile
     from pathlib import Path
 
     import pyarrow as pa
-    from tough_ner.stats import _conll_stats_bytes, _stats_bytes_of_batch
+    import dask
+    from tough_ner.stats import _conll_stats_bytes, _stats_bytes_of_batch, build_distributed
 
     tokens, tags = split(data)
     expected = TrainStats.from_lists(tokens, tags)
@@ -89,15 +92,18 @@ def test_every_input_path_builds_the_very_same_statistics(data, batch_size, piec
         whole = Path(folder, "train.conll")
         whole.write_text(conll_text(tokens, tags), encoding="utf-8")
         built["CoNLL pieces"] = TrainStats.from_conll(whole, piece_bytes=piece_bytes)
+        built["CoNLL pieces, text kept"] = TrainStats.from_conll(whole, piece_bytes=piece_bytes, keep_text=True)
         shards = []
         for k, (start, end) in enumerate(bounds):
             shards.append(Path(folder, f"shard{k}.conll"))
             shards[-1].write_text(conll_text(tokens[start:end], tags[start:end]), encoding="utf-8")
         built["CoNLL shards"] = TrainStats.merge_all(TrainStats.from_bytes(_conll_stats_bytes(str(shard)))
                                                      for shard in shards)
+        built["CoNLL shards, two rounds"] = build_distributed(shards, dask.get)
+    assert not built["CoNLL pieces, text kept"].shareable and built["CoNLL shards, two rounds"].shareable
     for path, stats in built.items():
         assert stats == expected, path
-        assert stats.to_bytes() == expected.to_bytes(), path
+        assert stats.to_bytes() == expected.to_bytes(shareable=stats.shareable), path
 
 
 def test_conll2003_from_dataset_string_and_class_label_tags(conll_stats):
@@ -210,7 +216,7 @@ def test_cli_merges_shard_files_into_the_whole_corpus_stats(tmp_path, capsys, co
     files = []
     for i, shard in enumerate(shards):
         files.append(str(tmp_path / f"s{i}.npz"))
-        assert main(["stats", "--train", str(shard), "--out", files[-1]]) == 0
+        assert main(["stats", "--train", str(shard), "--out", files[-1], "--keep-text"]) == 0
     out = tmp_path / "all.npz"
     assert main(["stats", "--merge", *files, "--out", str(out)]) == 0
     assert TrainStats.load(out) == conll_stats
@@ -226,10 +232,50 @@ def test_cli_merges_shard_files_into_the_whole_corpus_stats(tmp_path, capsys, co
 def test_dask_bag_over_shards_on_a_local_cluster_equals_one_process(tmp_path, conll_stats):
     pytest.importorskip("dask.bag")
     distributed = pytest.importorskip("distributed")
+    from tough_ner.core.stats import _KEPT, _shard_statistics
     from tough_ner.stats import build_distributed
 
     shards = shard_conll(_conll("train"), 4, tmp_path)
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) \
+    # workers in this process start fast; each task still runs on the worker it is sent to
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
             as cluster, distributed.Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
-        assert build_distributed(shards, client) == conll_stats
+        built = build_distributed(shards, client)
+        assert built.shareable and built == conll_stats  # without the text: exact in two rounds
+        assert not _KEPT  # each shard's text was read back, then let go
+        assert len({worker for _, _, worker in client.gather(client.map(_shard_statistics, shards, pure=False))}) == 2
+        _KEPT.clear()
+
+
+def test_second_round_on_a_worker_without_the_shard_text_reads_it_again(tmp_path):
+    """A worker that does not hold a shard's text (it moved, or the first one is gone) counts
+    the other shards' mention texts in the shard read again: the same counts."""
+    from tough_ner.core.stats import _KEPT, _shard_occurrences, _shard_statistics
+
+    path = tmp_path / "shard.conll"
+    path.write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\nnew O\nyork O\n\n", encoding="utf-8")
+    texts, lowered = ["New York", "York New", "is big", "New", "zzz New"], ["new york", "york new", "is big"]
+    _, key, _ = _shard_statistics(str(path))
+    kept = _shard_occurrences(str(path), key, texts, lowered)
+    assert key not in _KEPT
+    again = _shard_occurrences(str(path), key, texts, lowered)  # the key is gone: read again
+    assert kept == again == ({"New York": 1, "York New": 0, "is big": 1, "New": 1, "zzz New": 0},
+                             {"new york": 2, "york new": 0, "is big": 1})
+
+
+def test_cli_builds_shards_on_a_dask_cluster(tmp_path, capsys, conll_stats):
+    distributed = pytest.importorskip("distributed")
+    shards = shard_conll(_conll("train"), 3, tmp_path)
+    out = tmp_path / "all.npz"
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
+            as cluster:
+        assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", cluster.scheduler_address,
+                     "--out", str(out)]) == 0
+        assert TrainStats.load(out) == conll_stats and TrainStats.load(out).shareable
+        assert "without the text" in capsys.readouterr().out
+        assert main(["stats", "--train", str(tmp_path / "none*.txt"), "--dask", cluster.scheduler_address,
+                     "--out", str(out)]) == 2
+        assert "no file matches" in capsys.readouterr().err
+        assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", cluster.scheduler_address,
+                     "--out", str(out), "--keep-text"]) == 0
+        assert TrainStats.load(out).token_ids.tolist() == conll_stats.token_ids.tolist()

@@ -119,7 +119,7 @@ def test_tokens_holding_spaces_are_counted_as_tokens():
     assert stats.occurrences([["New York"], ["New", "York"]]).tolist() == [1, 1]
     text_free = shared(stats)
     assert text_free.occurrences([["New York"], ["New", "York"]]).tolist() == [1, 1]
-    with pytest.raises(ValueError, match="'New York is'.*shareable statistics leave out"):
+    with pytest.raises(ValueError, match="'New York is'.*which these statistics leave out"):
         text_free.occurrences([["New York", "is"]])
 
 
@@ -135,8 +135,8 @@ def test_shareable_file_holds_no_text_and_refuses_what_needs_it(tmp_path):
     assert loaded.shareable and not TrainStats.load(tmp_path / "full.npz").shareable
     assert loaded.n_tokens == 7 and loaded.n_sentences == 2 and loaded.mentions == stats.mentions
     assert loaded.occurrences([["Bo", "Lee"], ["Ann"]]).tolist() == [2, 1]
-    assert loaded == TrainStats.from_bytes(loaded.to_bytes()) != stats  # stays shareable when saved again
-    assert "shareable" in repr(loaded)
+    assert loaded == TrainStats.from_bytes(loaded.to_bytes()) == stats  # stays shareable when saved again
+    assert TrainStats.from_bytes(loaded.to_bytes()).shareable and "without the text" in repr(loaded)
     with pytest.raises(ValueError, match=r"training token sequence \(token_ids\) needs the training text"):
         loaded.token_ids  # noqa: B018
     with pytest.raises(ValueError, match="merging statistics .* needs the training text"):
@@ -200,9 +200,15 @@ def _noisy(tags, seed=0):
     return out
 
 
-def test_every_method_identical_from_shareable_conll_statistics(conll_stats, conll_test, tmp_path):
+@pytest.mark.parametrize("source", ["shareable file", "bounded build"])
+def test_every_method_identical_from_shareable_conll_statistics(conll_stats, conll_test, conll_train_path, tmp_path,
+                                                                source):
+    """Statistics without the text, from a shareable file or built by default (the text
+    never kept), against the statistics that keep it: every method, the same results."""
     conll_stats.save(tmp_path / "shared.npz", shareable=True)
-    text_free = TrainStats.load(tmp_path / "shared.npz")
+    text_free = (TrainStats.load(tmp_path / "shared.npz") if source == "shareable file"
+                 else TrainStats.from_conll(conll_train_path))
+    assert text_free.shareable and not conll_stats.shareable
     full = TrainStats.from_bytes(conll_stats.to_bytes())  # fresh caches on both sides
     systems = [memorization(full, conll_test.tokens), _noisy(conll_test.tags)]
     for predictions in systems:
@@ -257,5 +263,5 @@ def test_entity_attacks_need_the_training_sentences(conll_stats, conll_test):
     from tough_ner.attacks import entity_attack
     data = (conll_test.tokens[:300], conll_test.tags[:300])
     entity_attack(*data, train=conll_stats, seed=1)  # the full statistics decide fine classes from contexts
-    with pytest.raises(ValueError, match="deciding fine classes from the training sentences .* shareable"):
+    with pytest.raises(ValueError, match="deciding fine classes from the training sentences .* keep_text=True"):
         entity_attack(*data, train=shared(conll_stats), seed=1)

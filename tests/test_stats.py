@@ -169,7 +169,7 @@ def test_shareable_statistics_by_hand():
     assert shared.lowercased().occurrences([["bo", "lee"], ["bo"]]).tolist() == [2, 5]
     assert shared.lowercased().n_sentences == 4 and shared.lowercased().describe() == stats.lowercased().describe()
     assert repr(shared) == ("TrainStats(4 sentences, 10 tokens, 6 types of token, 5 mentions, "
-                            "labels=['O', 'LOC', 'PER'], shareable)")
+                            "labels=['O', 'LOC', 'PER'], without the text)")
 
 
 def test_built_statistics_count_their_mentions_when_first_read(tmp_path, monkeypatch):
@@ -181,7 +181,7 @@ def test_built_statistics_count_their_mentions_when_first_read(tmp_path, monkeyp
     path = write(tmp_path / "train.conll", "".join(
         "".join(f"{token} {tag}\n" for token, tag in zip(tokens, tags)) + "\n"
         for tokens, tags in zip(HAND_TOKENS, HAND_TAGS)))
-    for stats in (TrainStats.from_lists(HAND_TOKENS, HAND_TAGS), TrainStats.from_conll(path)):
+    for stats in (TrainStats.from_lists(HAND_TOKENS, HAND_TAGS), TrainStats.from_conll(path, keep_text=True)):
         assert "mentions" not in stats.__dict__ and stats.n_mentions == 5 and "mentions" not in stats.__dict__
         assert stats.ids(["MET", "Bo"]).tolist() == [5, 0] and stats.token_index == {
             token: i for i, token in enumerate(stats.vocab)}
@@ -231,7 +231,9 @@ def test_equality_looks_at_every_part():
         assert variant != stats and stats != variant
     assert stats != "stats" and stats != stats.to_bytes()
     shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
-    assert shared != stats and stats != shared and shared == TrainStats.from_bytes(shared.to_bytes())
+    # statistics without the text equal the ones they come from; the text is compared when both hold it
+    assert shared == stats and stats == shared and shared == TrainStats.from_bytes(shared.to_bytes())
+    assert shared != variants[4] and variants[4] != shared
     tables = {"mention_occurrences": shared._mention_occurrences, "lower_occurrences": shared._lower_occurrences}
     assert TrainStats(vocab, labels, counts, mentions, n_sentences=4, **tables) == shared
     assert TrainStats(vocab, labels, counts, mentions, n_sentences=5, **tables) != shared
@@ -318,7 +320,9 @@ def test_fixed_length_and_untyped_columns_take_the_list_path():
         yield from ({"tokens": a, "ner_tags": b} for a, b in zip(*with_empty))
     stream = datasets.IterableDataset.from_generator(rows)
     built = TrainStats.from_dataset(stream, batch_size=2)
-    assert built == TrainStats.from_lists(*with_empty) and built.sentence_starts.tolist() == [0, 0, 0, 2, 2, 2]
+    assert built == TrainStats.from_lists(*with_empty) and built.n_sentences == 5
+    kept = TrainStats.from_dataset(stream, batch_size=2, keep_text=True)
+    assert kept == built and kept.sentence_starts.tolist() == [0, 0, 0, 2, 2, 2]
     empty = datasets.IterableDataset.from_generator(lambda: iter([{"tokens": [], "ner_tags": []}] * 3))
     with pytest.raises(ValueError, match="training data holds no sentence"):
         TrainStats.from_dataset(empty, batch_size=2)
@@ -355,7 +359,8 @@ def test_messages_name_the_file_and_what_needs_the_text(tmp_path):
     stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
     shared = TrainStats.from_bytes(stats.to_bytes(shareable=True))
     with pytest.raises(ValueError, match=r"^merging statistics \(occurrences of one part's mentions in another "
-                                         r"part's text\) needs the training text, which shareable statistics"):
+                                         r"part's text\) needs the training text, which these statistics leave out "
+                                         r"\(built without keep_text=True"):
         TrainStats.merge_all([stats, shared])
 
 
@@ -618,8 +623,9 @@ def test_messages_are_whole_and_number_sentences_from_first():
         TrainStats.from_lists([[]], [[]])
     shared = TrainStats.from_bytes(TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).to_bytes(shareable=True))
     with pytest.raises(ValueError, match="^" + re.escape(
-            "counting x needs the training text, which shareable statistics leave out: use the full statistics "
-            "(a stats file saved without shareable=True, or the training data itself)") + "$"):
+            "counting x needs the training text, which these statistics leave out (built without keep_text=True, "
+            "or loaded from a file saved without the text): build them with keep_text=True (tough-ner stats "
+            "--keep-text), and save them without --shareable") + "$"):
         shared.require_text("counting x")
     with pytest.raises(ValueError, match="^tokens and tags must be lists of sentences, not one string$"):
         TrainStats.from_lists([["a"]], "O")

@@ -618,7 +618,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     batch = Batch(tokens, tags)
     scheme = scheme_for(batch.types) if dictionary is None else None
     dictionary = builtin(scheme) if dictionary is None else normalize(dictionary)
-    stats = TrainStats.coerce(train) if train is not None else None
+    stats = TrainStats.coerce(train, keep_text=True) if train is not None else None  # fine classes read the text
     excluded = set(stats.mention_text_counts) if stats is not None and exclude_seen else set()
     type_fallback = fallback_classes(dictionary, scheme, fallback)
     natural = fallback_classes(dictionary, scheme, True) if cross_type else {}

@@ -105,7 +105,7 @@ def cmd_attack(args) -> None:
     middle = read_columns(args.test)[1:-1]
     columns = {f"column{k + 1}": values for k, values in enumerate(middle)}
     documents = test.documents  # None without -DOCSTART-: each sentence its own document
-    stats = TrainStats.coerce(args.train) if args.train else None  # once for every ratio
+    stats = TrainStats.coerce(args.train, keep_text=True) if args.train else None  # once for every ratio
     for value, out in zip(ratios, outputs):
         attacked = attack(test, level=args.level, ratio=value, seed=args.seed, dictionary=dictionary, train=stats,
                           fill_mask=fill_mask, pos=pos, ranks=tuple(args.ranks), victim=victim, columns=columns,

@@ -10,13 +10,39 @@ def cmd_stats(args) -> None:
     from ..core.stats import TrainStats
     from ._common import refuse_overwriting
 
-    refuse_overwriting([("--out", args.out)], [("--train", args.train)] + [("--merge", m) for m in args.merge or ()])
-    if args.merge:  # shards built anywhere, folded in the order given (loaded one at a time)
-        stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
+    if args.dask:
+        stats = _distributed(args)
     else:
-        stats = TrainStats.coerce(args.train)
+        refuse_overwriting([("--out", args.out)],
+                           [("--train", args.train)] + [("--merge", m) for m in args.merge or ()])
+        if args.merge:  # shards built anywhere, folded in the order given (loaded one at a time)
+            stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
+        else:
+            stats = TrainStats.coerce(args.train, keep_text=args.keep_text)
     stats.save(args.out, shareable=args.shareable)
     print(f"{stats!r} -> {args.out}{' (shareable: without the training text)' if args.shareable else ''}")
+
+
+def _distributed(args):
+    """``--train PATTERN --dask SCHEDULER``: the shards the pattern names, in name order, built
+    on the cluster's workers (``build_distributed``)."""
+    import glob
+
+    from ..core.stats import build_distributed
+    from ._common import refuse_overwriting
+
+    if not args.train:
+        raise SystemExit("tough-ner stats: --dask builds the shards of --train PATTERN (not --merge)")
+    shards = sorted(glob.glob(args.train)) or ([args.train] if os.path.isfile(args.train) else [])
+    if not shards:
+        raise ValueError(f"--train {args.train!r}: no file matches")
+    refuse_overwriting([("--out", args.out)], [("--train", shard) for shard in shards])
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SystemExit("tough-ner stats --dask needs the dask extra: pip install 'tough-ner[dask]'") from None
+    with Client(args.dask) as client:
+        return build_distributed(shards, client, keep_text=args.keep_text)
 
 
 def cmd_register(args) -> None:
@@ -57,6 +83,12 @@ def _stats_arguments(p) -> None:
     p.add_argument("--out", required=True, help="output file (.npz)")
     p.add_argument("--shareable", action="store_true",
                    help="leave the training text out (docs/training-statistics.md: what the file still reveals)")
+    p.add_argument("--keep-text", action="store_true",
+                   help="keep the training text (4 bytes a token) for what needs it: --merge of the files, entity "
+                        "attacks with --train (default: the statistics only, memory bounded by them)")
+    p.add_argument("--dask", metavar="SCHEDULER",
+                   help="build the shards named by --train PATTERN (quoted; consecutive pieces of one corpus, in "
+                        "name order) on the Dask cluster at SCHEDULER (address, e.g. tcp://host:8786)")
     p.set_defaults(run=cmd_stats)
 
 

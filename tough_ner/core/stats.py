@@ -1,10 +1,12 @@
 """TrainStats: everything the methods need from a training set, computed once.
 
 Holds the training vocabulary, a token x label count matrix (label = entity type without
-prefix, or ``O``), the mention counts by (surface text, type), and the training token ids
-sentence by sentence (for counting arbitrary token sequences on demand).  Stats merge
-(``a.merge(b)`` equals the stats of ``a``'s data followed by ``b``'s) and round-trip
-through one versioned ``.npz`` file.
+prefix, or ``O``), the mention counts by (surface text, type), and either the training
+token ids sentence by sentence (``keep_text=True``: for counting arbitrary token sequences
+on demand) or, by default, the occurrence tables described below, so a build's memory is
+bounded by the statistics, not the text.  Stats that keep the text merge (``a.merge(b)``
+equals the stats of ``a``'s data followed by ``b``'s); ``build_distributed`` merges without
+it; both forms round-trip through one versioned ``.npz`` file.
 
 A *shareable* file (``save(path, shareable=True)``) leaves the running text out (token ids
 and sentence starts) and keeps instead the one thing the methods read from it: the training
@@ -42,6 +44,7 @@ _META = "meta.json"
 # system time).  Smaller pieces make more strings: a token's string is made once per piece.
 PIECE_BYTES = 2 ** 19
 _COUNTED_AT_ONCE = 2 ** 22  # tokens whose label counts one bincount adds (its keys: 32 MB)
+_SPILL_CHUNK = 2 ** 20  # token ids read back at once from a build's temporary file (4 MB; 8-byte positions)
 
 
 class TrainStats:
@@ -55,8 +58,9 @@ class TrainStats:
             first-seen order; statistics built from the data count them when first read.
         token_ids: ``int32`` ids of all training tokens, sentences concatenated.
         sentence_starts: ``int64`` start of each sentence in ``token_ids``, plus the total.
-        shareable: True when the two above are absent (a shareable file: module docstring);
-            reading them then raises a ``ValueError`` naming what needed them.
+        shareable: True when the two above are absent (built without ``keep_text``, or a
+            shareable file: module docstring); reading them then raises a ``ValueError``
+            naming what needed them and the option.
     """
 
     def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
@@ -117,24 +121,32 @@ class TrainStats:
     # ---- building -------------------------------------------------------------------
     @classmethod
     def from_lists(cls, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]],
-                   first: int = 0) -> "TrainStats":
+                   first: int = 0, keep_text: bool = True) -> "TrainStats":
         """Stats of sentences given as token lists and tag lists (any scheme); errors number
-        the sentences from ``first`` (a shard's place in the whole data)."""
-        builder = _Builder()
+        the sentences from ``first`` (a shard's place in the whole data).  The caller holds
+        the text in memory already, so the statistics keep it by default (``keep_text``:
+        ``from_conll``)."""
+        builder = _Builder(keep_text)
         with no_gc():
             builder.add_sentences(tokens, tags, first)
             return builder.stats()
 
     @classmethod
-    def from_corpus(cls, corpus: Corpus) -> "TrainStats":
-        return cls.from_lists(corpus.tokens, corpus.tags)
+    def from_corpus(cls, corpus: Corpus, keep_text: bool = True) -> "TrainStats":
+        return cls.from_lists(corpus.tokens, corpus.tags, keep_text=keep_text)
 
     @classmethod
-    def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES) -> "TrainStats":
+    def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES, keep_text: bool = False) -> "TrainStats":
         """Stats of a CoNLL file (token first, tag last), read in pieces of about
-        ``piece_bytes`` (each cut after a blank line) added up one after the other: memory
-        grows with the statistics, not with the text (errors still name the file's line)."""
-        builder = _Builder()
+        ``piece_bytes`` (each cut after a blank line) added up one after the other (errors
+        still name the file's line).  Memory grows with the statistics, not with the text:
+        the running text is not kept, only the training occurrences of every mention text
+        (``without_text``), unless ``keep_text`` (needed by ``merge``, ``token_ids`` and
+        entity attacks with ``train=``)."""
+        return cls._from_pieces(path, piece_bytes, _Builder(keep_text))
+
+    @classmethod
+    def _from_pieces(cls, path, piece_bytes: int, builder: "_Builder") -> "TrainStats":
         width = None
         for text, lines_before in read_pieces(path, piece_bytes):
             with no_gc():
@@ -149,12 +161,13 @@ class TrainStats:
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
-                     num_proc: Optional[int] = None, batch_size: int = 20_000) -> "TrainStats":
+                     num_proc: Optional[int] = None, batch_size: int = 20_000, keep_text: bool = False) -> "TrainStats":
         """Stats of a ``datasets.Dataset`` or a streaming ``datasets.IterableDataset`` (string
         or ``ClassLabel`` tags), read as Arrow batches of ``batch_size`` sentences added in
         order, so memory holds one batch at a time besides the statistics.  With ``num_proc``
         > 1 (a ``Dataset`` only), contiguous shards are built by ``dataset.map`` in parallel
-        and merged in order: the same result."""
+        and merged in order: the same result (the shards keep their text until merged).
+        ``keep_text``: as ``from_conll``."""
         _check_columns(dataset, tokens_column, tags_column)
         if num_proc and num_proc > 1 and not hasattr(dataset, "__len__"):
             raise ValueError("num_proc needs a datasets.Dataset: a stream (IterableDataset) is read in one process, "
@@ -163,7 +176,7 @@ class TrainStats:
         if dataset.column_names is not None:  # a stream of unknown columns: _batches checks each batch
             dataset = dataset.select_columns([tokens_column, tags_column])
         if not num_proc or num_proc < 2 or not hasattr(dataset, "__len__") or len(dataset) < 2:
-            builder = _Builder()
+            builder = _Builder(keep_text)
             first = 0
             for tokens, tags in _batches(dataset, tokens_column, tags_column, batch_size):
                 builder.add_columns(tokens, tags, names, first)
@@ -181,7 +194,8 @@ class TrainStats:
                 merger.add(cls.from_bytes(blob))
             else:  # a shard of empty sentences: no statistics, but its sentences count
                 merger.add_empty_sentences(n_sentences)
-        return merger.result()
+        merged = merger.result()
+        return merged if keep_text else merged.without_text()
 
     @classmethod
     def merge_all(cls, parts: Iterable["TrainStats"]) -> "TrainStats":
@@ -195,8 +209,9 @@ class TrainStats:
         return merger.result()
 
     @classmethod
-    def coerce(cls, train) -> "TrainStats":
-        """Accept what ``train=`` may be: TrainStats, a saved stats file, a CoNLL file, or a Dataset."""
+    def coerce(cls, train, keep_text: bool = False) -> "TrainStats":
+        """Accept what ``train=`` may be: TrainStats, a saved stats file, a CoNLL file, or a
+        Dataset (``keep_text``: built keeping the running text, for a caller that reads it)."""
         if isinstance(train, TrainStats):
             return train
         if train is None:
@@ -208,45 +223,51 @@ class TrainStats:
                 blob = sys.stdin.buffer.read()
                 if _looks_zipped(blob[:4], blob[-_ZIP_TAIL:]):
                     return cls.from_bytes(blob, "<stdin>")
-                return cls.from_corpus(parse_conll(decode_text(blob, "<stdin>"), name="<stdin>"))
+                return cls.from_corpus(parse_conll(decode_text(blob, "<stdin>"), name="<stdin>"), keep_text)
             if os.path.isdir(path):
                 raise IsADirectoryError(f"train={path!r} is a directory, not a stats or CoNLL file")
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"train={path!r}: no such file")
             if path.endswith(".npz") or _is_zip(path):
                 return cls.load(path)
-            return cls.from_conll(path)
+            return cls.from_conll(path, keep_text=keep_text)
         if hasattr(train, "column_names") and hasattr(train, "features"):
-            return cls.from_dataset(train)
+            return cls.from_dataset(train, keep_text=keep_text)
         raise TypeError(f"train= must be a TrainStats, a file path or a datasets.Dataset, not {type(train).__name__}")
 
     # ---- combining and comparing ------------------------------------------------------
     def merge(self, other: "TrainStats") -> "TrainStats":
-        """Stats of this data followed by ``other``'s (full statistics only, as ``merge_all``)."""
+        """Stats of this data followed by ``other``'s (statistics that keep the text only, as
+        ``merge_all``)."""
         return TrainStats.merge_all((self, other))
 
     def __eq__(self, other) -> bool:
-        if not (isinstance(other, TrainStats) and self.shareable == other.shareable and self.vocab == other.vocab
+        """The same statistics: everything the methods read (vocabulary, labels, counts,
+        mentions, sentences, the occurrences of every mention text), and the running text
+        when both hold it (statistics without the text equal the ones with it they come from)."""
+        if not (isinstance(other, TrainStats) and self.vocab == other.vocab
                 and self.labels == other.labels and np.array_equal(self.label_counts, other.label_counts)
                 and self.mentions == other.mentions and self.n_sentences == other.n_sentences):
             return False
-        if self.shareable:
-            return (self._mention_occurrences == other._mention_occurrences
-                    and self._lower_occurrences == other._lower_occurrences)
+        if self.shareable or other.shareable:
+            mine, theirs = self.without_text(), other.without_text()
+            return (mine._mention_occurrences == theirs._mention_occurrences
+                    and mine._lower_occurrences == theirs._lower_occurrences)
         return (np.array_equal(self.token_ids, other.token_ids)
                 and np.array_equal(self.sentence_starts, other.sentence_starts))
 
     def __repr__(self) -> str:
         return (f"TrainStats({self.n_sentences} sentences, {self.n_tokens} tokens, {len(self.vocab)} types of token, "
-                f"{self.n_mentions} mentions, labels={self.labels}{', shareable' if self.shareable else ''})")
+                f"{self.n_mentions} mentions, labels={self.labels}{', without the text' if self.shareable else ''})")
 
     # ---- the running text (absent from shareable statistics) ----------------------------
     def require_text(self, what: str) -> None:
         """Raise a ``ValueError`` saying that ``what`` needs the training text, when these
-        statistics come from a shareable file (which leaves it out)."""
+        statistics leave it out (built without ``keep_text``, or from a shareable file)."""
         if self.shareable:
-            raise ValueError(f"{what} needs the training text, which shareable statistics leave out: use the full "
-                             "statistics (a stats file saved without shareable=True, or the training data itself)")
+            raise ValueError(f"{what} needs the training text, which these statistics leave out (built without "
+                             "keep_text=True, or loaded from a file saved without the text): build them with "
+                             "keep_text=True (tough-ner stats --keep-text), and save them without --shareable")
 
     @property
     def token_ids(self) -> np.ndarray:
@@ -398,36 +419,8 @@ class TrainStats:
 
     def _count_windows(self, queries: np.ndarray) -> np.ndarray:
         """Training occurrences inside one sentence of each row of ``queries`` (distinct rows of
-        token ids, all of one length): the start positions whose tokens could match are
-        narrowed column by column (a lookup per vocabulary id), the windows left are hashed
-        and matched to the queries' hashes, and every match is confirmed token by token, so a
-        hash collision never counts."""
-        length = queries.shape[1]
-        token_ids = self.token_ids
-        allowed = np.zeros(len(self.vocab), dtype=bool)
-        allowed[queries[:, 0]] = True
-        positions = np.flatnonzero(allowed[token_ids[: max(self.n_tokens - length + 1, 0)]])
-        positions = positions[self._sentence_ends[positions] >= positions + length]  # inside one sentence
-        for j in range(1, length):
-            allowed[:] = False
-            allowed[queries[:, j]] = True
-            positions = positions[allowed[token_ids[positions + j]]]
-        windows = token_ids[positions[:, None] + np.arange(length)]
-        weights = _window_weights(length)
-        with np.errstate(over="ignore"):
-            query_hash = (queries.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-            window_hash = (windows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-        order = np.argsort(query_hash, kind="stable")
-        sorted_hash = query_hash[order]
-        if len(sorted_hash) > 1 and (sorted_hash[1:] == sorted_hash[:-1]).any():  # two queries, one hash
-            _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
-            inverse = inverse.reshape(-1)
-            found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
-            return found[inverse[len(windows):]]
-        slot = np.minimum(np.searchsorted(sorted_hash, window_hash), len(order) - 1)
-        which = order[slot]
-        same = (sorted_hash[slot] == window_hash) & (windows == queries[which]).all(axis=1)
-        return np.bincount(which[same], minlength=len(queries))
+        token ids, all of one length)."""
+        return _count_windows(self.token_ids, queries, len(self.vocab), self._sentence_ends)
 
     @cached_property
     def _sentence_ends(self) -> np.ndarray:
@@ -472,6 +465,17 @@ class TrainStats:
         kill mid-write leaves any previous file intact.  ``shareable``: leave the training text
         out (module docstring; docs/training-statistics.md says what the file still reveals)."""
         write_atomic(path, self.to_bytes(shareable))
+
+    def without_text(self) -> "TrainStats":
+        """These statistics without the running text: the occurrences of every training
+        mention text (as written and lowercased) counted once, the token sequence dropped;
+        every method gives the same results (module docstring).  What ``from_conll`` builds
+        by default, and what a shareable file holds."""
+        if self.shareable:
+            return self
+        return TrainStats(self.vocab, self.labels, self.label_counts, self.mentions, n_sentences=self.n_sentences,
+                          mention_occurrences=self._mention_occurrences,
+                          lower_occurrences=self.lowercased()._mention_occurrences)
 
     def to_bytes(self, shareable: bool = False) -> bytes:
         meta = {"format": FORMAT, "version": VERSION, "vocab": self.vocab, "labels": self.labels,
@@ -526,6 +530,43 @@ class TrainStats:
                 "unseen_mentions": sum(text not in seen for text in texts),
                 "unique_mentions": len(unique),
                 "unseen_unique_mentions": sum(text not in seen for text in unique)}
+
+
+def _count_windows(token_ids: np.ndarray, queries: np.ndarray, n_vocab: int,
+                   sentence_ends: Optional[np.ndarray] = None) -> np.ndarray:
+    """Occurrences inside one sentence of each row of ``queries`` (distinct rows of token ids
+    >= 0, all of one length) in ``token_ids``: sentences end at ``sentence_ends`` (each
+    token's sentence end), or, without them, at separators (-1) between sentences.  The start
+    positions whose tokens could match are narrowed column by column (a lookup per vocabulary
+    id; a separator reads the last entry, never allowed), the windows left are hashed and
+    matched to the queries' hashes, and every match is confirmed token by token, so a hash
+    collision never counts."""
+    length = queries.shape[1]
+    allowed = np.zeros(n_vocab + 1, dtype=bool)
+    allowed[queries[:, 0]] = True
+    positions = np.flatnonzero(allowed[token_ids[: max(len(token_ids) - length + 1, 0)]])
+    if sentence_ends is not None:
+        positions = positions[sentence_ends[positions] >= positions + length]  # inside one sentence
+    for j in range(1, length):
+        allowed[:] = False
+        allowed[queries[:, j]] = True
+        positions = positions[allowed[token_ids[positions + j]]]
+    windows = token_ids[positions[:, None] + np.arange(length)]
+    weights = _window_weights(length)
+    with np.errstate(over="ignore"):
+        query_hash = (queries.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+        window_hash = (windows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
+    order = np.argsort(query_hash, kind="stable")
+    sorted_hash = query_hash[order]
+    if len(sorted_hash) > 1 and (sorted_hash[1:] == sorted_hash[:-1]).any():  # two queries, one hash
+        _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
+        return found[inverse[len(windows):]]
+    slot = np.minimum(np.searchsorted(sorted_hash, window_hash), len(order) - 1)
+    which = order[slot]
+    same = (sorted_hash[slot] == window_hash) & (windows == queries[which]).all(axis=1)
+    return np.bincount(which[same], minlength=len(queries))
 
 
 def _window_weights(length: int) -> np.ndarray:
@@ -595,16 +636,32 @@ class _Builder:
     (``add_sentences``), as Arrow or Python list columns (``add_columns``) or as codes (``add``,
     which the other two end in; CoNLL pieces come as codes).  The vocabulary, label ids and
     mention spans are kept as they come, so a batch can be dropped once added; ``stats()``
-    equals the stats of all batches' sentences in order."""
+    equals the stats of all batches' sentences in order.
 
-    def __init__(self):
+    With ``keep_text`` the token ids stay in memory (the text of the statistics).  Without,
+    memory holds the statistics only: label counts are added up every few million tokens,
+    mentions counted as their batch comes, and the token ids go to a temporary file (4
+    bytes a token, deleted when closed) that ``stats()`` reads back once, a chunk at a
+    time, to count the occurrences of every mention text: they may occur before the
+    mention is first seen, so they cannot be counted as the text streams by."""
+
+    def __init__(self, keep_text: bool = True):
+        self.keep_text = keep_text
         self.index: dict = {}  # token -> id (its rank in first-occurrence order)
         self.n_tokens = 0
+        self.n_sentences = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
         self.spans: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # mentions: (starts, ends, type ids)
         self.token_ids: List[np.ndarray] = []
-        self.label_ids: List[np.ndarray] = []  # each token's label column; counted once, in stats()
+        self.label_ids: List[np.ndarray] = []  # each token's label column; counted in stats() (or every few M)
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
+        if not keep_text:
+            self.mentions: Counter = Counter()
+            self.type_names: List[str] = []  # by type id - 1
+            self.counts = np.zeros((0, 1), dtype=np.int64)  # label counts added so far, columns as met
+            self.pending = 0  # tokens in self.token_ids not added to self.counts yet
+            self.spill = _Spill()
+            self.keep_spill = False  # build_distributed's second round reads the spill again
 
     def add_sentences(self, tokens, tags, first: int = 0) -> None:
         """Add sentences given as token lists and tag lists, checked (errors number the
@@ -660,15 +717,67 @@ class _Builder:
         label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed],
                          dtype=np.int8 if len(self.types) < 128 else np.int32)[tag_ids]
         span_starts, span_ends = decode_flat(prefix, label, starts)
+        self.n_sentences += len(starts) - 1
+        if not self.keep_text:
+            self._add_bounded(values, local_ids, token_ids, label, starts, span_starts, span_ends)
+            self.n_tokens += n
+            return
         self.spans.append((span_starts + self.n_tokens, span_ends + self.n_tokens, label[span_starts]))
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
         self.starts.append(starts[1:] + self.n_tokens)
         self.n_tokens += n
 
+    def _add_bounded(self, values, local_ids, token_ids, label, starts, span_starts, span_ends) -> None:
+        """``add`` without keeping the text: the batch's mentions counted now, its tokens
+        written to the spill, its labels counted with the next few million tokens'."""
+        for entity_type in list(self.types)[len(self.type_names):]:
+            self.type_names.append(entity_type)
+        texts = _span_texts(values, local_ids, span_starts, span_ends)
+        types = np.array(self.type_names, dtype=object)[label[span_starts].astype(np.int64) - 1].tolist()
+        self.mentions.update(zip(texts, types))
+        self.spill.add(token_ids, starts)
+        self.token_ids.append(token_ids)
+        self.label_ids.append(label)
+        self.pending += len(token_ids)
+        if self.pending >= _COUNTED_AT_ONCE // 2:
+            self._count_pending()
+
+    def _count_pending(self) -> None:
+        """Add the label counts of the tokens kept since the last call to ``self.counts``."""
+        width = len(self.types) + 1
+        rows, columns = self.counts.shape
+        if len(self.index) > rows or width > columns:  # grow (rows by a quarter: the bincount below is as large)
+            grown = np.zeros((max(len(self.index), rows + rows // 4), width), dtype=np.int64)
+            grown[:rows, :columns] = self.counts
+            self.counts = grown
+        token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
+        label_ids = np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int8)])
+        self.token_ids, self.label_ids, self.pending = [], [], 0
+        rows = len(self.counts)
+        keys = token_ids.astype(np.int64) * width
+        keys += label_ids
+        self.counts += np.bincount(keys, minlength=rows * width).reshape(rows, width)
+
+    def _bounded_stats(self, labels: List[str], order: List[int]) -> "TrainStats":
+        self._count_pending()
+        vocab = list(self.index)
+        counts = np.ascontiguousarray(self.counts[: len(vocab)][:, order])
+        mentions = dict(self.mentions)
+        texts = list(dict.fromkeys(text for text, _ in mentions))
+        occurrences, lowered = self.spill.occurrences(self.index, counts.sum(axis=1), texts)
+        if not self.keep_spill:
+            self.spill.close()
+        stats = TrainStats(vocab, labels, counts, mentions, n_sentences=self.n_sentences,
+                           mention_occurrences=occurrences, lower_occurrences=lowered)
+        stats.token_index = self.index
+        return stats
+
     def stats(self) -> "TrainStats":
         labels = ["O"] + sorted(self.types)
         order = [0] + [self.types[t] for t in labels[1:]]
+        if not self.keep_text:
+            return self._bounded_stats(labels, order)
         token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
         label_ids = np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int8)])
         self.token_ids, self.label_ids = [token_ids], [label_ids]  # the batches' arrays go (peak memory)
@@ -685,6 +794,93 @@ class _Builder:
                            MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts))
         stats.token_index = self.index
         return stats
+
+
+class _Spill:
+    """The running text of a build without ``keep_text``, on disk: token ids (``int32``),
+    each sentence followed by -1, in an anonymous temporary file (gone when closed, or when
+    the process ends however it ends), read back a chunk of whole sentences at a time."""
+
+    def __init__(self):
+        import tempfile
+
+        self.file = tempfile.TemporaryFile(prefix="tough-ner-text-")
+
+    def add(self, token_ids: np.ndarray, starts: np.ndarray) -> None:
+        lengths = np.diff(starts)
+        entries = np.full(len(token_ids) + len(lengths), -1, dtype=np.int32)
+        entries[np.arange(len(token_ids)) + np.repeat(np.arange(len(lengths)), lengths)] = token_ids
+        self.file.write(memoryview(entries))
+
+    def chunks(self):
+        """The text again, in chunks of about ``_SPILL_CHUNK`` ids ending after a sentence."""
+        self.file.flush()
+        self.file.seek(0)
+        carry = np.zeros(0, dtype=np.int32)
+        while True:
+            data = self.file.read(4 * _SPILL_CHUNK)
+            if not data:
+                return
+            chunk = np.concatenate([carry, np.frombuffer(data, dtype=np.int32)])
+            ends = np.flatnonzero(chunk[-(len(data) // 4):] < 0)
+            cut = len(carry) + int(ends[-1]) + 1 if len(ends) else 0
+            carry = chunk[cut:]
+            yield chunk[:cut]
+
+    def occurrences(self, index: Dict[str, int], totals: np.ndarray, texts: Sequence[str],
+                    lowered: Optional[Sequence[str]] = None) -> Tuple[Dict[str, int], Dict[str, int]]:
+        """``({text: occurrences of text.split(" ")}, {lowered text: its occurrences in the
+        lowercased text})`` for ``texts`` and ``lowered`` (default: the texts lowercased),
+        as ``TrainStats.occurrences`` counts them; ``index`` and ``totals``: the vocabulary
+        of the spilled ids and each token's count."""
+        if lowered is None:
+            lowered = list(dict.fromkeys(text.lower() for text in texts))
+        # The lowercased text needs ids only for the words of the lowered texts: every other
+        # token gets one id (len(words)) that no query holds.
+        words = dict.fromkeys(chain.from_iterable(map(str.split, lowered, repeat(" "))))
+        words = dict(zip(words, range(len(words))))
+        remap = np.fromiter(map(words.get, map(str.lower, index), repeat(len(words))), dtype=np.int32,
+                            count=len(index))
+        lower_totals = np.bincount(remap, weights=totals, minlength=len(words) + 1).astype(np.int64)  # < 2**53
+        as_written = _SequenceCounts(texts, index, totals)
+        lower = _SequenceCounts(lowered, words, lower_totals)
+        remap = np.append(remap, np.int32(-1))  # a separator stays one
+        for chunk in self.chunks() if as_written.longer or lower.longer else ():
+            as_written.add(chunk)
+            lower.add(remap[chunk])
+        return as_written.result(), lower.result()
+
+    def close(self) -> None:
+        self.file.close()
+
+
+class _SequenceCounts:
+    """Occurrences of token sequences (texts split at spaces) in a text given chunk after
+    chunk (``add``), sentences separated by -1: one token is its vocabulary count, a
+    sequence with a token not in ``index`` occurs nowhere, the others are counted."""
+
+    def __init__(self, texts: Sequence[str], index: Dict[str, int], totals: np.ndarray):
+        self.texts = list(texts)
+        self.n_vocab = len(index)
+        lengths = np.fromiter(map(str.count, self.texts, repeat(" ")), dtype=np.int64, count=len(self.texts)) + 1
+        words = chain.from_iterable(map(str.split, self.texts, repeat(" ")))
+        ids = np.fromiter(map(index.get, words, repeat(-1)), dtype=np.int64, count=int(lengths.sum()))
+        starts = np.cumsum(lengths) - lengths
+        known = np.minimum.reduceat(ids, starts) >= 0 if len(ids) else np.zeros(0, dtype=bool)
+        single = known & (lengths == 1)
+        self.counts = np.zeros(len(self.texts), dtype=np.int64)
+        self.counts[single] = totals[ids[starts[single]]]
+        self.longer = []
+        for length in np.flatnonzero(np.bincount(lengths[known & (lengths > 1)])).tolist():
+            chosen = np.flatnonzero(known & (lengths == length))
+            self.longer.append((chosen, ids[starts[chosen, None] + np.arange(length)]))
+
+    def add(self, chunk: np.ndarray) -> None:
+        for chosen, queries in self.longer:
+            self.counts[chosen] += _count_windows(chunk, queries, self.n_vocab)
+
+    def result(self) -> Dict[str, int]:
+        return dict(zip(self.texts, self.counts.tolist()))
 
 
 def _raise_for_first_bad_tag(distinct: list, tag_ids: np.ndarray, starts: np.ndarray, first: int) -> NoReturn:
@@ -747,10 +943,12 @@ def _arrow_codes(tokens, tags, names):
     return token_codes, tag_codes, starts
 
 
-def _span_texts(vocab: List[str], token_ids: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[str]:
-    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids."""
+def _span_texts(vocab: List[str], token_ids: Optional[np.ndarray], starts: np.ndarray, ends: np.ndarray) -> List[str]:
+    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids
+    into ``vocab`` (None: ``vocab`` is the running text itself)."""
     lengths = ends - starts
-    words = list(map(vocab.__getitem__, token_ids[span_positions(starts, ends)].tolist()))  # one span after another
+    positions = span_positions(starts, ends)
+    words = list(map(vocab.__getitem__, (positions if token_ids is None else token_ids[positions]).tolist()))
     ends = np.cumsum(lengths)
     return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
 
@@ -782,8 +980,15 @@ class _Merger:
         self.mentions: Counter = Counter()
         self.token_ids: List[np.ndarray] = []
         self.lengths: List[np.ndarray] = []
+        self.occurrences: Optional[Counter] = None  # merging statistics without the text: the tables
+        self.lowered: Counter = Counter()
+        self.n_sentences = 0
 
-    def add(self, stats: "TrainStats") -> None:
+    def add(self, stats: "TrainStats", occurrences: Optional[Dict[str, int]] = None,
+            lowered: Optional[Dict[str, int]] = None) -> None:
+        """Fold in the next part.  Statistics without the text come with the occurrences, in
+        this part, of every mention text of all parts (as written and lowercased): the
+        tables of the whole are their sums."""
         index = self.token_index
         remap = np.fromiter((index.setdefault(token, len(index)) for token in stats.vocab), dtype=np.int64,
                             count=len(stats.vocab))
@@ -798,6 +1003,12 @@ class _Merger:
         # vocab entries are distinct, so remap is one-to-one: plain += is exact
         self.counts[remap[:, None], [self.labels.index(x) for x in stats.labels]] += stats.label_counts
         self.mentions.update(stats.mentions)
+        self.n_sentences += stats.n_sentences
+        if occurrences is not None:
+            self.occurrences = self.occurrences or Counter()
+            self.occurrences.update(occurrences)
+            self.lowered.update(lowered)
+            return
         self.token_ids.append(remap[stats.token_ids].astype(np.int32))
         self.lengths.append(np.diff(stats.sentence_starts))
 
@@ -808,6 +1019,11 @@ class _Merger:
     def result(self) -> "TrainStats":
         labels = ["O"] + sorted(self.labels[1:])
         order = [self.labels.index(label) for label in labels]
+        if self.occurrences is not None:
+            return TrainStats(list(self.token_index), labels,
+                              np.ascontiguousarray(self.counts[: len(self.token_index)][:, order]), dict(self.mentions),
+                              n_sentences=self.n_sentences, mention_occurrences=dict(self.occurrences),
+                              lower_occurrences=dict(self.lowered))
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
@@ -1003,21 +1219,92 @@ def _check_shareable(meta: dict, mentions, wrong) -> dict:
 
 
 # ---- a distributed map step -----------------------------------------------------------------
-def build_distributed(paths: Sequence[str | os.PathLike], client=None) -> TrainStats:
+def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text: bool = False) -> TrainStats:
     """Statistics of CoNLL files that are consecutive shards of one corpus (split on sentence
-    boundaries), listed in corpus order, built with Dask: ``dask.bag`` maps
-    ``TrainStats.from_conll`` over the shards on the workers, and the parts are merged here,
-    in order.  ``client`` is a ``distributed.Client`` (None: Dask's current scheduler).  Equals
-    ``TrainStats.from_conll`` of the whole file.  Needs the ``dask`` extra."""
-    import dask.bag
+    boundaries), listed in corpus order, built with Dask on ``client``'s workers (a
+    ``distributed.Client``; None: Dask's current scheduler) and merged here, in order.
+    Equals ``TrainStats.from_conll`` of the whole file.  Needs the ``dask`` extra.
 
+    Without ``keep_text`` the workers keep only the statistics, and two rounds make the
+    merge exact: each worker builds its shard's statistics, keeping its text in a local
+    temporary file; then each counts, in that file, the mention texts of the other shards
+    (sent to the worker that holds it; any other worker reads the shard again)."""
     paths = [os.fspath(path) for path in paths]
     if not paths:
         raise ValueError("build_distributed needs at least one CoNLL shard")
-    blobs = dask.bag.from_sequence(paths, npartitions=len(paths)).map(_conll_stats_bytes)
-    blobs = blobs.compute(scheduler=client) if client is not None else blobs.compute()
-    return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(blobs, paths))
+    if keep_text:
+        blobs = _run_on(client, _conll_stats_bytes, [(path,) for path in paths])
+        return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(blobs, paths))
+    built = _run_on(client, _shard_statistics, [(path,) for path in paths])
+    parts = [TrainStats.from_bytes(blob, path) for (blob, _, _), path in zip(built, paths)]
+    texts = list(dict.fromkeys(text for part in parts for text, _ in part.mentions))
+    lowered = list(dict.fromkeys(text.lower() for text in texts))
+    others = [((path, key, [t for t in texts if t not in part._mention_occurrences],
+                [t for t in lowered if t not in part._lower_occurrences]), worker)
+              for path, part, (_, key, worker) in zip(paths, parts, built)]
+    counted = _run_on(client, _shard_occurrences, [arguments for arguments, _ in others],
+                      [worker for _, worker in others])
+    merger = _Merger()
+    for part, (occurrences, lower) in zip(parts, counted):
+        merger.add(part, {**part._mention_occurrences, **occurrences}, {**part._lower_occurrences, **lower})
+    return merger.result()
 
 
-def _conll_stats_bytes(path: str) -> bytes:  # the map step: stats travel as their compact file form
-    return TrainStats.from_conll(path).to_bytes()
+def _run_on(client, function, arguments: List[tuple], workers: Optional[List[Optional[str]]] = None) -> list:
+    """``function(*a)`` for each ``a`` of ``arguments`` as Dask tasks, each on its worker of
+    ``workers`` where one is named (another one if that one is gone).  ``client``: a
+    ``distributed.Client``, a Dask scheduler's get function, or None (the current one)."""
+    if not hasattr(client, "submit"):
+        import dask
+
+        tasks = [dask.delayed(function, pure=False)(*a) for a in arguments]
+        return list(dask.compute(*tasks, **({"scheduler": client} if client is not None else {})))
+    workers = workers or [None] * len(arguments)
+    futures = [client.submit(function, *a, pure=False, **({"workers": [w], "allow_other_workers": True} if w else {}))
+               for a, w in zip(arguments, workers)]
+    return client.gather(futures)
+
+
+# A shard's text between the two rounds of build_distributed, in the worker's process:
+# {key: (spill, vocabulary index, token totals)}.
+_KEPT: Dict[str, tuple] = {}
+
+
+def _shard_statistics(path: str) -> Tuple[bytes, str, Optional[str]]:
+    """The first round: a shard's statistics (file bytes, without the text), the key of its
+    text kept in this process, and this worker's address."""
+    import uuid
+
+    builder = _Builder(keep_text=False)
+    builder.keep_spill = True
+    stats = TrainStats._from_pieces(path, PIECE_BYTES, builder)
+    key = uuid.uuid4().hex
+    _KEPT[key] = (builder.spill, builder.index, stats.token_totals)
+    try:
+        from distributed import get_worker
+
+        worker = get_worker().address
+    except (ImportError, ValueError):  # not on a distributed worker (Dask's local schedulers)
+        worker = None
+    return stats.to_bytes(), key, worker
+
+
+def _shard_occurrences(path: str, key: str, texts: List[str], lowered: List[str]):
+    """The second round: the occurrences of ``texts`` in a shard's text (as written) and of
+    ``lowered`` in its lowercased text, from the text kept by the first round, or, on a
+    process that does not hold it, from the shard read again."""
+    kept = _KEPT.pop(key, None)
+    if kept is None:
+        stats = TrainStats.from_conll(path, keep_text=True)
+        lower = stats.lowercased()
+        return (dict(zip(texts, stats.occurrences([t.split(" ") for t in texts], texts).tolist())),
+                dict(zip(lowered, lower.occurrences([t.split(" ") for t in lowered], lowered).tolist())))
+    spill, index, totals = kept
+    try:
+        return spill.occurrences(index, totals, texts, lowered)
+    finally:
+        spill.close()
+
+
+def _conll_stats_bytes(path: str) -> bytes:  # the map step with the text: stats travel as their compact file form
+    return TrainStats.from_conll(path, keep_text=True).to_bytes()

@@ -253,7 +253,7 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
             **model_options) -> Prepared:
     """Run every model on the test set, the attacked sets and NRB/WTS (``evaluate_model``'s
     arguments; ``sets``: those sets already made by ``sets_of``): the report's inputs."""
-    stats = TrainStats.coerce(train)
+    stats = TrainStats.coerce(train, keep_text=True)  # the entity attacks read the training sentences
     models = models_of(model, names, **model_options)
     folder = default_folder() if cache is True else cache or None
     if sets is None:
