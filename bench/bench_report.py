@@ -38,7 +38,9 @@ from tough_ner.schemes import decode, spans_to_tags
 from common import DATA, Goal, best, peak_mb, print_table, print_verdicts, quick, run_process
 
 
-def noisy_gold(tags, seed=0):
+def noisy_gold(tags, seed=0, drop=0.1, retype=0.1):
+    """The gold tags with seeded errors: a share ``drop`` of the entities dropped, another
+    ``retype`` given another type."""
     rng = random.Random(seed)
     types = ["PER", "LOC", "ORG", "MISC"]
     result = []
@@ -46,9 +48,9 @@ def noisy_gold(tags, seed=0):
         spans = []
         for start, end, entity_type in decode(sentence, s):
             draw = rng.random()
-            if draw < 0.1:
+            if draw < drop:
                 continue
-            if draw < 0.2:
+            if draw < drop + retype:
                 entity_type = rng.choice([t for t in types if t != entity_type])
             spans.append((start, end, entity_type))
         result.append(spans_to_tags(spans, len(sentence), "bio"))

@@ -14,33 +14,15 @@ workers is the study's wall time with one worker over its wall time with two.
 from __future__ import annotations
 
 import os
-import random
 import sys
 import tempfile
 
 from tough_ner.core.corpus import read_conll, write_conll
-from tough_ner.core.schemes import decode, spans_to_tags
 
+from bench_report import noisy_gold
 from common import DATA, Goal, print_table, print_verdicts, quick, run_process
 
 SYSTEMS = {"low-noise": (0.05, 0.05), "mid-noise": (0.1, 0.1), "high-noise": (0.2, 0.1)}  # (drop, retype)
-
-
-def noisy(tags, drop: float, retype: float, seed: int):
-    rng = random.Random(seed)
-    types = ["PER", "LOC", "ORG", "MISC"]
-    out = []
-    for s, sentence in enumerate(tags):
-        spans = []
-        for start, end, entity_type in decode(sentence, s):
-            draw = rng.random()
-            if draw < drop:
-                continue
-            if draw < drop + retype:
-                entity_type = rng.choice([t for t in types if t != entity_type])
-            spans.append((start, end, entity_type))
-        out.append(spans_to_tags(spans, len(sentence), "bio"))
-    return out
 
 
 def main():
@@ -59,7 +41,7 @@ def main():
             for system, (drop, retype) in systems.items():
                 for seed in range(seeds):
                     file = os.path.join(folder, f"{name}-{system}-{seed}.conll")
-                    write_conll(file, corpus.tokens, corpus.tags, noisy(corpus.tags, drop, retype, seed))
+                    write_conll(file, corpus.tokens, corpus.tags, noisy_gold(corpus.tags, seed, drop, retype))
                     preds.append((system, file))
             reports.append([sys.executable, "-m", "tough_ner.cli", "report", "--train", str(DATA / "train.txt"),
                             "--test", str(path), *[a for s, f in preds for a in ("--pred", f"{s}={f}")],
