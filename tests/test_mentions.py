@@ -257,3 +257,20 @@ def test_command_counts_unparseable_lines_or_stops_with_strict_json(tmp_path, ca
     assert main(["tmr", "--train", str(gold), "--test", str(gold), "--pred", str(pred), "--pred-format",
                  "mentions", "--strict-json"]) != 0
     assert f"{pred}: line 2 (sentence 1): not JSON" in capsys.readouterr().err
+
+
+def test_evaluate_mentions_mode_takes_the_placement_options(demo):
+    import evaluate
+    from pathlib import Path
+
+    stats, _ = demo
+    path = str(Path(__file__).resolve().parents[1] / "metrics" / "tmr")
+    llm = [[{"text": "adams", "type": "PER"}, {"text": "Washington", "type": "LOC"}]]
+    metric = evaluate.load(path, train=stats, config_name="mentions", placement="ordered", keep_in_memory=True)
+    result = metric.compute(predictions=llm, references=[WASHINGTON_GOLD], tokens=[WASHINGTON], normalised=True)
+    assert (result["n_exact"], result["n_normalised"], result["n_hallucinated"]) == (1, 1, 0)
+    assert result["recall"] == pytest.approx(2 / 3)
+    result = metric.compute(predictions=llm, references=[WASHINGTON_GOLD], tokens=[WASHINGTON], placement="leftmost")
+    assert (result["n_exact"], result["n_normalised"], result["n_hallucinated"]) == (1, 0, 1)
+    with pytest.raises(TypeError, match="unexpected keyword argument\\(s\\) placement"):
+        evaluate.load(path, train=stats, placement="ordered")  # tags mode: nothing to place

@@ -69,7 +69,13 @@ Input modes (config_name at load time; references are always gold tags):
         sentence text (null text: the tokens joined by spaces); expanded to the tokens they touch.
     "mentions": per sentence a list of {"text", "type"} without positions (LLM output); a mention placed
         nowhere is a hallucinated false positive (n_hallucinated).
-    Results then gain n_hallucinated ("mentions") or n_snapped ("chars")."""
+    Results then gain n_hallucinated ("mentions") or n_snapped ("chars").
+    With "mentions", three more options say how the lists are placed (tough_ner.as_batch; docs/formats.md):
+    placement ("leftmost", default, or "ordered"), normalised (default False) and fuzzy (a difflib
+    similarity threshold, default None); results gain n_exact, n_normalised, n_fuzzy and n_unparseable."""
+
+# The options of the "mentions" mode: how the predicted lists are placed (as_batch's).
+MENTIONS: Dict[str, Any] = {"placement": "leftmost", "normalised": False, "fuzzy": None}
 
 
 def input_features(extra: Sequence[str] = (), mode: str = "tags") -> datasets.Features:
@@ -100,6 +106,8 @@ class ToughMetric(evaluate.Metric):
     reference_urls: ClassVar[list] = []
 
     def __init__(self, train=None, **kwargs):
+        if kwargs.get("config_name") == "mentions":  # this instance also takes the placement options
+            self.options = {**self.options, **MENTIONS}
         unknown = sorted(set(kwargs) - set(EVALUATE_KEYWORDS) - set(self.options))
         if unknown:
             raise TypeError(
@@ -249,11 +257,12 @@ class ToughMetric(evaluate.Metric):
         self.check_options(chosen)
         documents = chosen.pop("documents", None)
         decoding = {name: chosen.pop(name) for name in DECODING if name in chosen}
+        placing = {name: chosen.pop(name) for name in MENTIONS if name in chosen}
         if self.input_mode == "tags":
             batch = Batch(tokens, references, predictions, documents, **decoding)
         else:
             batch = as_batch(tokens, references, predictions, "tags", self.input_mode, documents=documents,
-                             **decoding)
+                             **decoding, **placing)
         result = self.score(batch, **extra, **chosen)
         if self.match_table and chosen.get("detailed"):
             result["match_scores"] = plain(match_scores(batch, detailed=True))
@@ -265,7 +274,8 @@ class ToughMetric(evaluate.Metric):
     def score_options(self) -> Dict[str, Any]:
         """The load-time options ``score`` takes (document ids and the decoding belong to the
         batch instead: ``batch_options``)."""
-        return {name: value for name, value in self.defaults.items() if name != "documents" and name not in DECODING}
+        return {name: value for name, value in self.defaults.items() if name != "documents" and name not in DECODING
+                and name not in MENTIONS}
 
     def batch_options(self) -> Dict[str, Any]:
         """The load-time decoding options, for the ``Batch`` this metric scores."""
