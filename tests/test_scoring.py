@@ -3,6 +3,7 @@ input counts; seqeval (default mode, lenient like our decoder) on random IOB2 ta
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from seqeval.metrics import classification_report
@@ -53,6 +54,17 @@ def test_matched_needs_same_boundaries_and_type_in_gold_order():
     assert matched(batch).dtype == bool
     # predicted order: PER(0), LOC(0) with other boundaries, LOC(1), MISC(1)
     assert matched(batch, "pred").tolist() == [True, False, False, False]
+
+
+def test_matched_is_computed_once_and_read_only():
+    """Every caller gets the same cached array: writing into it would change the answer of every
+    later caller (mutation audit: nothing checked that it is read-only)."""
+    batch = _batch()
+    first = matched(batch)
+    assert matched(batch) is first and not first.flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        first[1] = True
+    assert matched(batch).tolist() == [True, False, False]
 
 
 def test_span_scores_micro_and_per_type_by_hand():
