@@ -249,6 +249,11 @@ def test_coerce_reads_what_train_may_be(tmp_path):
     # bytes before the archive (as zip readers allow): found by the end record, not read as CoNLL
     (tmp_path / "prefixed.bin").write_bytes(b"prefix\n" + (tmp_path / "stats.bin").read_bytes())
     assert TrainStats.coerce(tmp_path / "prefixed.bin") == stats
+    # cut short, its end record gone: a stats file by its first bytes, refused as one, not read as CoNLL
+    blob = (tmp_path / "stats.bin").read_bytes()
+    (tmp_path / "cut.bin").write_bytes(blob[: len(blob) // 2])
+    with pytest.raises(ValueError, match="cut.bin is not a readable tough-ner stats file"):
+        TrainStats.coerce(tmp_path / "cut.bin")
     with pytest.raises(IsADirectoryError, match="is a directory, not a stats or CoNLL file"):
         TrainStats.coerce(tmp_path)
     dataset = datasets.Dataset.from_dict({"tokens": HAND_TOKENS, "ner_tags": HAND_TAGS})
