@@ -31,7 +31,7 @@ import numpy as np
 
 from .batch import Batch
 from .schemes import Span
-from .scoring import f1, ratio, unplaced_types
+from .scoring import averages, check_beta, f1, fbeta, ratio, unplaced_types
 
 SCHEMES = ("strict", "exact", "partial", "type")
 COR, INC, PAR, MISSED = 0, 1, 2, 3  # outcome codes; MISSED is MIS for gold, SPU for predictions
@@ -109,35 +109,46 @@ def credits(batch: Batch, match: str = "strict", min_overlap: float = 0.0) -> Tu
     return value[gold], value[pred]
 
 
-def _table(gold_codes: np.ndarray, pred_codes: np.ndarray, n_unplaced: int) -> Dict[str, float]:
+def _table(gold_codes: np.ndarray, pred_codes: np.ndarray, n_unplaced: int, beta: float = 1.0) -> Dict[str, float]:
     correct, incorrect, partial = (int(np.sum(gold_codes == code)) for code in (COR, INC, PAR))
     missed = int(np.sum(gold_codes == MISSED))
     spurious = int(np.sum(pred_codes == MISSED)) + n_unplaced
     possible, actual = len(gold_codes), len(pred_codes) + n_unplaced
     score = correct + 0.5 * partial
     precision, recall = ratio(score, actual), ratio(score, possible)
-    return {"correct": correct, "incorrect": incorrect, "partial": partial, "missed": missed, "spurious": spurious,
-            "possible": possible, "actual": actual, "precision": precision, "recall": recall,
-            "f1": f1(precision, recall, possible, actual)}
+    table = {"correct": correct, "incorrect": incorrect, "partial": partial, "missed": missed, "spurious": spurious,
+             "possible": possible, "actual": actual, "precision": precision, "recall": recall,
+             "f1": f1(precision, recall, possible, actual)}
+    if beta != 1:
+        table["f_beta"] = fbeta(precision, recall, beta, possible, actual)
+    return table
 
 
-def match_scores(batch: Batch, min_overlap: float = 0.0, detailed: bool = False) -> Dict[str, dict]:
+def match_scores(batch: Batch, min_overlap: float = 0.0, detailed: bool = False, beta: float = 1.0) -> Dict[str, dict]:
     """For each scheme (``strict``, ``exact``, ``partial``, ``type``): COR / INC / PAR / MIS /
     SPU counts (``correct`` ... ``spurious``), ``possible``, ``actual``, ``precision``,
-    ``recall`` and ``f1``; with ``detailed``, ``per_type`` tables of the same."""
+    ``recall`` and ``f1`` (and ``f_beta`` when ``beta`` is not 1), the macro and weighted
+    averages over types of the per-type tables (``scoring.averages``: ``macro_precision`` ...
+    ``weighted_f1``); with ``detailed``, those ``per_type`` tables."""
+    check_beta(beta)
     unplaced = Counter(unplaced_types(batch))
     table = {}
     for scheme in SCHEMES:
         gold, pred = outcomes(batch, scheme, min_overlap)
-        table[scheme] = _table(gold, pred, sum(unplaced.values()))
-    if detailed:
+        table[scheme] = _table(gold, pred, sum(unplaced.values()), beta)
+        table[scheme]["per_type"] = {}
+    for name in batch.types:
+        only = _of_type(batch, name)
         for scheme in SCHEMES:
-            table[scheme]["per_type"] = {}
-        for name in batch.types:
-            only = _of_type(batch, name)
-            for scheme in SCHEMES:
-                gold, pred = outcomes(only, scheme, min_overlap)
-                table[scheme]["per_type"][name] = _table(gold, pred, unplaced[name])
+            gold, pred = outcomes(only, scheme, min_overlap)
+            table[scheme]["per_type"][name] = _table(gold, pred, unplaced[name], beta)
+    for scheme in SCHEMES:
+        rows = list(table[scheme]["per_type"].values())
+        score = [row["correct"] + 0.5 * row["partial"] for row in rows]
+        table[scheme].update(averages(score, [row["actual"] for row in rows], score,
+                                      [row["possible"] for row in rows], beta))
+        if not detailed:
+            del table[scheme]["per_type"]
     return table
 
 
@@ -167,8 +178,9 @@ def report_scores(stats, batch: Batch, detailed: bool = False) -> dict:
 
 def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray) -> Dict[str, object]:
     """Micro precision (predicted credits / predictions, hallucinated mentions included) and
-    recall (gold credits / gold entities), overall and per type, from per-entity credits.
-    With strict credits this is ``scoring.span_scores``."""
+    recall (gold credits / gold entities), overall and per type, from per-entity credits, and
+    the macro and weighted averages over types (``scoring.averages``).  With strict credits
+    this is ``scoring.span_scores``."""
     gold_types, pred_types = batch.span_arrays("gold")[3], batch.span_arrays("pred")[3]
     unplaced = Counter(unplaced_types(batch))
 
@@ -183,4 +195,9 @@ def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray
     result["per_type"] = {name: {**scores(gold_types == index, pred_types == index, unplaced[name]),
                                  "n": int(np.sum(gold_types == index))}
                           for index, name in enumerate(batch.types)}
+    n = len(batch.types)
+    result.update(averages(np.bincount(pred_types, weights=pred_credit, minlength=n),
+                           np.bincount(pred_types, minlength=n) + np.array([unplaced[t] for t in batch.types], dtype=int),
+                           np.bincount(gold_types, weights=gold_credit, minlength=n),
+                           np.bincount(gold_types, minlength=n)))
     return result

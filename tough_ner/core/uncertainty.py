@@ -75,8 +75,10 @@ class Counts:
 
     ``keys`` holds ``(kind, operands)``: ``("ratio", num, den)`` over columns,
     ``("f1", correct, gold, pred)`` over columns (``("f1", correct, gold, pred, found)`` when the
-    gold side has its own correct count, as with partial-match credits), and ``("mean" | "diff" | "relative", a, b)``
-    over keys already defined (mean of a and b; a - b; a / b).  ``size`` names each key's n.
+    gold side has its own correct count, as with partial-match credits), ``("macro_f1", c, g, p, r, ...)``
+    over four columns a group (the mean F1 of the groups with a gold or predicted item), and
+    ``("mean" | "diff" | "relative", a, b)`` over keys already defined (mean of a and b; a - b;
+    a / b).  ``size`` names each key's n.
     """
 
     def __init__(self, order: np.ndarray, strata: Optional[np.ndarray] = None,
@@ -142,26 +144,42 @@ class Counts:
         1 per item), summed per group and sentence.  The columns are kept as their nonzero
         entries, not as dense columns: with a group per entity type (bucket F1's tag buckets), a
         dense table is sentences x types."""
-        counted = [("correct", correct), ("gold", gold), ("pred", predicted)] + (
-            [("found", found)] if found is not None else [])
-        base, width = len(self.columns), len(counted)
-        for group_keys in keys:
+        for group_keys, (c, g, p, *r) in zip(keys, self._kept([f1 for _, _, f1 in keys], correct, gold, predicted,
+                                                             found)):
             precision, recall, f1 = group_keys
-            c, g, p, *r = (f"{f1}/{name}" for name, _ in counted)
-            for name in (c, g, p, *r):
-                if name in self.names:
-                    raise ValueError(f"column {name!r} defined twice")
-                self.names[name] = len(self.columns)
-                self.columns.append(None)
             self.keys[precision], self.keys[recall] = ("ratio", c, p), ("ratio", r[0] if r else c, g)
             self.keys[f1] = ("f1", c, g, p, *r)
             for key in group_keys:
                 self.size[key] = g
+
+    def macro_f1(self, key: str, n_groups: int, correct, gold, predicted, found=None) -> None:
+        """``key``: the mean of the groups' F1 over the groups with a gold or a predicted item
+        (a macro average over types, as seqeval's: an F1 of 0 for a type without one of them;
+        in a resample, the types drawn), counts given as in ``prf_groups``; n = gold."""
+        groups = self._kept([f"{key}/{g}" for g in range(n_groups)], correct, gold, predicted, found)
+        self.keys[key] = ("macro_f1", *(name for c, g, p, *r in groups for name in (c, g, p, r[0] if r else c)))
+        self.size[key] = self.column(key + "/n", per_sentence(np.asarray(gold[1], dtype=np.int64), len(self)))
+
+    def _kept(self, prefixes: Sequence[str], correct, gold, predicted, found=None) -> List[List[str]]:
+        """Count columns ``<prefix>/correct``, ``/gold``, ``/pred`` (and ``/found``) for each
+        group, kept as the nonzero entries of items ``(group, sentence, weight)``; their names."""
+        counted = [("correct", correct), ("gold", gold), ("pred", predicted)] + (
+            [("found", found)] if found is not None else [])
+        base, width = len(self.columns), len(counted)
+        groups = []
+        for prefix in prefixes:
+            groups.append([f"{prefix}/{name}" for name, _ in counted])
+            for name in groups[-1]:
+                if name in self.names:
+                    raise ValueError(f"column {name!r} defined twice")
+                self.names[name] = len(self.columns)
+                self.columns.append(None)
         items = [(base + np.asarray(group, dtype=np.int64) * width + k, sentence,
                   np.ones(len(group)) if weight is None else weight)
                  for k, (_, (group, sentence, weight)) in enumerate(counted)]
         summed = Entries(len(self), len(self.columns), *(np.concatenate(part) for part in zip(*items)))
         self._entries.append((summed.column_of, summed.rows, summed.values))
+        return groups
 
     @property
     def has_entries(self) -> bool:
@@ -255,6 +273,10 @@ def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarr
     for key, (kind, *operands) in keys.items():
         if kind in ("ratio", "f1"):
             by_formula.setdefault((kind, len(operands)), []).append(key)
+        elif kind == "macro_f1":
+            places = np.array([names[c] for c in operands], dtype=np.int64).reshape(-1, 4)  # (c, g, p, r) a group
+            with np.errstate(invalid="ignore", divide="ignore"):
+                values[key] = _macro(_formula("f1", [sums[..., places[:, i]] for i in range(4)]))
         elif kind not in ("mean", "diff", "relative"):
             raise ValueError(f"unknown formula {kind!r} for {key!r}")
     step = max(1, _EVALUATED // max(1, int(np.prod(sums.shape[:-1]))))
@@ -278,6 +300,14 @@ def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarr
 
 
 _EVALUATED = 1 << 20  # values of one formula computed at once (8 MB a temporary)
+
+
+def _macro(f1: np.ndarray) -> np.ndarray:
+    """The mean over the last axis of the groups' F1 that are defined (a group with neither a
+    gold nor a predicted item has none); NaN when none is."""
+    defined = ~np.isnan(f1)
+    count = defined.sum(axis=-1)
+    return np.where(count > 0, np.where(defined, f1, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
 
 
 def _formula(kind: str, operands: List[np.ndarray]) -> np.ndarray:
@@ -758,7 +788,7 @@ def _columns_of(formulas: Mapping[str, tuple], columns: Mapping[str, int], key: 
     kind, *operands = formulas[key]
     if kind in ("mean", "diff", "relative"):
         return sorted({c for operand in operands for c in _columns_of(formulas, columns, operand)})
-    return sorted(columns[c] for c in operands)
+    return sorted({columns[c] for c in operands})  # a macro F1 reads a group's correct count twice without found
 
 
 def _needed(formulas: Mapping[str, tuple], key: str, rank: Optional[Mapping[str, int]] = None) -> Dict[str, tuple]:
@@ -821,6 +851,15 @@ def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at
             c, g, p = (at[columns[x]] for x in operands)
             dc, dg, dp = (delta[:, columns[x]] for x in operands)
             u = 2 * dc / (g + p) - 2 * c * (dg + dp) / (g + p) ** 2 if g + p > 0 else np.zeros(len(delta))
+        elif kind == "macro_f1":  # the mean of the defined groups' 2cr / (cg + rp)
+            c, g, p, r = (at[[columns[x] for x in operands[i::4]]] for i in range(4))
+            dc, dg, dp, dr = (delta[:, [columns[x] for x in operands[i::4]]] for i in range(4))
+            den = c * g + r * p
+            safe_den = np.where(den > 0, den, 1.0)
+            u_groups = (2 * r * r * p * dc + 2 * c * c * g * dr - 2 * c * c * r * dg - 2 * c * r * r * dp) / safe_den ** 2
+            u_groups = np.where(den > 0, u_groups, 0.0)
+            defined = (g + p) > 0
+            u = u_groups[:, defined].sum(axis=1) / max(int(defined.sum()), 1)
         elif kind == "mean":
             u = (out[operands[0]] + out[operands[1]]) / 2
         elif kind == "diff":

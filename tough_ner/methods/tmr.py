@@ -26,7 +26,7 @@ from .._util import no_gc
 from ..core.checks import check_inputs
 from ..core.corpus import factorize
 from ..core.matching import check_match, credit_scores, credits
-from ..core.scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
+from ..core.scoring import AVERAGES, input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from ..core.stats import TrainStats
 from ..core.uncertainty import aggregate_runs, per_sentence, with_intervals
 
@@ -90,6 +90,10 @@ def _checked(stats: TrainStats, batch: Batch, match: str):
     return (masks, *_hits(batch, match))
 
 
+# The macro and support-weighted averages over types (``scoring.averages``), after the micro scores.
+AVERAGED = tuple(f"{average}_{name}" for average in AVERAGES for name in ("precision", "recall", "f1"))
+
+
 def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
     """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
     masks, hit, pred_credit = _checked(stats, batch, match)
@@ -105,6 +109,19 @@ def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
                   per_sentence(gold_sentences, n), predicted, found=found(hit))
     for name in SUBSETS:
         table.ratio(f"recall_{name}", found(masks[name] * hit), per_sentence(gold_sentences, n, masks[name]))
+    # The macro F1 over types (per type counts kept as entries: a type is a group).
+    gold_types, pred_types = batch.span_arrays("gold")[3], batch.span_arrays("pred")[3]
+    unplaced = [(s, batch.type_index[item["type"]]) for s, items in enumerate(batch.hallucinated or ())
+                for item in items if item["type"] in batch.type_index]
+    predicted_items = (np.concatenate([pred_types, np.array([t for _, t in unplaced], dtype=np.int64)]),
+                       np.concatenate([pred_sentences, np.array([s for s, _ in unplaced], dtype=np.int64)]), None)
+    gold_items = (gold_types, gold_sentences, None)
+    if pred_credit is None:
+        table.macro_f1("macro_f1", len(batch.types), (gold_types[hit], gold_sentences[hit], None), gold_items,
+                       predicted_items)
+    else:
+        table.macro_f1("macro_f1", len(batch.types), (pred_types, pred_sentences, pred_credit), gold_items,
+                       predicted_items, found=(gold_types, gold_sentences, np.asarray(hit, dtype=float)))
     # The paper's contrast within one system: recall on seen minus recall on unseen-token mentions.
     table.derive("recall_seen_minus_unseen", "diff", "recall_seen", "recall_unseen_tokens",
                  size=per_sentence(gold_sentences, n, masks["seen"] | masks["unseen_tokens"]))
@@ -118,7 +135,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     ``match`` picks the matching scheme (default ``strict``: exact span and type)."""
     masks, hit, pred_credit = _checked(stats, batch, match)
     spans = span_scores(batch) if pred_credit is None else credit_scores(batch, hit, pred_credit)
-    result = {"precision": spans["precision"], "recall": spans["recall"], "f1": spans["f1"]}
+    result = {key: spans[key] for key in ("precision", "recall", "f1") + AVERAGED}
     subset_keys = _subset_keys(masks, hit, np.zeros(len(hit), dtype=np.int64), 1)[0]
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)

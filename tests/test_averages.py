@@ -1,0 +1,181 @@
+"""Macro and support-weighted averages over types, and F-beta (issue #37): against seqeval's
+``classification_report`` (macro avg, weighted avg) on CoNLL-2003 and on random tag sequences,
+F-beta against scikit-learn's ``fbeta_score`` and seqeval's ``beta``, hand-made fixtures for
+the types without gold or predicted mentions, and the macro F1 through the resampling engine."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from seqeval.metrics import classification_report
+from seqeval.metrics.sequence_labeling import precision_recall_fscore_support
+
+from tough_ner import uncertainty
+from tough_ner.batch import Batch
+from tough_ner.matching import SCHEMES, match_scores
+from tough_ner.scoring import averages, fbeta, span_scores
+
+NAMES = {"precision": "precision", "recall": "recall", "f1": "f1-score"}
+
+
+def _seqeval(gold, pred):
+    with warnings.catch_warnings():  # seqeval warns where its zero_division default applies
+        warnings.simplefilter("ignore")
+        return classification_report(gold, pred, output_dict=True)
+
+
+def _assert_averages_equal_seqeval(ours, gold, pred):
+    theirs = _seqeval(gold, pred)
+    if not set(theirs) - {"micro avg", "macro avg", "weighted avg"}:
+        # no type at all: NaN, an empty subset (seqeval: macro NaN, its mean of nothing, weighted 0)
+        assert all(math.isnan(ours[f"{a}_{n}"]) for a in ("macro", "weighted") for n in NAMES)
+        return
+    for average in ("macro", "weighted"):
+        for name, their_name in NAMES.items():
+            assert ours[f"{average}_{name}"] == pytest.approx(float(theirs[f"{average} avg"][their_name]), abs=1e-12), (
+                average, name)
+
+
+def test_averages_equal_seqeval_on_conll2003(conll_stats, conll_test):
+    from tough_ner import tmr
+    from tough_ner.baselines import memorization
+
+    test = conll_test
+    predicted = memorization(conll_stats, test.tokens)
+    batch = Batch(test.tokens, test.tags, predicted)
+    _assert_averages_equal_seqeval(span_scores(batch), test.tags, predicted)
+    result = tmr(conll_stats, batch)
+    _assert_averages_equal_seqeval(result, test.tags, predicted)
+    # the strict scheme's per-type tables are the exact-match ones: the same averages
+    strict = match_scores(batch)["strict"]
+    _assert_averages_equal_seqeval(strict, test.tags, predicted)
+
+
+TAGS = st.sampled_from(["O", "O", "B-PER", "I-PER", "B-LOC", "I-LOC", "B-ORG", "I-MISC"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.integers(1, 6).flatmap(lambda n: st.tuples(st.lists(TAGS, min_size=n, max_size=n),
+                                                              st.lists(TAGS, min_size=n, max_size=n))),
+                min_size=1, max_size=6))
+def test_averages_equal_seqeval_on_random_sequences(pairs):
+    gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
+    batch = Batch([["w"] * len(g) for g in gold], gold, pred)
+    ours = span_scores(batch)
+    _assert_averages_equal_seqeval(ours, gold, pred)
+    assert {k: v for k, v in match_scores(batch)["strict"].items() if k.startswith(("macro", "weighted"))} == \
+        pytest.approx({k: v for k, v in ours.items() if k.startswith(("macro", "weighted"))}, nan_ok=True)
+
+
+def test_types_without_gold_or_predictions_follow_seqeval_zero_division():
+    gold = [["B-PER", "O", "B-LOC", "O"]]
+    pred = [["B-PER", "B-ORG", "O", "O"]]  # ORG only predicted, LOC only in gold
+    ours = span_scores(Batch([["w"] * 4], gold, pred))
+    # per type (P, R, F1): PER (1, 1, 1), LOC (0 for no prediction, 0, 0), ORG (0, 0 for no gold, 0)
+    assert ours["macro_precision"] == ours["macro_recall"] == ours["macro_f1"] == pytest.approx(1 / 3)
+    assert ours["weighted_f1"] == 0.5  # supports 1, 1, 0: ORG weighs nothing
+    # tough-ner's own per-type table keeps NaN where a denominator is empty
+    assert math.isnan(ours["per_type"]["LOC"]["precision"]) and math.isnan(ours["per_type"]["ORG"]["recall"])
+    _assert_averages_equal_seqeval(ours, gold, pred)
+    nothing = span_scores(Batch([["w", "w"]], [["O", "O"]], [["O", "O"]]))
+    assert all(math.isnan(nothing[f"{a}_{n}"]) for a in ("macro", "weighted") for n in NAMES)
+    only_predicted = span_scores(Batch([["w", "w"]], [["O", "O"]], [["B-PER", "O"]]))
+    assert only_predicted["macro_f1"] == 0 and only_predicted["weighted_f1"] == 0  # no support: 0, as seqeval
+    _assert_averages_equal_seqeval(only_predicted, [["O", "O"]], [["B-PER", "O"]])
+
+
+@pytest.mark.parametrize("tp,fp,fn", [(3, 1, 2), (1, 0, 4), (0, 2, 3), (5, 5, 0), (7, 2, 9)])
+@pytest.mark.parametrize("beta", [0.5, 1.0, 2.0, 3.0])
+def test_fbeta_equals_scikit_learn(tp, fp, fn, beta):
+    from sklearn.metrics import fbeta_score
+
+    y_true = [1] * tp + [0] * fp + [1] * fn
+    y_pred = [1] * tp + [1] * fp + [0] * fn
+    precision = tp / (tp + fp) if tp + fp else math.nan
+    recall = tp / (tp + fn) if tp + fn else math.nan
+    theirs = fbeta_score(y_true, y_pred, beta=beta, zero_division=0)
+    assert fbeta(precision, recall, beta, tp + fn, tp + fp) == pytest.approx(theirs, abs=1e-12)
+    # by hand: (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp)
+    assert theirs == pytest.approx((1 + beta ** 2) * tp / ((1 + beta ** 2) * tp + beta ** 2 * fn + fp))
+
+
+@pytest.mark.parametrize("beta", [0.5, 2.0])
+def test_f_beta_keys_equal_seqeval_beta(beta):
+    gold = [["B-PER", "I-PER", "O", "B-LOC"], ["B-ORG", "O", "B-PER", "O"], ["B-LOC", "O", "O", "O"]]
+    pred = [["B-PER", "I-PER", "O", "O"], ["B-ORG", "O", "B-LOC", "B-PER"], ["B-LOC", "B-ORG", "O", "O"]]
+    batch = Batch([["w"] * 4] * 3, gold, pred)
+    ours = span_scores(batch, beta=beta)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for average, key in (("micro", "f_beta"), ("macro", "macro_f_beta"), ("weighted", "weighted_f_beta")):
+            assert ours[key] == pytest.approx(precision_recall_fscore_support(gold, pred, average=average,
+                                                                              beta=beta)[2], abs=1e-12), average
+        per_type = precision_recall_fscore_support(gold, pred, average=None, beta=beta)[2]
+    assert [ours["per_type"][t]["f_beta"] for t in sorted(ours["per_type"])] == pytest.approx(list(per_type))
+    assert "f_beta" not in span_scores(batch) and span_scores(batch)["f1"] == ours["f1"]  # beta 1: F1 only
+    table = match_scores(batch, beta=beta)
+    assert table["strict"]["f_beta"] == pytest.approx(ours["f_beta"])
+    assert table["strict"]["macro_f_beta"] == pytest.approx(ours["macro_f_beta"])
+    for bad in (0, -1, math.inf, "2", True):
+        with pytest.raises(ValueError, match="beta"):
+            span_scores(batch, beta=bad)
+
+
+def test_partial_scheme_averages_by_hand():
+    # PER: a prediction one token short (PAR, 0.5); LOC: exact (COR); ORG: spurious
+    gold = [["B-PER", "I-PER", "O", "B-LOC", "O"]]
+    pred = [["B-PER", "O", "B-ORG", "B-LOC", "O"]]
+    table = match_scores(Batch([["w"] * 5], gold, pred))["partial"]
+    # PER: P = R = 0.5, F 0.5; LOC: 1, 1, 1; ORG: 0, 0, 0 (no gold)
+    assert table["macro_precision"] == pytest.approx(1.5 / 3) and table["macro_f1"] == pytest.approx(1.5 / 3)
+    assert table["weighted_recall"] == pytest.approx((0.5 + 1) / 2)
+    assert set(SCHEMES) <= set(match_scores(Batch([["w"] * 5], gold, pred)))
+
+
+def _demo_counts():
+    from tough_ner import TrainStats
+    from tough_ner.demo import load_demo
+    from tough_ner.methods.tmr import counts
+
+    train, test = load_demo()
+    stats = TrainStats.from_lists(train.tokens, train.tags)
+    batches = [Batch(test.tokens, test.tags, predicted) for predicted in test.predictions]
+    return [counts(stats, batch) for batch in batches], batches
+
+
+def test_macro_f1_through_the_engine_is_the_macro_average_of_each_resample():
+    (a, b), batches = _demo_counts()
+    assert a.point()["macro_f1"] == pytest.approx(span_scores(batches[0])["macro_f1"])
+    matrix, strata = uncertainty.units([a])
+    totals = uncertainty.resample_weights(strata, 40, 3) @ matrix
+    values = uncertainty.resampled_values(a, ["macro_f1"], 40, 3)["macro_f1"]
+    columns = a.keys["macro_f1"][1:]
+    for r in range(40):
+        c, g, p, _ = (totals[r, [a.names[x] for x in columns[i::4]]] for i in range(4))
+        assert values[r] == pytest.approx(averages(c, p, c, g)["macro_f1"], abs=1e-12)
+    table = uncertainty.analyse({"a": a, "b": b}, ["macro_f1"], 300)["macro_f1"]
+    low, high = table["ci"]["a"]
+    assert low <= table["values"]["a"] <= high and 0 <= table["tests"][0]["p_value"] <= 1
+    assert uncertainty.analyse({"a": a, "a again": a}, ["macro_f1"], 50)["macro_f1"]["tests"][0]["p_value"] == 1.0
+
+
+def test_macro_f1_normal_approximation_agrees_with_random_swaps():
+    """The paired test's normal approximation for the macro F1 (its delta-method contributions)
+    against the share of many random swaps of the units whose counts differ."""
+    (a, b), _ = _demo_counts()
+    test = uncertainty.analyse({"a": a, "b": b}, ["macro_f1"], 50)["macro_f1"]["tests"][0]
+    matrix, _ = uncertainty.units([a, b])
+    width = len(a.columns)
+    delta = matrix[:, :width] - matrix[:, width:]
+    rng = np.random.default_rng(0)
+    total_a, total_b = matrix[:, :width].sum(axis=0), matrix[:, width:].sum(axis=0)
+    observed = abs(test["difference"])
+    swaps = rng.integers(0, 2, size=(4000, len(matrix))).astype(float)
+    moved = swaps @ delta
+    value = uncertainty.evaluate(a.keys, a.names, total_a - moved, ["macro_f1"])["macro_f1"] - \
+        uncertainty.evaluate(a.keys, a.names, total_b + moved, ["macro_f1"])["macro_f1"]
+    share = float(np.mean(np.abs(value) >= observed - 1e-12))
+    assert test["units_differ"] > uncertainty.EXACT_UNITS
+    assert test["p_value"] == pytest.approx(share, abs=0.03)
