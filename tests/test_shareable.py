@@ -169,6 +169,10 @@ def _rewrite(blob: bytes, change) -> bytes:
 
 @pytest.mark.parametrize("change, message", [
     (lambda m: m.update(n_sentences=-1), "n_sentences is '-1', not a count"),
+    # the limits themselves (2**53, MAX_COUNT) are refused: counts stay below them
+    (lambda m: m.update(n_sentences=2 ** 53), "n_sentences is '9007199254740992', not a count"),
+    (lambda m: m.update(occurrences=[[t, 2 ** 53 * (k == 0)] for k, (t, _) in enumerate(m["occurrences"])]),
+     r"occurrences are not \[text, count >= 0\] rows \(adding up to less than 2\*\*53\)"),
     (lambda m: m.update(occurrences=m["occurrences"][1:]), "occurrences do not cover exactly"),
     (lambda m: m.update(lower_occurrences=[["x", 1]]), "lower_occurrences do not cover exactly"),
     (lambda m: m.update(occurrences=[[t, -1] for t, _ in m["occurrences"]]), r"occurrences are not \[text"),
