@@ -193,8 +193,6 @@ def _snap(sentence, item, locate, text, misaligned, snapped) -> Span:
 
 # ---- mention lists: placing each mention on tokens ----------------------------------------
 PLACEMENTS = ("leftmost", "ordered")
-STATUSES = ("exact", "normalised", "fuzzy", "ungrounded")
-_RANK = {"exact": 0, "normalised": 1, "fuzzy": 2}
 
 
 def normalise(text: str) -> str:
