@@ -423,6 +423,16 @@ COUNTS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).label_counts
 IDS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).token_ids  # 10 ids of a vocabulary of 6
 
 
+def _counts_adding_up_to(total: int) -> np.ndarray:
+    """The hand corpus' label counts with two cells raised so that all add up to ``total``,
+    each below it."""
+    counts = COUNTS.copy()
+    extra = total - int(counts.sum())
+    counts[0, 0] += extra // 2
+    counts[1, 1] += extra - extra // 2
+    return counts
+
+
 @pytest.mark.parametrize("blob, message", [
     # the archive
     (lambda: b"PK\x03\x04" + bytes(40), "not a readable tough-ner stats file ("),
@@ -457,6 +467,13 @@ IDS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).token_ids  # 10 ids of a voc
     (lambda: _changed(meta={"mentions": [["Bo", "PER", 1], ["Lee", "GPE", 1]]}), "mention '[\"Lee\", \"GPE\", 1]' is"),
     # the arrays against the metadata and each other
     (lambda: _changed(label_counts=COUNTS[:5]), "label counts of shape (5, 3) for 6 tokens and 3 labels"),
+    # the limits themselves: counts, each and in all, stay below 2**53
+    (lambda: _changed(meta={"mentions": [["Bo", "PER", 2 ** 53 - 1], ["Lee", "PER", 1]]}),
+     "its mention counts add up to 2**53 or more (at most 9007199254740991)"),
+    (lambda: _changed(label_counts=np.where(COUNTS == COUNTS.max(), 2 ** 53, COUNTS)),
+     "label counts add up to 2**53 or more (at most 9007199254740991)"),
+    (lambda: _changed(label_counts=_counts_adding_up_to(2 ** 53)),
+     "label counts add up to 2**53 or more (at most 9007199254740991)"),
     (lambda: _changed(token_ids=np.where(IDS == 5, 6, IDS).astype(np.int32)), "token ids outside the vocabulary of 6"),
     (lambda: _changed(sentence_starts=np.zeros(0, dtype=np.int64)), "sentence starts do not run from 0"),
     (lambda: _changed(sentence_starts=np.array([1, 4, 7, 8, 10])), "sentence starts do not run from 0"),
