@@ -444,6 +444,7 @@ def _counts_adding_up_to(total: int) -> np.ndarray:
     (lambda: _changed(raw_meta=b"\xff{}"), "(metadata: 'utf-8' codec can't decode"),
     (lambda: _changed(raw_meta=b"{nope"), "(metadata: Expecting property name"),
     (lambda: _changed(raw_meta=b"[]"), "is not a tough-ner stats file"),
+    (lambda: _changed(raw_meta=b"[" * 100_000), "is not a readable tough-ner stats file (metadata nested too deeply)"),
     (lambda: _changed(meta={"format": "other"}), "is not a tough-ner stats file"),
     # the metadata
     (lambda: _changed(drop=["labels", "mentions"]), "is inconsistent: its metadata lacks labels, mentions"),
