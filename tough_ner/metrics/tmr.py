@@ -25,7 +25,9 @@ _INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
     detailed: add "per_type", "share" and "match_scores" tables (default False).
 """ + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
-    precision, recall, f1 (overall micro), recall_seen, recall_unseen_any, recall_unseen_tokens,
+    precision, recall, f1 (overall micro), macro_precision, macro_recall, macro_f1,
+    weighted_precision, weighted_recall, weighted_f1 (over types, as seqeval's macro and
+    weighted averages), recall_seen, recall_unseen_any, recall_unseen_tokens,
     recall_unseen_type, recall_tcm_all, recall_tcm_seen, recall_tcm_unseen (NaN for an empty
     subset), n_mentions and the subset sizes n_seen ... n_tcm_unseen.
 """
