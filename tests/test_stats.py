@@ -640,6 +640,18 @@ def test_large_string_columns():
 
 
 # ---- what mutation testing found untested (tools/MUTATION.md, "stats") ------------------------
+def test_label_counts_do_not_depend_on_how_many_tokens_are_counted_at_once(monkeypatch):
+    """The builder adds label counts a few million tokens at a time; in chunks of 3 tokens the
+    counts are those of one pass (a chunk's counts replacing the sum survived mutation)."""
+    import tough_ner.core.stats as stats_module
+
+    whole = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    monkeypatch.setattr(stats_module, "_COUNTED_AT_ONCE", 3)
+    chunked = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    assert chunked.label_counts.tolist() == whole.label_counts.tolist() and chunked == whole
+    assert int(chunked.label_counts.sum()) == sum(map(len, HAND_TOKENS))
+
+
 def test_messages_are_whole_and_number_sentences_from_first():
     with pytest.raises(ValueError, match="^training data holds no sentence \\(no token\\): check the training file "
                                          "or dataset$"):
