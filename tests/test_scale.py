@@ -112,7 +112,8 @@ def test_conll2003_from_dataset_string_and_class_label_tags(conll_stats):
     strings = string_dataset(corpus.tokens, corpus.tags)
     labelled = class_label_dataset(corpus.tokens, corpus.tags, names)
     assert TrainStats.from_dataset(strings) == conll_stats
-    assert TrainStats.from_dataset(labelled, batch_size=2500).to_bytes() == conll_stats.to_bytes()
+    assert TrainStats.from_dataset(labelled, batch_size=2500).to_bytes() == conll_stats.to_bytes(shareable=True)
+    assert TrainStats.from_dataset(labelled, batch_size=2500, keep_text=True).to_bytes() == conll_stats.to_bytes()
     reverse = strings.select(range(len(strings) - 1, -1, -1))  # an indices mapping over the Arrow table
     assert TrainStats.from_dataset(reverse, batch_size=3000) == TrainStats.from_lists(corpus.tokens[::-1],
                                                                                      corpus.tags[::-1])

@@ -533,18 +533,23 @@ class TrainStats:
 
 
 def _count_windows(token_ids: np.ndarray, queries: np.ndarray, n_vocab: int,
-                   sentence_ends: Optional[np.ndarray] = None) -> np.ndarray:
+                   sentence_ends: Optional[np.ndarray] = None, candidates: Optional[np.ndarray] = None) -> np.ndarray:
     """Occurrences inside one sentence of each row of ``queries`` (distinct rows of token ids
     >= 0, all of one length) in ``token_ids``: sentences end at ``sentence_ends`` (each
     token's sentence end), or, without them, at separators (-1) between sentences.  The start
     positions whose tokens could match are narrowed column by column (a lookup per vocabulary
     id; a separator reads the last entry, never allowed), the windows left are hashed and
     matched to the queries' hashes, and every match is confirmed token by token, so a hash
-    collision never counts."""
+    collision never counts.  ``candidates``: increasing positions known to hold every possible
+    start (the first narrowing then reads only them)."""
     length = queries.shape[1]
     allowed = np.zeros(n_vocab + 1, dtype=bool)
     allowed[queries[:, 0]] = True
-    positions = np.flatnonzero(allowed[token_ids[: max(len(token_ids) - length + 1, 0)]])
+    if candidates is None:
+        positions = np.flatnonzero(allowed[token_ids[: max(len(token_ids) - length + 1, 0)]])
+    else:
+        positions = candidates[: np.searchsorted(candidates, len(token_ids) - length + 1)]
+        positions = positions[allowed[token_ids[positions]]]
     if sentence_ends is not None:
         positions = positions[sentence_ends[positions] >= positions + length]  # inside one sentence
     for j in range(1, length):
@@ -871,13 +876,16 @@ class _SequenceCounts:
         self.counts = np.zeros(len(self.texts), dtype=np.int64)
         self.counts[single] = totals[ids[starts[single]]]
         self.longer = []
+        self.first = np.zeros(self.n_vocab + 1, dtype=bool)  # the first tokens of every sequence counted
         for length in np.flatnonzero(np.bincount(lengths[known & (lengths > 1)])).tolist():
             chosen = np.flatnonzero(known & (lengths == length))
             self.longer.append((chosen, ids[starts[chosen, None] + np.arange(length)]))
+            self.first[self.longer[-1][1][:, 0]] = True
 
     def add(self, chunk: np.ndarray) -> None:
+        candidates = np.flatnonzero(self.first[chunk])  # one pass over the chunk for every length
         for chosen, queries in self.longer:
-            self.counts[chosen] += _count_windows(chunk, queries, self.n_vocab)
+            self.counts[chosen] += _count_windows(chunk, queries, self.n_vocab, candidates=candidates)
 
     def result(self) -> Dict[str, int]:
         return dict(zip(self.texts, self.counts.tolist()))
