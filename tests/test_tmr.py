@@ -27,6 +27,7 @@ def test_subsets_by_hand():
     result = tmr(STATS, Batch(tokens, gold, gold), detailed=True)
     # Jordan/PER unseen-type; New York, Ann Lee, Jordan/LOC seen; Bonn unseen-tokens (unannotated in training).
     assert {k: result[k] for k in result if k.startswith("n_")} == {
+        "n_invalid_transitions_gold": 0, "n_invalid_transitions_pred": 0,  # valid tags
         "n_mentions": 5, "n_seen": 3, "n_unseen_any": 2, "n_unseen_tokens": 1, "n_unseen_type": 1,
         "n_tcm_all": 2, "n_tcm_seen": 2, "n_tcm_unseen": 0}
     assert math.isnan(result["recall_tcm_unseen"])  # empty subset: NaN, size 0
@@ -240,6 +241,7 @@ def test_metric_module_equals_core_and_cli_runs(tmp_path, capsys):
 def test_conll_subsets(conll_stats, conll_test):
     result = tmr(conll_stats, Batch(conll_test.tokens, conll_test.tags, conll_test.tags))
     assert {k: result[k] for k in result if k.startswith("n_")} == {
+        "n_invalid_transitions_gold": 0, "n_invalid_transitions_pred": 0,  # CoNLL-2003 here is valid IOB2
         "n_mentions": 5648, "n_seen": 2963, "n_unseen_any": 2685, "n_unseen_tokens": 2600, "n_unseen_type": 85,
         "n_tcm_all": 367, "n_tcm_seen": 263, "n_tcm_unseen": 104}
     assert all(result[k] == 1.0 for k in result if not k.startswith("n_"))
