@@ -87,14 +87,37 @@ def _versus(args, method: str, systems: dict, files=None, **options) -> bool:
 
 
 def display_names(paths) -> List[str]:
-    """Each file's system name as the report gives it (``report.system_names``: the file stem,
-    made unique); the paths themselves when one file is given twice."""
-    from .report import system_names
-
+    """Each file's system name as the report gives it (``system_names``: the file stem, made
+    unique); the paths themselves when one file is given twice."""
     try:
         return [name for name, _ in system_names([os.fspath(path) for path in paths])]
     except ValueError:  # the same file twice: the numbered paths stay its names
         return [os.fspath(path) for path in paths]
+
+
+def system_names(specs: List[str]) -> List[tuple]:
+    """``--pred`` values as (name, path): ``NAME=path`` (an existing file path is taken whole),
+    or a path named by its file stem; stems shared by several files get their folder, then
+    a number.  A name given several times names runs (training seeds) of one system; the
+    same file given twice is an error."""
+    pairs = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        pairs.append((name, path) if sep and name and not os.path.exists(spec) else (None, spec))
+    given = [name for name, _ in pairs if name is not None]
+    paths = [os.path.abspath(path) for _, path in pairs]
+    twice = sorted({path for _, path in pairs if paths.count(os.path.abspath(path)) > 1})
+    if twice:
+        raise ValueError(f"--pred {', '.join(twice)} given more than once")
+    stem = [os.path.splitext(os.path.basename(path))[0] for _, path in pairs]
+    folder = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}/{s}" for (_, path), s in zip(pairs, stem)]
+    unnamed = [s for (name, _), s in zip(pairs, stem) if name is None]
+    names = [name if name is not None else (s if unnamed.count(s) == 1 and s not in given else f)
+             for (name, _), s, f in zip(pairs, stem, folder)]
+    for i, ((name, _), shown) in enumerate(zip(pairs, list(names))):
+        if name is None and names.count(shown) > 1:  # unnamed files never become runs of one system
+            names[i] = f"{shown} ({names[:i].count(shown) + 1})"
+    return [(name, path) for name, (_, path) in zip(names, pairs)]
 
 
 def _runs(args, paths, versus=()):

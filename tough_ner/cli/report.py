@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import List, Optional
+from typing import Optional
 
 from .._util import write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
-from ._common import _columns_flag, _mention_flags, _mention_options, _read, _read_system, refuse_overwriting, seed
+from ._common import (_columns_flag, _mention_flags, _mention_options, _read, _read_system, refuse_overwriting, seed,
+                      system_names)
 
 
 def _file_input(path) -> dict:
@@ -40,31 +41,6 @@ def _with_progress(label: str, work, quiet: bool):
     for _, step in _progress(quiet)([(label, work)]):
         result = step()
     return result
-
-
-def system_names(specs: List[str]) -> List[tuple]:
-    """``--pred`` values as (name, path): ``NAME=path`` (an existing file path is taken whole),
-    or a path named by its file stem; stems shared by several files get their folder, then
-    a number.  A name given several times names runs (training seeds) of one system; the
-    same file given twice is an error."""
-    pairs = []
-    for spec in specs:
-        name, sep, path = spec.partition("=")
-        pairs.append((name, path) if sep and name and not os.path.exists(spec) else (None, spec))
-    given = [name for name, _ in pairs if name is not None]
-    paths = [os.path.abspath(path) for _, path in pairs]
-    twice = sorted({path for _, path in pairs if paths.count(os.path.abspath(path)) > 1})
-    if twice:
-        raise ValueError(f"--pred {', '.join(twice)} given more than once")
-    stem = [os.path.splitext(os.path.basename(path))[0] for _, path in pairs]
-    folder = [f"{os.path.basename(os.path.dirname(os.path.abspath(path)))}/{s}" for (_, path), s in zip(pairs, stem)]
-    unnamed = [s for (name, _), s in zip(pairs, stem) if name is None]
-    names = [name if name is not None else (s if unnamed.count(s) == 1 and s not in given else f)
-             for (name, _), s, f in zip(pairs, stem, folder)]
-    for i, ((name, _), shown) in enumerate(zip(pairs, list(names))):
-        if name is None and names.count(shown) > 1:  # unnamed files never become runs of one system
-            names[i] = f"{shown} ({names[:i].count(shown) + 1})"
-    return [(name, path) for name, (_, path) in zip(names, pairs)]
 
 
 def run_id(version: str, inputs: dict, options: dict) -> str:

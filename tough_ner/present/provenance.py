@@ -24,9 +24,9 @@ def versions() -> dict:
     """``{"tough-ner": ..., "python": ..., "numpy": ..., ...}``; ``not installed`` for a missing one."""
     from importlib import metadata
 
-    from .. import __version__
-
-    found = {"tough-ner": __version__, "python": platform.python_version()}
+    # tough_ner.__version__ without importing the package root (a layer imports none above it):
+    # the root is always loaded before any of its modules
+    found = {"tough-ner": sys.modules[__name__.split(".")[0]].__version__, "python": platform.python_version()}
     for name in PACKAGES[1:]:
         try:
             found[name] = metadata.version(name)
