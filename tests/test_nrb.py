@@ -381,7 +381,8 @@ def test_two_sets_give_exactly_the_documented_keys():
     result = nrb(batch, "ontonotes", ["nrb"] * 5 + ["wts"] * 2)
     per_set = ["accuracy", "n", "n_boundary_errors", "n_type_errors", "n_missed"] + [f"accuracy_{t}" for t in NRB_TYPES]
     assert set(result) == ({"nrb_accuracy", "wts_accuracy", "gap", "type_map"}
-                           | {f"{p}_{key}" for p in ("nrb", "wts") for key in per_set})
+                           | {f"{p}_{key}" for p in ("nrb", "wts") for key in per_set}
+                           | {"n_invalid_transitions_gold", "n_invalid_transitions_pred"})  # of the whole batch
 
 
 def test_intervals_take_the_map_statistics_and_unit_given():

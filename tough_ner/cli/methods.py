@@ -92,9 +92,7 @@ def cmd_buckets(args) -> None:
     labels = list(short_names(shown, 10).values())
     column = max([8] + [len(label) for label in labels])
     for label, name in zip(labels, results):
-        result = results[name]
-        print(f"{label} = {name}  (F1 {format_value(result['f1'])}; invalid transitions: gold "
-              f"{result['n_invalid_transitions_gold']}, predicted {result['n_invalid_transitions_pred']})")
+        print(f"{label} = {name}  (F1 {format_value(results[name]['f1'])})")
     training = {"mentions": stats.describe()["mentions"], "tokens": stats.n_tokens}  # eFre / tFre shares as counts
     lines = []
     if second is not None:
