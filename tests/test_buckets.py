@@ -141,7 +141,8 @@ def test_every_item_in_exactly_one_bucket_and_tag_f1_is_seqeval(seed, n_buckets)
         for row in result["buckets"]["tag"]:
             assert result[f"tag_{row['interval']}_f1"] == pytest.approx(report[row["interval"]]["f1-score"])
     perfect = bucket_f1(STATS, Batch(tokens, gold, gold))
-    assert all(v == 1.0 or math.isnan(v) for v in perfect.values())
+    assert all(v == 1.0 or math.isnan(v) for k, v in perfect.items()
+               if not k.startswith("n_invalid_transitions"))  # counts of the input (#37), not scores
 
 
 def test_conll_figures(conll_stats, conll_test, conll_train_path):
