@@ -545,8 +545,11 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
              prediction_format: Optional[str] = None, *, misaligned: str = "snap", case_sensitive: bool = True,
              type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None,
              placement: str = "leftmost", normalised: bool = False, fuzzy: Optional[float] = None,
-             strict_json: bool = False, source: Optional[str] = None) -> Batch:
+             strict_json: bool = False, source: Optional[str] = None, scheme: str = "auto", mode: str = "lenient",
+             repair: str = "conlleval") -> Batch:
     """The decoded ``Batch`` of gold and predictions given in any format (module docstring).
+
+    ``scheme``, ``mode``, ``repair``: how the sides given as tags are decoded (``Batch``).
 
     ``documents``: a document id per sentence (resampling by document).  The batch carries ``hallucinated`` (per sentence, the predicted mentions placed nowhere;
     None unless predictions are mention lists), ``snapped`` (character spans expanded to token
@@ -569,7 +572,9 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     # written in IOB2, which the decoder reads back as the same flat spans.
     tags = [None if side is None else side.tags if side.tags is not None else
             [spans_to_tags(spans, len(words)) for spans, words in zip(side.spans, tokens)] for side in (gold, pred)]
-    batch = Batch(tokens, tags[0], tags[1], documents)
+    given_as_tags = [name for name, side in zip(("gold", "pred"), (gold, pred))
+                     if side is not None and side.tags is not None]
+    batch = Batch(tokens, tags[0], tags[1], documents, scheme=scheme, mode=mode, repair=repair, declared=given_as_tags)
     batch.formats = {"references": reference_format or detect(references),
                      "predictions": None if predictions is None else prediction_format or detect(predictions)}
     batch.snapped = [{**item, "side": "reference"} for item in gold.snapped] + (
@@ -609,7 +614,8 @@ def select(batch: Batch, rows: Sequence[int]) -> Batch:
     """The batch of some of ``batch``'s sentences, keeping what ``as_batch`` recorded."""
     part = Batch([batch.tokens[i] for i in rows], [batch.references[i] for i in rows],
                  None if batch.predictions is None else [batch.predictions[i] for i in rows],
-                 None if batch.documents is None else [batch.documents[i] for i in rows])
+                 None if batch.documents is None else [batch.documents[i] for i in rows],
+                 **batch.decoding_options())
     part.formats = batch.formats
     if batch.hallucinated is not None:
         _set_hallucinated(part, [batch.hallucinated[i] for i in rows])
