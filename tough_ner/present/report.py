@@ -259,7 +259,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     results["summary"] = summary(results, analyses, alpha)
     families[HEADLINE] = family(HEADLINE, results["summary"]["rows"], alpha, "headline rows")
     _add_run_tests(results)
-    results["warnings"] = training_data_warnings(results, train_is_reference) + identical_to_gold(batches) + not_pooled
+    results["warnings"] = (training_data_warnings(results, train_is_reference) + identical_to_gold(batches)
+                           + invalid_sequence_warnings(batches) + not_pooled)
     if results["statistics"].get("too_few_units"):
         results["warnings"].append(f"fewer than {MIN_UNITS} resampling units ({unit}s): too few units for an "
                                    "interval (each is shown as such)")
