@@ -67,7 +67,7 @@ class ArrowPath:
 
 
 def main():
-    stats = TrainStats.from_conll(DATA / "train.txt")
+    stats = TrainStats.from_conll(DATA / "train.txt", keep_text=True)
     test = read_conll(DATA / "test.txt")
     stats.token_totals, stats.mention_text_counts  # noqa: B018 -- built with the statistics, as at load time
     rows = []

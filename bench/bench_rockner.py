@@ -56,7 +56,7 @@ def tiny_mlm(folder):
 
 
 def main():
-    stats = TrainStats.from_conll(DATA / "train.txt")
+    stats = TrainStats.from_conll(DATA / "train.txt", keep_text=True)
     test = read_conll(DATA / "test.txt")
     documents = read_conll(DATA / "test.txt").documents
     middle = read_columns(DATA / "test.txt")[1:-1]  # CoNLL-2003: POS and chunk (the --quick demo file has none)

@@ -78,7 +78,7 @@ def noisy(tags, rate, seed):
 def main():
     QUICK = quick()  # noqa: N806
     train_path, test_path = DATA / "train.txt", DATA / "test.txt"  # --quick: the demo corpus
-    stats = TrainStats.from_conll(train_path)
+    stats = TrainStats.from_conll(train_path, keep_text=True)
     test = read_conll(test_path)
     a = memorization(stats, test.tokens)
     b = noisy(test.tags, 0.15, 0)
