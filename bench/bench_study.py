@@ -49,7 +49,8 @@ def main():
                             "--resamples", str(resamples)])
         for system in systems:
             lines.append(f"[systems.{system}]\n" + "".join(
-                f'{name} = [{", ".join(repr(os.path.join(folder, f"{name}-{system}-{seed}.conll")) for seed in range(seeds))}]\n'
+                f'{name} = [{", ".join(repr(os.path.join(folder, f"{name}-{system}-{seed}.conll")) for seed in '
+                f'range(seeds))}]\n'
                 for name in sets))
         spec = os.path.join(folder, "study.toml")
         with open(spec, "w", encoding="utf-8") as handle:
@@ -59,8 +60,8 @@ def main():
         two = run_process(study + ["--workers", "2"], 3)
         singles = [run_process(command, 3) for command in reports]
     replaced = sum(r.cpu for r in singles)
-    print(f"{DATA}: train -> test and train -> dev; {len(systems)} systems x {seeds} seeds; {resamples} resamples; CPU seconds of "
-          "whole jobs (best of 3) unless stated")
+    print(f"{DATA}: train -> test and train -> dev; {len(systems)} systems x {seeds} seeds; {resamples} resamples; "
+          "CPU seconds of whole jobs (best of 3) unless stated")
     print_table([
         ("the 2 reports it replaces: report --json --html, CPU, summed", replaced, ""),
         ("  report on test", singles[0].cpu, ""),

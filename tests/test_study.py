@@ -174,7 +174,8 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     assert main(["study", str(folder / "study.toml"), "--out", str(out), "--quiet"]) == 0
     printed = capsys.readouterr().out
     assert "F1" in printed and "wrote" in printed
-    for name in ("study.json", "study.html", "study.md", "study.tex", "demo/report.json", "deportes/report.html", "deportes/report-errors.csv"):
+    for name in ("study.json", "study.html", "study.md", "study.tex", "demo/report.json", "deportes/report.html",
+                 "deportes/report-errors.csv"):
         assert (out / name).stat().st_size > 0
     made = json.loads((out / "study.json").read_text())["provenance"]
     assert made["command"] == ["tough-ner", "study", str(folder / "study.toml"), "--out", str(out), "--quiet"]
@@ -183,7 +184,8 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     assert r"\multicolumn{3}{c}{demo}" in tex and r"\multicolumn{3}{c}{deportes}" in tex
     rows = {line.split(" & ")[0]: line for line in tex.splitlines() if " & " in line}
     cells = rows["contextual"].rstrip(" \\").split(" & ")[1:]
-    assert len(cells) == 6 and sum(r"$\pm$" in c for c in cells) == sum(c != "--" for c in cells) >= 5  # 2 runs: mean ± std
+    # two runs: mean ± std in every cell that has a value
+    assert len(cells) == 6 and sum(r"$\pm$" in c for c in cells) == sum(c != "--" for c in cells) >= 5
     assert "pm" not in rows["memorizer"]
     # the dataset report is the report command's, key for key
     report = tmp_path / "demo.json"
@@ -269,5 +271,20 @@ def test_self_diagnosis_names_the_worst_bucket_of_the_f1_the_report_shows(result
             for attribute, cell in result["study"]["diagnosis"][dataset]["self"][system].items():
                 expected = self_diagnosis(buckets)[attribute]
                 assert cell["worst_f1"] == expected["worst_f1"]
-                assert cell["worst_bucket"] == bucket_label(attribute, buckets[attribute][expected["worst"]]["interval"],
-                                                            totals(results))
+                worst = buckets[attribute][expected["worst"]]["interval"]
+                assert cell["worst_bucket"] == bucket_label(attribute, worst, totals(results))
+
+
+def test_the_methods_option_chooses_the_tables_a_study_shows(folder, result):
+    spec = make_study(folder)
+    spec["options"]["methods"] = ["tmr"]
+    shown = st.study(st.spec_of(spec, str(folder)))
+    assert {row["method"] for row in shown["study"]["headline"]} == {"tmr"}
+    assert set(shown["study"]) == {"headline", "pooled_test", "tmr_languages"}
+    assert to_json(shown["datasets"]) == to_json(result["datasets"])  # each dataset's report is the whole report
+    pooled = [t for row in shown["study"]["headline"] for t in row["tests"]]
+    assert all(t["m"] == sum(p["p_value"] == p["p_value"] for p in pooled) for t in pooled)  # the family shown
+    assert "S^ρ" not in st.markdown(shown) and "TMR recalls per language" in st.render(shown)
+    spec["options"]["methods"] = ["tmr", "bleu"]
+    with pytest.raises(ValueError, match="methods must list some of hardeval, tmr, bucket_f1, nrb, rockner"):
+        st.spec_of(spec, str(folder))

@@ -46,7 +46,10 @@ POOLED_TEST = ("fixed-effect (inverse-variance) mean of the datasets' paired dif
                "each dataset's bootstrap interval; two-sided z-test")
 SPEARMAN_TEST = "exact permutation test of Spearman's rank correlation with the bucket order (two-sided)"
 OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None,
-           "cache": True, "attack_seed": 0}
+           "cache": True, "attack_seed": 0, "methods": None}
+# The methods whose tables a study shows (option ``methods``; default all).  Each dataset's report
+# always holds every method the files allow: a study reads reports, it does not make smaller ones.
+METHODS = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
 TMR_KEYS = ("recall", "recall_seen", "recall_unseen_tokens", "recall_unseen_type", "recall_tcm_all")
 HARDEVAL_KEYS = ("hardeval", "ter_unseen", "ter_diff")
 # What the paper-shaped LaTeX table shows by default: (headline label, column title).
@@ -149,6 +152,11 @@ def spec_of(data: Mapping, folder: str = ".", where: str = "the study") -> Spec:
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         raise ValueError(f"{where}: unknown option(s) {', '.join(map(repr, unknown))}: use {', '.join(OPTIONS)}")
+    methods = options.get("methods")
+    if methods is not None:
+        if isinstance(methods, str) or not methods or sorted(set(methods) - set(METHODS)):
+            raise ValueError(f"{where}: methods must list some of {', '.join(METHODS)}, got {methods!r}")
+        options["methods"] = [m for m in METHODS if m in methods]
     return Spec(datasets, systems, options, folder)
 
 
@@ -213,7 +221,8 @@ def run_dataset(spec: Spec, index: int) -> dict:
     dataset names or makes (``attacks``, ``ratios``)."""
     dataset, folder, options = spec.datasets[index], spec.folder, {**OPTIONS, **spec.options}
     stats, test = _stats(dataset, folder), _test(dataset, folder)
-    runs = [(system, value) for system, by_dataset in spec.systems.items() for value in by_dataset.get(dataset.name, ())]
+    runs = [(system, value) for system, by_dataset in spec.systems.items()
+            for value in by_dataset.get(dataset.name, ())]
     names = [system for system, _ in runs]
     if not names:
         raise ValueError(f"dataset {dataset.name!r}: no system has predictions for it")
@@ -245,7 +254,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
     from .report import _batch
 
     domains = {}
-    for other in spec.datasets:  # each run's TERs against the other training set, then the runs' mean
+    for other in spec.datasets if _shown(options, "hardeval") else ():  # each run's TERs, then the runs' mean
         other_stats = stats if other.name == dataset.name else _stats(other, folder)
         scored = [hardeval(other_stats, _batch(test, predictions)) for predictions in test.predictions]
         domains[other.name] = {system: {key: _mean([s[key] for s, n in zip(scored, names) if n == system])
@@ -317,10 +326,12 @@ def _tests_of(row: Mapping, a: str, b: str) -> List[Tuple[Mapping, bool]]:
 
 
 def headline(datasets: Mapping[str, dict], systems: Sequence[str], alpha: float, baseline: Optional[str],
-             confidence: float) -> List[dict]:
-    """Every headline row as systems × datasets, with the datasets' verdicts and one pooled
-    verdict per compared pair (Holm over the pooled family)."""
-    labels = list(dict.fromkeys(row["label"] for r in datasets.values() for row in r["summary"]["rows"]))
+             confidence: float, methods: Optional[Sequence[str]] = None) -> List[dict]:
+    """Every headline row (of ``methods``, default all) as systems × datasets, with the
+    datasets' verdicts and one pooled verdict per compared pair (Holm over the pooled family:
+    the rows shown)."""
+    labels = list(dict.fromkeys(row["label"] for r in datasets.values() for row in r["summary"]["rows"]
+                                if methods is None or row["method"] in methods))
     table = []
     for label in labels:
         rows = {name: next((row for row in r["summary"]["rows"] if row["label"] == label), None)
@@ -460,16 +471,22 @@ def study(spec, workers: int = 1, client=None, progress: Callable = lambda items
         done = progress((run_dataset(spec, i) for i in indices), len(indices))
     per = dict(zip((d.name for d in spec.datasets), done))
     datasets = {name: part["results"] for name, part in per.items()}
-    model = model_wise_table(datasets, systems, options["alpha"])
+    tables_ = {"headline": headline(datasets, systems, options["alpha"], options["baseline"], options["confidence"],
+                                    options["methods"]), "pooled_test": POOLED_TEST}
+    if _shown(options, "bucket_f1"):
+        model = model_wise_table(datasets, systems, options["alpha"])
+        tables_.update(model_wise=model, attribute_wise=attribute_wise_table(datasets, model["table"], systems),
+                       diagnosis=diagnosis(datasets))
+    if _shown(options, "hardeval"):
+        tables_["hardeval_domains"] = {name: part["hardeval_domains"] for name, part in per.items()}
+    if _shown(options, "tmr"):
+        tables_["tmr_languages"] = tmr_languages(spec, datasets, systems)
     return {"options": options, "systems": systems, "datasets": datasets,
-            "errors": {name: part["errors"] for name, part in per.items()}, "study": {
-        "headline": headline(datasets, systems, options["alpha"], options["baseline"], options["confidence"]),
-        "pooled_test": POOLED_TEST,
-        "model_wise": model,
-        "attribute_wise": attribute_wise_table(datasets, model["table"], systems),
-        "diagnosis": diagnosis(datasets),
-        "hardeval_domains": {name: part["hardeval_domains"] for name, part in per.items()},
-        "tmr_languages": tmr_languages(spec, datasets, systems)}}
+            "errors": {name: part["errors"] for name, part in per.items()}, "study": tables_}
+
+
+def _shown(options: Mapping, method: str) -> bool:
+    return options["methods"] is None or method in options["methods"]
 
 
 def _in_processes(spec: Spec, indices, workers: int):
@@ -501,7 +518,8 @@ def _pooled_text(test: Mapping) -> str:
     def p(value):
         return "< 1e-300" if value == 0 else format_p(value)
     return (f"{test['a']} − {test['b']}: {test['difference']:+.4f} [{test['ci'][0]:.4f}, {test['ci'][1]:.4f}] over "
-            f"{test['datasets']} dataset{'s' if test['datasets'] != 1 else ''}, p {p(test['p_value'])} (Holm {p(test['p_adjusted'])}){mark}")
+            f"{test['datasets']} dataset{'s' if test['datasets'] != 1 else ''}, p {p(test['p_value'])} "
+            f"(Holm {p(test['p_adjusted'])}){mark}")
 
 
 def tables(result: Mapping):
@@ -523,41 +541,47 @@ def tables(result: Mapping):
     out.append(Table("Pooled verdicts per compared pair", ["measure", "pooled test"],
                      [[Cell(row["label"]), Cell(_pooled_text(t))] for row in study_["headline"] for t in row["tests"]],
                      "study-pooled"))
-    model = study_["model_wise"]["table"]
-    rows = []
-    for s in systems:
-        for d in datasets:
-            if d in model[s]:
-                rows.append([Cell(s), Cell(d)] + [Cell(_model_text(model[s][d][a])) for a in ATTRIBUTES])
-    out.append(Table(f"Model-wise measures S^ρ / S^σ per attribute (* S^ρ significant: {study_['model_wise']['test']}, "
-                     f"{study_['model_wise']['family']['description']}) {study_['model_wise']['note']}".strip(),
-                     ["system", "dataset"] + list(ATTRIBUTES), rows, "study-model-wise"))
-    attributes = ATTRIBUTES[:-1]
-    out.append(Table("Dataset measures ζ (mean attribute value) and ρ (mean |S^ρ| over systems)",
-                     ["dataset", "measure"] + list(attributes),
-                     [[Cell(d), Cell(m)] + [Cell(study_["attribute_wise"][d][a][m]) for a in attributes]
-                      for d in datasets for m in ("zeta", "rho")], "study-attribute-wise"))
-    diagnosed = study_["diagnosis"]
-    out.append(Table("Self-diagnosis: each system's worst bucket per attribute (its F1)", ["dataset", "system"]
-                     + list(ATTRIBUTES), [[Cell(d), Cell(s)] + [Cell(_worst_text(diagnosed[d]["self"][s].get(a)))
-                                                               for a in ATTRIBUTES]
-                                          for d in datasets for s in systems if s in diagnosed[d]["self"]],
-                     "study-self-diagnosis"))
-    out.append(Table("Comparative diagnosis: the buckets where a pair differs significantly (largest first; "
-                     "each dataset's bucket family, Holm)", ["dataset", "pair", "significant buckets"],
-                     [[Cell(d), Cell(" − ".join(entry["systems"])), Cell(_buckets_text(entry["significant"]))]
-                      for d in datasets for entry in diagnosed[d]["comparative"]], "study-comparative-diagnosis"))
-    domains = study_["hardeval_domains"]
-    out.append(Table("HardEval of each test set (rows) against each training set (columns): mean TER, and TER on "
-                     "the unseen tokens with their n; the diagonal is in-domain", ["system", "test set"] + [f"train {d}" for d in datasets],
-                     [[Cell(s), Cell(t)] + [Cell(_domain_text(domains[t][d].get(s))) for d in datasets]
-                      for s in systems for t in datasets], "study-domains"))
-    languages = study_["tmr_languages"]
-    out.append(Table("TMR recalls per language (mean over the language's datasets)",
-                     ["language", "system"] + list(TMR_KEYS),
-                     [[Cell(f"{lang} ({', '.join(v['datasets'])})"), Cell(s)]
-                      + [Cell(v["systems"][s][k]) for k in TMR_KEYS] for lang, v in languages.items() for s in systems],
-                     "study-languages"))
+    if "model_wise" in study_:  # the bucket tables, when the study shows bucket F1
+        model = study_["model_wise"]["table"]
+        rows = []
+        for s in systems:
+            for d in datasets:
+                if d in model[s]:
+                    rows.append([Cell(s), Cell(d)] + [Cell(_model_text(model[s][d][a])) for a in ATTRIBUTES])
+        out.append(Table("Model-wise measures S^ρ / S^σ per attribute (* S^ρ significant: "
+                         f"{study_['model_wise']['test']}, "
+                         f"{study_['model_wise']['family']['description']}) {study_['model_wise']['note']}".strip(),
+                         ["system", "dataset"] + list(ATTRIBUTES), rows, "study-model-wise"))
+        attributes = ATTRIBUTES[:-1]
+        out.append(Table("Dataset measures ζ (mean attribute value) and ρ (mean |S^ρ| over systems)",
+                         ["dataset", "measure"] + list(attributes),
+                         [[Cell(d), Cell(m)] + [Cell(study_["attribute_wise"][d][a][m]) for a in attributes]
+                          for d in datasets for m in ("zeta", "rho")], "study-attribute-wise"))
+        diagnosed = study_["diagnosis"]
+        out.append(Table("Self-diagnosis: each system's worst bucket per attribute (its F1)", ["dataset", "system"]
+                         + list(ATTRIBUTES), [[Cell(d), Cell(s)] + [Cell(_worst_text(diagnosed[d]["self"][s].get(a)))
+                                                                   for a in ATTRIBUTES]
+                                              for d in datasets for s in systems if s in diagnosed[d]["self"]],
+                         "study-self-diagnosis"))
+        out.append(Table("Comparative diagnosis: the buckets where a pair differs significantly (largest first; "
+                         "each dataset's bucket family, Holm)", ["dataset", "pair", "significant buckets"],
+                         [[Cell(d), Cell(" − ".join(entry["systems"])), Cell(_buckets_text(entry["significant"]))]
+                          for d in datasets for entry in diagnosed[d]["comparative"]], "study-comparative-diagnosis"))
+    if "hardeval_domains" in study_:
+        domains = study_["hardeval_domains"]
+        out.append(Table("HardEval of each test set (rows) against each training set (columns): mean TER, and TER on "
+                         "the unseen tokens with their n; the diagonal is in-domain",
+                         ["system", "test set"] + [f"train {d}" for d in datasets],
+                         [[Cell(s), Cell(t)] + [Cell(_domain_text(domains[t][d].get(s))) for d in datasets]
+                          for s in systems for t in datasets], "study-domains"))
+    if "tmr_languages" in study_:
+        languages = study_["tmr_languages"]
+        out.append(Table("TMR recalls per language (mean over the language's datasets)",
+                         ["language", "system"] + list(TMR_KEYS),
+                         [[Cell(f"{lang} ({', '.join(v['datasets'])})"), Cell(s)]
+                          + [Cell(v["systems"][s][k]) for k in TMR_KEYS]
+                          for lang, v in languages.items() for s in systems],
+                         "study-languages"))
     return out
 
 
@@ -636,7 +660,7 @@ def render(result: Mapping, version: str = "") -> str:
         parts.append(f"<h2 id='{table.label}'>{html.escape(heading)}</h2>"
                      + (f"<p class='note'>{html.escape(note)}</p>" if note else "")
                      + f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
-        if table.label == "study-attribute-wise":
+        if table.label == "study-attribute-wise":  # only there with bucket F1
             parts += [_chart(result["study"]["attribute_wise"], measure) for measure in ("rho", "zeta")]
     style = ("body{font-family:system-ui,sans-serif;max-width:72em;margin:2em auto;color:#111}"
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:.25em .5em;"
@@ -690,7 +714,8 @@ def _chart(table: Mapping[str, Mapping[str, dict]], measure: str = "rho") -> str
         colour = PALETTE[i % len(PALETTE)]
         parts.append(f"<polyline fill='none' stroke='{colour}' stroke-width='2' points='"
                      + " ".join(f"{px:.1f},{py:.1f}" for px, py in points) + "'/>")
-        parts.append(f"<text x='{left}' y='{top + height + 40 + 16 * i}' fill='{colour}'>— {html.escape(name)}</text>")
+        parts.append(f"<text x='{left}' y='{top + height + 40 + 16 * i}' fill='{colour}'>"
+                     f"— {html.escape(name)}</text>")
     parts.append(f"<text x='4' y='{top + 4}'>1</text><text x='4' y='{top + height}'>0</text></svg>"
                  f"<figcaption>{html.escape(title)}</figcaption></figure>")
     return "".join(parts)
