@@ -178,7 +178,8 @@ def tables(results: Mapping) -> List[Table]:
             cells.append(Cell(value, (row.get("ci") or {}).get(s), s in row.get("best", []), row.get("std", {}).get(s),
                               bool(row.get("small", {}).get(s))))
         headline.append(cells + pair_cells(row.get("tests", []), pairs))
-    out = [Table("Headline: systems by F1; bold: significantly better than every system it is compared with"
+    out = [Table("Headline: systems in the order given; bold: significantly better than every system it is "
+                 "compared with"
                  f"{_family(results, 'headline')} (↑ higher, ↓ lower is better, · not ranked){_runs_note(results)}"
                  + _pairs_note(pairs), ["measure", "n"] + order + pair_columns(pairs), headline, "headline")]
     first = order[0]
