@@ -232,13 +232,14 @@ def test_trainer_keys_once_without_counts_or_nan(setting, caplog):
     assert first == again
     assert "hardeval" in first and not any(k.endswith("hardeval_hardeval") for k in first)
     assert not {"tmr_f1", "tmr_precision", "tmr_recall", "bucket_f1_f1"} & set(first)
-    assert not any(k.startswith(("hardeval_n_", "tmr_n_")) or k.endswith("_number") for k in first)
+    assert not any(k.startswith(("hardeval_n_", "tmr_n_", "bucket_f1_n_")) or k.endswith("_number") for k in first)
     assert "seqeval_LOC_f1" in first
     assert not any(isinstance(v, float) and math.isnan(v) for v in first.values())
     full = robust_compute_metrics(label_list, eval_set, train=stats, metrics=["seqeval", "hardeval", "tmr",
                                                                               "bucket_f1"], sizes=True)(prediction)
-    assert set(full) - set(first) == {k for k in full if k.startswith(("hardeval_n_", "tmr_n_"))
+    assert set(full) - set(first) == {k for k in full if k.startswith(("hardeval_n_", "tmr_n_", "bucket_f1_n_"))
                                       or k.endswith("_number")}
+    assert "bucket_f1_n_invalid_transitions_gold" in full  # every method's counts, those added later too
     assert "hardeval_n_unseen" in full and "seqeval_LOC_number" in full
     nan_keys = [k for k, v in compute.scorers[3][1](compute_batch(compute, prediction)).items() if math.isnan(v)]
     assert nan_keys and len(warned) == 1 and all(f"bucket_f1_{k}" in warned[0] for k in nan_keys)

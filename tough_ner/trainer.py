@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -33,6 +34,16 @@ OVERALL = ("precision", "recall", "f1", "accuracy")
 SPAN_SCORES = ("precision", "recall", "f1")
 logger = logging.getLogger(__name__)
 MetricSpec = Union[str, Any]  # a metric name ("seqeval", "hardeval", ...) or a tough-ner evaluate module
+
+
+# A count's key: ``n`` as one of its words (n, n_unseen, n_invalid_transitions_gold, nrb_n_missed)
+# or seqeval's ``{type}_number``.
+_COUNT = re.compile(r"(?:^|_)n(?:_|$)|_number$")
+
+
+def is_count(key: str) -> bool:
+    """Whether a flat result key is a count (the same every epoch), not a score."""
+    return _COUNT.search(key) is not None
 
 
 def standard_scores(batch: Batch, per_type: bool = False) -> Dict[str, float]:
@@ -160,9 +171,7 @@ class RobustComputeMetrics:
         for prefix, scorer in self.scorers:
             scores = scorer(batch)
             if not self.sizes:  # counts (n_unseen, seqeval's LOC_number) are the same every epoch
-                counts = ({f"{name}_number" for name in batch.types} if prefix == "seqeval" else
-                          {k for k in scores if k.startswith("n_")})
-                scores = {k: v for k, v in scores.items() if k not in counts}
+                scores = {k: v for k, v in scores.items() if not is_count(k)}
             result.update({k: v for k, v in prefixed(prefix, scores, SPAN_SCORES).items() if k not in SPAN_SCORES})
         missing = sorted(k for k, v in result.items() if isinstance(v, float) and math.isnan(v))
         new = [k for k in missing if k not in self.reported_nan]

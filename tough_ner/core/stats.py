@@ -804,17 +804,26 @@ class _Builder:
 class _Spill:
     """The running text of a build without ``keep_text``, on disk: token ids (``int32``),
     each sentence followed by -1, in an anonymous temporary file (gone when closed, or when
-    the process ends however it ends), read back a chunk of whole sentences at a time."""
+    the process ends however it ends), read back a chunk of whole sentences at a time.  The
+    first ``_SPILL_CHUNK`` ids stay in memory (4 MB): a small training set needs no file,
+    and its build no ``tempfile`` (which imports ``random``; a command's start-up counts)."""
 
     def __init__(self):
-        import tempfile
-
-        self.file = tempfile.TemporaryFile(prefix="tough-ner-text-")
+        self.file = io.BytesIO()
+        self.on_disk = False
 
     def add(self, token_ids: np.ndarray, starts: np.ndarray) -> None:
         lengths = np.diff(starts)
         entries = np.full(len(token_ids) + len(lengths), -1, dtype=np.int32)
         entries[np.arange(len(token_ids)) + np.repeat(np.arange(len(lengths)), lengths)] = token_ids
+        if not self.on_disk and self.file.tell() + entries.nbytes > 4 * _SPILL_CHUNK:
+            import tempfile  # only for a text past the in-memory chunk
+
+            spilled = tempfile.TemporaryFile(prefix="tough-ner-text-")
+            with self.file.getbuffer() as held:
+                spilled.write(held)
+            self.file.close()
+            self.file, self.on_disk = spilled, True
         self.file.write(memoryview(entries))
 
     def chunks(self):

@@ -20,6 +20,21 @@ TERMS: Dict[str, Tuple[str, str]] = {
     "accuracy": ("accuracy", "share of target entities found with the right boundaries and a matching type."),
     "n": ("n", "how many items (tokens, mentions or entities) a rate is computed over; "
                "a rate over few items is uncertain, and an empty subset gives NaN with n = 0."),
+    "f_beta": ("F-beta", "(1 + β²)·P·R / (β²·P + R) (exact span and type): recall weighs β times as much as "
+                         "precision; given beside F1 when β is not 1."),
+    "macro": ("macro average", "the unweighted mean over entity types (those with a gold or a predicted mention) "
+                               "of each type's score, as seqeval's classification_report: a type's precision is 0 "
+                               "without predictions, its recall 0 without gold mentions."),
+    "weighted": ("weighted average", "the mean over entity types of each type's score, weighted by its gold "
+                                     "mentions (support), as seqeval's classification_report; 0 without gold "
+                                     "mentions."),
+    # ---- tag sequences
+    "invalid_transitions": ("invalid transitions", "pairs of adjacent tags (each sentence preceded and followed "
+                                                   "by O) that the declared tag scheme forbids, e.g. I-X after O in "
+                                                   "IOB2, as seqscore's validate counts them; the default scheme "
+                                                   "(auto) counts I-/E-X not continuing a B-/I-X span."),
+    "gold": ("gold", "the gold (reference) tags."),
+    "pred": ("pred", "the predicted tags."),
     # ---- HardEval
     "ter": ("TER", "token error rate: share of tokens whose predicted label (with its type and "
                    "B/I/L/U position) differs from the gold label; lower is better."),
@@ -135,6 +150,9 @@ _NRB_TAIL = r"(?:_(PERSON|LOCATION|ORGANIZATION|seen_other_type))?"
 # (pattern, term ids; "\1"-style entries name a group of the match)
 _RULES: List[Tuple[str, Tuple[str, ...]]] = [
     (r"(precision|recall|f1|hardeval|gap|f1_drop|f1_drop_relative|n)", ("\\1",)),
+    (r"(macro|weighted)_(precision|recall|f1|f_beta)", ("\\1", "\\2")),
+    (r"n_invalid_transitions_(gold|pred)(?:_(original|attacked))?", ("n", "\\2", "\\1", "invalid_transitions")),
+    (r"(macro|weighted)_(precision|recall|f1|f_beta)_(original|attacked)", ("\\1", "\\2", "\\3")),
     (r"ter_(%s)" % _SUBSET, ("ter", "\\1")),
     (r"recall_(%s)" % _SUBSET, ("recall", "\\1")),
     (r"n_(%s|mentions)" % _SUBSET, ("n", "\\1")),
