@@ -48,10 +48,10 @@ def main():
                             "--json", f"{folder}/{name}.json", *html, *[f"{folder}/{name}.html"][:len(html)], "--quiet",
                             "--resamples", str(resamples)])
         for system in systems:
-            lines.append(f"[systems.{system}]\n" + "".join(
-                f'{name} = [{", ".join(repr(os.path.join(folder, f"{name}-{system}-{seed}.conll")) for seed in '
-                f'range(seeds))}]\n'
-                for name in sets))
+            lines.append(f"[systems.{system}]")
+            for name in sets:
+                runs = [repr(os.path.join(folder, f"{name}-{system}-{seed}.conll")) for seed in range(seeds)]
+                lines.append(f"{name} = [{', '.join(runs)}]")
         spec = os.path.join(folder, "study.toml")
         with open(spec, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines))
