@@ -74,6 +74,16 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def train_demo():
+    """examples/train_demo.py as a module (its model and data builders), not run as a script."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("train_demo", ROOT / "examples" / "train_demo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def need(module: str):
     """Import an optional extra's module: skipped locally without it, a failure in CI (which installs every extra)."""
     if os.environ.get("CI"):

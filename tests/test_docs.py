@@ -46,7 +46,7 @@ from typing import List, NamedTuple, Optional
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, train_demo
 
 MARKER = re.compile(r"^\s*<!--\s*docs-test:\s*([\w-]+)\s*(.*?)\s*-->\s*$")
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})\s*([\w+-]*)")
@@ -252,14 +252,10 @@ def workspace(folder: Path) -> Path:
 
 def trainer_names() -> dict:
     """A tiny BERT tagger and its data, as examples/train_demo.py builds them (untrained)."""
-    import importlib.util
-
     import datasets
     import transformers
 
-    spec = importlib.util.spec_from_file_location("train_demo", ROOT / "examples" / "train_demo.py")
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = train_demo()
     from tough_ner.demo import load_demo
 
     train, test = load_demo()

@@ -1,7 +1,6 @@
 """Evaluating models, not prediction files: the model runner (tough_ner.models), its cache and
 resume, ``tough-ner evaluate`` / ``tough_ner.evaluate_model``, and ``tough_ner.evaluator``.
 Every figure is checked against the same model run and scored here another way."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -23,7 +22,7 @@ from tough_ner.present import evaluation
 from tough_ner.rockner import rockner
 from tough_ner.tmr import tmr
 
-from conftest import CONLL, ROOT, need, write
+from conftest import CONLL, ROOT, need, train_demo, write
 
 
 def null_nan(value):
@@ -39,13 +38,6 @@ def cut(source, target, n, columns=None):
                   for block in blocks]
     target.write_text("\n\n".join(blocks) + "\n", encoding="utf-8")
     return target
-
-
-def demo_module():
-    spec = importlib.util.spec_from_file_location("train_demo", ROOT / "examples" / "train_demo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # ---- the spaCy model end to end -------------------------------------------------------------
@@ -234,7 +226,7 @@ def tiny_bert(tmp_path_factory):
     need("transformers")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # the suite runs a process per core: more threads only wait for each other
-    example = demo_module()
+    example = train_demo()
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     label_list = ["O"] + [f"{p}-{t}" for t in stats.labels[1:] for p in ("B", "I")]

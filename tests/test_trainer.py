@@ -1,4 +1,3 @@
-import importlib.util
 import json
 import math
 import os
@@ -21,7 +20,7 @@ from tough_ner.metrics.tmr import Tmr
 from tough_ner.tmr import tmr
 from tough_ner.trainer import robust_compute_metrics, tokenize_and_align
 
-from conftest import ROOT, need
+from conftest import ROOT, need, train_demo
 
 
 
@@ -30,19 +29,12 @@ def same(a, b):
         (isinstance(a[k], float) and math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a)
 
 
-def example_module():
-    spec = importlib.util.spec_from_file_location("train_demo", ROOT / "examples" / "train_demo.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def setting():
     need("torch")
     need("transformers")
     need("tokenizers")
-    example = example_module()
+    example = train_demo()
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     label_list = ["O"] + [f"{p}-{t}" for t in stats.labels[1:] for p in ("B", "I")]
