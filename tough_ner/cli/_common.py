@@ -7,7 +7,7 @@ import os
 from typing import List
 
 from ..core.batch import Batch
-from ..core.corpus import STDIN, Corpus, read_batch, read_conll, read_system, source_name
+from ..core.corpus import STDIN, Corpus, read_batch, read_conll, source_name
 from ..present.formatting import format_value, to_json as _json
 
 
@@ -57,12 +57,6 @@ def _decoding_flags(p) -> None:
     p.add_argument("--repair", default="conlleval", choices=["conlleval", "discard"],
                    help="invalid sequences in lenient mode: conlleval (default; an invalid I-X begins a span) or "
                         "discard (a span begun or left open where the scheme forbids is dropped)")
-
-
-def _read_system(path, columns=None) -> Corpus:
-    """A system's CoNLL file for report (``corpus.read_system``): token ... gold prediction, or
-    token prediction (no gold)."""
-    return _some(lambda: read_system(path, columns), path)
 
 
 def _batch(corpus: Corpus, column: int = 0) -> Batch:

@@ -9,7 +9,7 @@ from .._util import write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
-from ._common import (_columns_flag, _mention_flags, _mention_options, _read, _read_system, refuse_overwriting, seed,
+from ._common import (_columns_flag, _mention_flags, _mention_options, _read, refuse_overwriting, seed,
                       system_names)
 
 
@@ -61,7 +61,7 @@ def _outputs(args) -> list:
 def cmd_report(args) -> Optional[int]:
     if args.rerun:
         return rerun(args.rerun)
-    from ..core.checks import first_difference
+    from ..core.formats import system_predictions
     from ..present.demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
     from ..present.report import run_labels
 
@@ -89,21 +89,8 @@ def cmd_report(args) -> Optional[int]:
                            + [("--attacked", path) for path in args.attacked or ()])
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
         test = _read(args.test)
-        for _, path in named:
-            if args.pred_format != "tags" or path.endswith(".jsonl"):
-                from ..core.formats import batch_from_files
-
-                test.predictions.append(batch_from_files(test.tokens, test.tags, path, args.pred_format,
-                                                         documents=test.documents, **_mention_options(args)))
-                continue
-            predicted = _read_system(path, args.columns)
-            where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
-                                     gold=(predicted.tags, test.tags))
-            if where:
-                raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of --test {test.path}: "
-                                 f"{where} (was a prediction file given as --test? a system file is read as token "
-                                 f"... gold prediction, or token prediction; choose its columns with --columns)")
-            test.predictions.append(predicted.predictions[0])
+        test.predictions.extend(system_predictions(test, path, args.pred_format, args.columns, "--test",
+                                                   **_mention_options(args)) for _, path in named)
         systems = [name for name, _ in named]
         inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
                   "pred": [{"name": name, **_file_input(path)} for name, path in named]}

@@ -668,3 +668,27 @@ def batch_from_files(tokens: Sequence[Sequence[str]], gold: Sequence[Sequence[st
         message = re.sub(r"^sentence (\d+)", lambda m: f"line {int(m.group(1)) + 1} (sentence {m.group(1)})",
                          str(error))
         raise ValueError(f"{path}: {message}") from None
+
+
+def system_predictions(test, path, pred_format: str = "tags", columns=None, test_name: str = "the test set",
+                       **options):
+    """One system's predictions for ``test`` (a Corpus) from ``path``: JSON Lines in
+    ``pred_format`` (also any ``.jsonl`` file; ``options`` go to ``as_batch``), else a CoNLL file
+    of token ... gold prediction or token prediction (``columns`` to choose) whose tokens and gold
+    must be the test set's, an error naming the first difference otherwise (``test_name``: how
+    the error names the test set)."""
+    from .checks import first_difference
+    from .corpus import read_system, source_name
+
+    if pred_format != "tags" or str(path).endswith(".jsonl"):
+        return batch_from_files(test.tokens, test.tags, path, pred_format, documents=test.documents, **options)
+    predicted = read_system(path, columns)
+    if not len(predicted):
+        raise ValueError(f"{source_name(path)} holds no sentence")
+    where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
+                             gold=(predicted.tags, test.tags))
+    if where:
+        raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of {test_name} {test.path}: "
+                         f"{where} (was a prediction file given as {test_name}? a system file is read as token "
+                         f"... gold prediction, or token prediction; choose its columns with --columns)")
+    return predicted.predictions[0]

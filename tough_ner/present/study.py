@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..core.corpus import Corpus, read_conll, read_system
+from ..core.corpus import Corpus, read_conll
+from ..core.formats import system_predictions
 from ..core.stats import TrainStats
 from ..core.uncertainty import SMALL, adjust
 from ..methods.buckets import ATTRIBUTES, model_wise, self_diagnosis
@@ -165,29 +166,15 @@ def _path(folder: str, value):
     return os.path.join(folder, value) if isinstance(value, (str, os.PathLike)) else value
 
 
-def system_predictions(test: Corpus, value, folder: str = "."):
-    """One prediction set for ``test``: tags, a ``Batch``, or a file (a CoNLL file with token ...
-    gold prediction or token prediction, whose tokens and gold must be the test set's; or
-    JSON Lines of tags, spans, characters or mentions, by ``{"path": ..., "format": ...}``)."""
-    from ..core.checks import first_difference
-
+def _predictions(test: Corpus, value, folder: str = "."):
+    """One prediction set for ``test``: tags, a ``Batch``, or a file (``formats.system_predictions``:
+    a CoNLL file whose tokens and gold must be the test set's, or JSON Lines, ``{"path": ...,
+    "format": ...}`` for a format other than tags)."""
     if isinstance(value, Mapping):
-        from ..core.formats import batch_from_files
-
-        return batch_from_files(test.tokens, test.tags, _path(folder, value["path"]), value.get("format", "tags"),
-                                documents=test.documents)
+        return system_predictions(test, _path(folder, value["path"]), value.get("format", "tags"))
     if not isinstance(value, (str, os.PathLike)):
         return value
-    path = _path(folder, value)
-    if os.fspath(path).endswith(".jsonl"):
-        return system_predictions(test, {"path": value}, folder)
-    predicted = read_system(path)
-    where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
-                             gold=(predicted.tags, test.tags))
-    if where:
-        raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of the test set {test.path}: "
-                         f"{where}")
-    return predicted.predictions[0]
+    return system_predictions(test, _path(folder, value))
 
 
 def _test(dataset: Dataset, folder: str) -> Corpus:
@@ -239,7 +226,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
                              "the dataset to be a model (files hold their own prediction columns)")
         predicted = iter(_prepare(dataset, folder, options, stats, test, runs, with_sets=False).test.predictions
                          if models else ())
-        test.predictions.extend(next(predicted) if _is_model(value) else system_predictions(test, value, folder)
+        test.predictions.extend(next(predicted) if _is_model(value) else _predictions(test, value, folder)
                                 for _, value in runs)
         if dataset.nrb:
             nrb_sets = tuple(read_conll(_path(folder, p), n_predictions=len(names)) for p in (dataset.nrb, dataset.wts))
