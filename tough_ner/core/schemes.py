@@ -234,7 +234,8 @@ class _Transitions:
         """``table`` at the transition out of each token at ``positions``."""
         following = np.minimum(positions + 1, len(self.prefix) - 1)
         ends = self.first[positions + 1]
-        return table[np.where(ends, _code(self.prefix[positions], 0, 0), self.into(following))]
+        current = np.where(ends, 0, self.prefix[following])
+        return table[_code(self.prefix[positions], current, ~ends & (self.label[following] == self.label[positions]))]
 
     def before_o(self, positions: np.ndarray) -> np.ndarray:
         """Which tokens at ``positions`` are followed by an O (or their sentence's end)."""
@@ -265,16 +266,17 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
     scheme does not use is a ``ValueError`` naming its sentence (from ``first_sentence``) and position."""
     scheme, mode, repair = check_decoding(scheme, mode, repair)
     n = len(prefix)
-    if scheme != "auto":
-        allowed = np.zeros(5, dtype=bool)
-        allowed[[PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]]] = True
-        bad = ~allowed[prefix]
-        if bad.any():
-            i = int(np.argmax(bad))
+    moves = _Transitions(prefix, label, starts) if scheme != "auto" else None
+    if moves is not None:  # O is in every scheme: only the entity tags are checked
+        entity_prefixes = prefix[moves.entities]
+        bad = [np.argmax(entity_prefixes == code) for letter, code in PREFIX_CODES.items()
+               if letter not in SCHEME_PREFIXES[scheme] and (entity_prefixes == code).any()]
+        if bad:
+            i = int(moves.entities[min(bad)])
             s = int(np.searchsorted(starts, i, side="right")) - 1
             check_prefix(_LETTERS[prefix[i]], scheme, first_sentence + s, i - int(starts[s]))
     if mode == "strict":
-        return _strict(_Transitions(prefix, label, starts), *STRICT[scheme])
+        return _strict(moves, *STRICT[scheme])
     previous_open = np.zeros(n, dtype=bool)
     previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
     previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
@@ -286,7 +288,7 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
         # A span goes when its first tag cannot begin one there (nor after an O), or its last
         # tag leaves it open where nothing may follow it (nor an O): the blame of each invalid
         # transition falls on the tag that cannot stand where it is.
-        moves, valid = _Transitions(prefix, label, starts), VALID[scheme]
+        moves, valid = moves or _Transitions(prefix, label, starts), VALID[scheme]
         opens_badly = ~valid[moves.into(span_starts)] & ~valid[_code(0, moves.prefix[span_starts], 0)]
         last = span_ends - 1
         closes_badly = ~moves.after(valid, last) & ~valid[_code(moves.prefix[last], 0, 0)]
@@ -300,16 +302,26 @@ def _strict(moves: _Transitions, start: np.ndarray, inside: np.ndarray, end: np.
     nothing followed by the tags that continue it; a run's span begins at its first tag where
     a span may start and runs to the end of the run, kept if the run ends where a span may end."""
     entities = moves.entities
-    codes = moves.into(entities)
+    prefix, label = moves.prefix[entities], moves.label[entities]
+    # Whether each entity tag but the last has the next one right after it in its sentence:
+    # then the transition between them is from one to the other, else through an O.
+    adjacent = np.zeros(len(entities), dtype=bool)
+    adjacent[:-1] = (entities[1:] - entities[:-1] == 1) & ~moves.first[entities[1:]]
+    codes = np.empty(len(entities), dtype=np.int8)  # the transition into each entity tag
+    codes[1:] = _code(np.where(adjacent[:-1], prefix[:-1], 0), prefix[1:], adjacent[:-1] & (label[1:] == label[:-1]))
+    codes[:1] = _code(0, prefix[:1], 0)
     breaks = ~inside[codes]  # nothing continues across an O: each run is adjacent tokens
     run = np.cumsum(breaks) - 1  # each entity tag's run
     run_last = np.append(np.flatnonzero(breaks)[1:], len(entities)) - 1  # each run's last entity tag
     may_start = np.flatnonzero(start[codes])
-    runs_of = run[may_start]
-    first = may_start[np.append(True, runs_of[1:] != runs_of[:-1])] if len(may_start) else may_start
-    last = entities[run_last[run[first]]]
-    kept = moves.after(end, last)
-    return entities[first][kept], last[kept] + 1
+    first = may_start
+    if len(may_start) and (start & inside).any():  # (IOB1) a run may hold several tags where a span may start
+        runs_of = run[may_start]
+        first = may_start[np.append(True, runs_of[1:] != runs_of[:-1])]
+    last = run_last[run[first]]
+    out = np.where(adjacent[last], codes[np.minimum(last + 1, len(entities) - 1)], _code(prefix[last], 0, 0))
+    kept = end[out]
+    return entities[first[kept]], entities[last[kept]] + 1
 
 
 def spans_to_tags(spans: Sequence[Span], length: int, scheme: str = "bio") -> List[str]:
