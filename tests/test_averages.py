@@ -134,7 +134,7 @@ def test_partial_scheme_averages_by_hand():
     assert set(SCHEMES) <= set(match_scores(Batch([["w"] * 5], gold, pred)))
 
 
-def _demo_counts():
+def _demo_counts(beta=1.0, match="strict"):
     from tough_ner import TrainStats
     from tough_ner.demo import load_demo
     from tough_ner.methods.tmr import counts
@@ -142,30 +142,103 @@ def _demo_counts():
     train, test = load_demo()
     stats = TrainStats.from_lists(train.tokens, train.tags)
     batches = [Batch(test.tokens, test.tags, predicted) for predicted in test.predictions]
-    return [counts(stats, batch) for batch in batches], batches
+    return [counts(stats, batch, match, beta) for batch in batches], batches
 
 
-def test_macro_f1_through_the_engine_is_the_macro_average_of_each_resample():
+AVERAGED = uncertainty.AVERAGES  # macro_precision ... weighted_f1
+F_BETA = ("f_beta", "macro_f_beta", "weighted_f_beta")
+
+
+def test_averages_through_the_engine_are_the_averages_of_each_resample():
     (a, b), batches = _demo_counts()
-    assert a.point()["macro_f1"] == pytest.approx(span_scores(batches[0])["macro_f1"])
+    assert a.point() == pytest.approx({**a.point(), **{k: span_scores(batches[0])[k] for k in AVERAGED}})
     matrix, strata = uncertainty.units([a])
     totals = uncertainty.resample_weights(strata, 40, 3) @ matrix
-    values = uncertainty.resampled_values(a, ["macro_f1"], 40, 3)["macro_f1"]
+    values = uncertainty.resampled_values(a, AVERAGED, 40, 3)
     columns = a.keys["macro_f1"][1:]
+    assert all(a.keys[key][1:] == columns for key in AVERAGED)  # one set of count columns for the six
     for r in range(40):
         c, g, p, _ = (totals[r, [a.names[x] for x in columns[i::4]]] for i in range(4))
-        assert values[r] == pytest.approx(averages(c, p, c, g)["macro_f1"], abs=1e-12)
-    table = uncertainty.analyse({"a": a, "b": b}, ["macro_f1"], 300)["macro_f1"]
-    low, high = table["ci"]["a"]
-    assert low <= table["values"]["a"] <= high and 0 <= table["tests"][0]["p_value"] <= 1
-    assert uncertainty.analyse({"a": a, "a again": a}, ["macro_f1"], 50)["macro_f1"]["tests"][0]["p_value"] == 1.0
+        expected = averages(c, p, c, g)
+        assert {key: values[key][r] for key in AVERAGED} == pytest.approx({k: expected[k] for k in AVERAGED},
+                                                                         abs=1e-12)
+    table = uncertainty.analyse({"a": a, "b": b}, AVERAGED, 300)
+    for key in AVERAGED:
+        low, high = table[key]["ci"]["a"]
+        assert low <= table[key]["values"]["a"] <= high and 0 <= table[key]["tests"][0]["p_value"] <= 1, key
+    same = uncertainty.analyse({"a": a, "a again": a}, AVERAGED, 50)
+    assert all(same[key]["tests"][0]["p_value"] == 1.0 for key in AVERAGED)
 
 
-def test_macro_f1_normal_approximation_agrees_with_random_swaps():
-    """The paired test's normal approximation for the macro F1 (its delta-method contributions)
-    against the share of many random swaps of the units whose counts differ."""
-    (a, b), _ = _demo_counts()
-    test = uncertainty.analyse({"a": a, "b": b}, ["macro_f1"], 50)["macro_f1"]["tests"][0]
+@pytest.mark.parametrize("match", ["strict", "partial"])
+def test_f_beta_through_the_engine_is_the_f_beta_of_each_resample(match):
+    """tmr's f_beta, macro_f_beta and weighted_f_beta as formulas of the resampling engine: at
+    the totals they are tmr's values; in each resample, the F-beta of that resample's totals
+    (scoring.fbeta over its precision and recall; scoring.averages over its types)."""
+    from tough_ner.scoring import fbeta
+    from tough_ner import TrainStats, tmr
+    from tough_ner.demo import load_demo
+
+    (a, _), batches = _demo_counts(2.0, match)
+    train, _ = load_demo()
+    result = tmr(TrainStats.from_lists(train.tokens, train.tags), batches[0], match=match, beta=2.0)
+    assert {k: a.point()[k] for k in F_BETA} == pytest.approx({k: result[k] for k in F_BETA}, abs=1e-12)
+    matrix, strata = uncertainty.units([a])
+    totals = uncertainty.resample_weights(strata, 30, 1) @ matrix
+    values = uncertainty.resampled_values(a, F_BETA, 30, 1)
+    c, g, p, *r = (a.names[x] for x in a.keys["f_beta"][1:])
+    columns = a.keys["macro_f_beta"][1:]
+    for k in range(30):
+        found = totals[k, r[0]] if r else totals[k, c]
+        precision, recall = totals[k, c] / totals[k, p], found / totals[k, g]
+        assert values["f_beta"][k] == pytest.approx(fbeta(precision, recall, 2.0, totals[k, g], totals[k, p]))
+        tc, tg, tp, tr = (totals[k, [a.names[x] for x in columns[i::4]]] for i in range(4))
+        expected = averages(tc, tp, tr, tg, beta=2.0)
+        assert values["macro_f_beta"][k] == pytest.approx(expected["macro_f_beta"], abs=1e-12)
+        assert values["weighted_f_beta"][k] == pytest.approx(expected["weighted_f_beta"], abs=1e-12)
+    ci = tmr(TrainStats.from_lists(train.tokens, train.tags), batches[0], match=match, beta=2.0, ci=True,
+             n_resamples=100)
+    assert all(ci[f"{k}_ci_low"] <= ci[k] <= ci[f"{k}_ci_high"] for k in F_BETA)
+
+
+def test_average_intervals_equal_a_slow_reference_bootstrap():
+    """tmr(ci=True)'s intervals of the six averages against a bootstrap by hand: each resample
+    (the engine's draws: the same weights over the sentences in their canonical order) made as
+    a batch of its sentences and scored by span_scores, the percentiles taken by numpy."""
+    from tough_ner import TrainStats, tmr
+
+    gold = [["B-PER", "I-PER", "O"], ["B-LOC", "O", "B-ORG"], ["O", "B-MISC", "O"], ["B-PER", "O", "B-LOC"],
+            ["B-ORG", "I-ORG", "O"], ["O", "O", "B-PER"], ["B-LOC", "O", "O"], ["B-MISC", "O", "B-ORG"]]
+    pred = [["B-PER", "I-PER", "O"], ["B-LOC", "O", "O"], ["O", "B-ORG", "O"], ["B-PER", "O", "B-PER"],
+            ["B-ORG", "O", "O"], ["O", "O", "B-PER"], ["O", "O", "B-LOC"], ["B-MISC", "O", "B-ORG"]]
+    # 24 sentences (an interval needs 20 units): each gold line three times, with the prediction
+    # of its own line, then of others
+    gold, pred = [gold[s % 8] for s in range(24)], [pred[(s + s // 8) % 8] for s in range(24)]
+    tokens = [[f"w{s}_{i}" for i in range(3)] for s in range(len(gold))]  # distinct sentences
+    batch = Batch(tokens, gold, pred)
+    stats = TrainStats.from_lists(tokens[:2], gold[:2])
+    ours = tmr(stats, batch, ci=True, n_resamples=200, seed=5)
+    order = np.argsort(batch.sentence_keys, kind="stable")  # the canonical order of distinct sentences
+    weights = uncertainty.resample_weights(np.zeros(len(gold), dtype=np.int64), 200, 5)
+    drawn = {key: [] for key in AVERAGED}
+    for row in weights:
+        chosen = [int(s) for s, k in zip(order, row) for _ in range(int(k))]
+        scores = span_scores(Batch([tokens[s] for s in chosen], [gold[s] for s in chosen], [pred[s] for s in chosen]))
+        for key in AVERAGED:
+            drawn[key].append(scores[key])
+    for key in AVERAGED:
+        low, high = np.nanpercentile(drawn[key], [2.5, 97.5])
+        assert (ours[f"{key}_ci_low"], ours[f"{key}_ci_high"]) == pytest.approx((low, high), abs=1e-12), key
+        assert low <= ours[key] <= high, key
+
+
+@pytest.mark.parametrize("key", AVERAGED + F_BETA)
+def test_average_normal_approximation_agrees_with_random_swaps(key):
+    """The paired test's normal approximation for each average over types and for F-beta (its
+    delta-method contributions) against the share of many random swaps of the units whose
+    counts differ."""
+    (a, b), _ = _demo_counts(2.0 if "beta" in key else 1.0)
+    test = uncertainty.analyse({"a": a, "b": b}, [key], 50)[key]["tests"][0]
     matrix, _ = uncertainty.units([a, b])
     width = len(a.columns)
     delta = matrix[:, :width] - matrix[:, width:]
@@ -174,8 +247,8 @@ def test_macro_f1_normal_approximation_agrees_with_random_swaps():
     observed = abs(test["difference"])
     swaps = rng.integers(0, 2, size=(4000, len(matrix))).astype(float)
     moved = swaps @ delta
-    value = uncertainty.evaluate(a.keys, a.names, total_a - moved, ["macro_f1"])["macro_f1"] - \
-        uncertainty.evaluate(a.keys, a.names, total_b + moved, ["macro_f1"])["macro_f1"]
+    value = uncertainty.evaluate(a.keys, a.names, total_a - moved, [key])[key] - \
+        uncertainty.evaluate(a.keys, a.names, total_b + moved, [key])[key]
     share = float(np.mean(np.abs(value) >= observed - 1e-12))
     assert test["units_differ"] > uncertainty.EXACT_UNITS
     assert test["p_value"] == pytest.approx(share, abs=0.03)

@@ -176,11 +176,13 @@ def report_scores(stats, batch: Batch, detailed: bool = False) -> dict:
     return {**flat_keys(table), **({"schemes": table} if detailed else {})}
 
 
-def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray) -> Dict[str, object]:
+def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray,
+                  beta: float = 1.0) -> Dict[str, object]:
     """Micro precision (predicted credits / predictions, hallucinated mentions included) and
     recall (gold credits / gold entities), overall and per type, from per-entity credits, and
-    the macro and weighted averages over types (``scoring.averages``).  With strict credits
-    this is ``scoring.span_scores``."""
+    the macro and weighted averages over types (``scoring.averages``); ``f_beta`` beside each F1
+    when ``beta`` is not 1.  With strict credits this is ``scoring.span_scores``."""
+    check_beta(beta)
     gold_types, pred_types = batch.span_arrays("gold")[3], batch.span_arrays("pred")[3]
     unplaced = Counter(unplaced_types(batch))
 
@@ -188,7 +190,8 @@ def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray
         n_gold, n_pred = int(gold_mask.sum()), int(pred_mask.sum()) + n_unplaced
         precision = ratio(float(pred_credit[pred_mask].sum()), n_pred)
         recall = ratio(float(gold_credit[gold_mask].sum()), n_gold)
-        return {"precision": precision, "recall": recall, "f1": f1(precision, recall, n_gold, n_pred)}
+        return {"precision": precision, "recall": recall, "f1": f1(precision, recall, n_gold, n_pred),
+                **({"f_beta": fbeta(precision, recall, beta, n_gold, n_pred)} if beta != 1 else {})}
 
     result: Dict[str, object] = scores(np.ones(len(gold_types), bool), np.ones(len(pred_types), bool),
                                        sum(unplaced.values()))
@@ -199,5 +202,5 @@ def credit_scores(batch: Batch, gold_credit: np.ndarray, pred_credit: np.ndarray
     result.update(averages(np.bincount(pred_types, weights=pred_credit, minlength=n),
                            np.bincount(pred_types, minlength=n) + np.array([unplaced[t] for t in batch.types], dtype=int),
                            np.bincount(gold_types, weights=gold_credit, minlength=n),
-                           np.bincount(gold_types, minlength=n)))
+                           np.bincount(gold_types, minlength=n), beta))
     return result

@@ -75,8 +75,9 @@ class Counts:
 
     ``keys`` holds ``(kind, operands)``: ``("ratio", num, den)`` over columns,
     ``("f1", correct, gold, pred)`` over columns (``("f1", correct, gold, pred, found)`` when the
-    gold side has its own correct count, as with partial-match credits), ``("macro_f1", c, g, p, r, ...)``
-    over four columns a group (the mean F1 of the groups with a gold or predicted item), and
+    gold side has its own correct count, as with partial-match credits), ``(AVERAGE, c, g, p, r, ...)``
+    over four columns a group (``AVERAGES``: the macro or support-weighted mean of the groups'
+    precision, recall or F1, over the groups with a gold or predicted item), and
     ``("mean" | "diff" | "relative", a, b)`` over keys already defined (mean of a and b; a - b;
     a / b).  ``size`` names each key's n.
     """
@@ -116,10 +117,11 @@ class Counts:
         self.size[key] = key + "/den"
 
     def prf(self, correct, gold, predicted, keys: Sequence[str] = ("precision", "recall", "f1"),
-            found=None) -> None:
+            found=None, beta: float = 1.0) -> None:
         """precision, recall and F1 keys (named by ``keys``) from per-sentence correct, gold and
         predicted counts; n = gold.  ``found``: the gold side's own correct counts (recall's
-        numerator; partial-match credits), ``correct`` then being the predictions'."""
+        numerator; partial-match credits), ``correct`` then being the predictions'.  ``beta``
+        other than 1 adds ``f_beta`` (``f_beta_kind``)."""
         precision, recall, f1 = keys
         c, g, p = (self.column(f"{f1}/{name}", values)
                    for name, values in (("correct", correct), ("gold", gold), ("pred", predicted)))
@@ -128,6 +130,9 @@ class Counts:
         else:
             r = self.column(f"{f1}/found", found)
             self.keys[precision], self.keys[recall], self.keys[f1] = ("ratio", c, p), ("ratio", r, g), ("f1", c, g, p, r)
+        if beta != 1:
+            self.keys["f_beta"] = (f_beta_kind(beta), *self.keys[f1][1:])
+            self.size["f_beta"] = g
         for key in keys:
             self.size[key] = g
 
@@ -152,13 +157,22 @@ class Counts:
             for key in group_keys:
                 self.size[key] = g
 
-    def macro_f1(self, key: str, n_groups: int, correct, gold, predicted, found=None) -> None:
-        """``key``: the mean of the groups' F1 over the groups with a gold or a predicted item
-        (a macro average over types, as seqeval's: an F1 of 0 for a type without one of them;
-        in a resample, the types drawn), counts given as in ``prf_groups``; n = gold."""
-        groups = self._kept([f"{key}/{g}" for g in range(n_groups)], correct, gold, predicted, found)
-        self.keys[key] = ("macro_f1", *(name for c, g, p, *r in groups for name in (c, g, p, r[0] if r else c)))
-        self.size[key] = self.column(key + "/n", per_sentence(np.asarray(gold[1], dtype=np.int64), len(self)))
+    def averages(self, n_groups: int, correct, gold, predicted, found=None, beta: float = 1.0) -> None:
+        """The keys ``AVERAGES`` (``macro_precision`` ... ``weighted_f1``): the macro and
+        gold-weighted means of the groups' precision, recall and F1 over the groups with a gold
+        or a predicted item (averages over types, as ``scoring.averages`` and seqeval's: a
+        type's precision 0 without predictions, its recall 0 without gold; in a resample, the
+        types drawn), counts given as in ``prf_groups``, four columns a group; n = gold.  ``beta``
+        other than 1 adds ``macro_f_beta`` and ``weighted_f_beta``."""
+        groups = self._kept([f"averages/{g}" for g in range(n_groups)], correct, gold, predicted, found)
+        operands = tuple(name for c, g, p, *r in groups for name in (c, g, p, r[0] if r else c))
+        size = self.column("averages/n", per_sentence(np.asarray(gold[1], dtype=np.int64), len(self)))
+        for key in AVERAGES:
+            self.keys[key] = (key, *operands)
+            self.size[key] = size
+        for average in ("macro", "weighted") if beta != 1 else ():
+            self.keys[f"{average}_f_beta"] = (f"{average}_{f_beta_kind(beta)}", *operands)
+            self.size[f"{average}_f_beta"] = size
 
     def _kept(self, prefixes: Sequence[str], correct, gold, predicted, found=None) -> List[List[str]]:
         """Count columns ``<prefix>/correct``, ``/gold``, ``/pred`` (and ``/found``) for each
@@ -271,12 +285,12 @@ def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarr
     values: Dict[str, np.ndarray] = {}
     by_formula: Dict[tuple, List[str]] = {}
     for key, (kind, *operands) in keys.items():
-        if kind in ("ratio", "f1"):
+        if kind in ("ratio", "f1") or kind.startswith("f_beta:"):
             by_formula.setdefault((kind, len(operands)), []).append(key)
-        elif kind == "macro_f1":
+        elif _is_average(kind):
             places = np.array([names[c] for c in operands], dtype=np.int64).reshape(-1, 4)  # (c, g, p, r) a group
             with np.errstate(invalid="ignore", divide="ignore"):
-                values[key] = _macro(_formula("f1", [sums[..., places[:, i]] for i in range(4)]))
+                values[key] = _average(kind, [sums[..., places[:, i]] for i in range(4)])
         elif kind not in ("mean", "diff", "relative"):
             raise ValueError(f"unknown formula {kind!r} for {key!r}")
     step = max(1, _EVALUATED // max(1, int(np.prod(sums.shape[:-1]))))
@@ -302,18 +316,60 @@ def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarr
 _EVALUATED = 1 << 20  # values of one formula computed at once (8 MB a temporary)
 
 
-def _macro(f1: np.ndarray) -> np.ndarray:
-    """The mean over the last axis of the groups' F1 that are defined (a group with neither a
-    gold nor a predicted item has none); NaN when none is."""
-    defined = ~np.isnan(f1)
+# The averages over groups (types) a key may be: its formula's kind is its name (with F-beta's
+# beta: ``macro_f_beta:2.0``).
+AVERAGES = tuple(f"{average}_{measure}" for average in ("macro", "weighted") for measure in ("precision", "recall", "f1"))
+
+
+def f_beta_kind(beta: float) -> str:
+    """The formula kind of an F-beta (``f_beta:2.0``): beta travels in the kind, the operands
+    being count columns as F1's are."""
+    return f"f_beta:{float(beta)!r}"
+
+
+def _beta(kind: str) -> float:
+    return float(kind.rpartition(":")[2])
+
+
+def _is_average(kind: str) -> bool:
+    return kind in AVERAGES or kind.split(":")[0] in ("macro_f_beta", "weighted_f_beta")
+
+
+def _average(kind: str, operands: List[np.ndarray]) -> np.ndarray:
+    """An average over the last axis (groups) of four count operands ``(c, g, p, r)`` a group:
+    each group's precision c / p (0 without predictions), recall r / g (0 without gold) or F1,
+    undefined for a group with neither; the mean of the defined ones (macro) or their mean
+    weighted by g (weighted; 0 when their g add up to 0); NaN when none is defined."""
+    c, g, p, r = operands
+    average, _, measure = kind.partition("_")
+    if measure == "f1" or measure.startswith("f_beta:"):
+        score = _formula(measure, operands)
+    else:
+        numerator, denominator = (c, p) if measure == "precision" else (r, g)
+        score = np.where(g + p > 0, numerator / np.where(denominator > 0, denominator, 1), np.nan)
+    defined = ~np.isnan(score)
     count = defined.sum(axis=-1)
-    return np.where(count > 0, np.where(defined, f1, 0.0).sum(axis=-1) / np.maximum(count, 1), np.nan)
+    if average == "macro":
+        total, weight = np.where(defined, score, 0.0).sum(axis=-1), count
+    else:
+        total, weight = np.where(defined, score * g, 0.0).sum(axis=-1), np.where(defined, g, 0.0).sum(axis=-1)
+        total, weight = np.where(weight > 0, total, 0.0), np.where(weight > 0, weight, 1)
+    return np.where(count > 0, total / np.maximum(weight, 1e-300), np.nan)
 
 
 def _formula(kind: str, operands: List[np.ndarray]) -> np.ndarray:
     if kind == "ratio":
         num, den = operands
         return np.where(den > 0, num / np.where(den > 0, den, 1), np.nan)
+    if kind.startswith("f_beta:"):  # (1 + b^2) P R / (b^2 P + R), P = c / p, R = r / g (r = c: 3 operands)
+        b2 = _beta(kind) ** 2
+        c, g, p, r = operands if len(operands) == 4 else (*operands, None)
+        if r is None:
+            numerator, denominator = (1 + b2) * c, b2 * g + p
+        else:
+            numerator, denominator = (1 + b2) * c * r, b2 * c * g + r * p
+        value = numerator / np.where(denominator > 0, denominator, 1)
+        return np.where(g + p > 0, np.where(denominator > 0, value, 0.0), np.nan)
     if len(operands) == 4:  # f1 as 2PR / (P + R) with P = c / p, R = r / g
         c, g, p, r = operands
         denominator = c * g + r * p
@@ -851,15 +907,11 @@ def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at
             c, g, p = (at[columns[x]] for x in operands)
             dc, dg, dp = (delta[:, columns[x]] for x in operands)
             u = 2 * dc / (g + p) - 2 * c * (dg + dp) / (g + p) ** 2 if g + p > 0 else np.zeros(len(delta))
-        elif kind == "macro_f1":  # the mean of the defined groups' 2cr / (cg + rp)
-            c, g, p, r = (at[[columns[x] for x in operands[i::4]]] for i in range(4))
-            dc, dg, dp, dr = (delta[:, [columns[x] for x in operands[i::4]]] for i in range(4))
-            den = c * g + r * p
-            safe_den = np.where(den > 0, den, 1.0)
-            u_groups = (2 * r * r * p * dc + 2 * c * c * g * dr - 2 * c * c * r * dg - 2 * c * r * r * dp) / safe_den ** 2
-            u_groups = np.where(den > 0, u_groups, 0.0)
-            defined = (g + p) > 0
-            u = u_groups[:, defined].sum(axis=1) / max(int(defined.sum()), 1)
+        elif kind.startswith("f_beta:"):
+            u = _f_beta_gradient(_beta(kind), [at[columns[x]] for x in operands], [delta[:, columns[x]] for x in operands])
+        elif _is_average(kind):
+            u = _average_gradient(kind, [at[[columns[x] for x in operands[i::4]]] for i in range(4)],
+                                  [delta[:, [columns[x] for x in operands[i::4]]] for i in range(4)])
         elif kind == "mean":
             u = (out[operands[0]] + out[operands[1]]) / 2
         elif kind == "diff":
@@ -870,6 +922,54 @@ def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at
                 else np.zeros(len(delta))
         out[key] = np.nan_to_num(np.asarray(u, dtype=float))
     return out
+
+
+def _f_beta_gradient(beta: float, at: List[np.ndarray], delta: List[np.ndarray]) -> np.ndarray:
+    """The gradient of F-beta (``_formula``) at the counts ``at`` times the count differences
+    ``delta`` (per unit; per unit and group when the counts are per group); 0 where undefined."""
+    b2 = beta * beta
+    if len(at) == 3:  # (1 + b^2) c / (b^2 g + p)
+        (c, g, p), (dc, dg, dp) = at, delta
+        den = b2 * g + p
+        return np.where(den > 0, (1 + b2) * (dc * den - c * (b2 * dg + dp)) / np.where(den > 0, den, 1) ** 2, 0.0)
+    (c, g, p, r), (dc, dg, dp, dr) = at, delta  # (1 + b^2) c r / (b^2 c g + r p)
+    num, den = (1 + b2) * c * r, b2 * c * g + r * p
+    d_num = (1 + b2) * (dc * r + c * dr)
+    d_den = b2 * (dc * g + c * dg) + dr * p + r * dp
+    return np.where(den > 0, (d_num * den - num * d_den) / np.where(den > 0, den, 1) ** 2, 0.0)
+
+
+def _average_gradient(kind: str, at: List[np.ndarray], delta: List[np.ndarray]) -> np.ndarray:
+    """Each unit's linear contribution to an average over groups (``_average``): the groups'
+    scores' gradients at the totals ``at`` = (c, g, p, r) times the unit's count differences
+    ``delta``, averaged as the scores are (the set of defined groups held fixed)."""
+    c, g, p, r = at
+    dc, dg, dp, dr = delta
+    average, _, measure = kind.partition("_")
+
+    def safe(x):
+        return np.where(x > 0, x, 1.0)
+
+    if measure == "f1":  # 2cr / (cg + rp)
+        den = c * g + r * p
+        score = np.where(den > 0, 2 * c * r / safe(den), 0.0)
+        u = np.where(den > 0, (2 * r * r * p * dc + 2 * c * c * g * dr - 2 * c * c * r * dg - 2 * c * r * r * dp)
+                     / safe(den) ** 2, 0.0)
+    elif measure.startswith("f_beta:"):
+        score = np.nan_to_num(_formula(measure, at))
+        u = _f_beta_gradient(_beta(measure), at, delta)
+    else:
+        n, d, dn, dd = (c, p, dc, dp) if measure == "precision" else (r, g, dr, dg)
+        score = np.where(d > 0, n / safe(d), 0.0)
+        u = np.where(d > 0, dn / safe(d) - n * dd / safe(d) ** 2, 0.0)
+    defined = (g + p) > 0
+    if average == "macro":
+        return u[:, defined].sum(axis=1) / max(int(defined.sum()), 1)
+    support = g[defined].sum()
+    if support <= 0:
+        return np.zeros(len(u))
+    weighted = (score * g)[defined].sum() / support  # d(sum s g / G) = (sum (u g + s dg) - W dG) / G
+    return ((u * g + score * dg)[:, defined].sum(axis=1) - weighted * dg[:, defined].sum(axis=1)) / support
 
 
 def holm(p_values: Sequence[float]) -> List[float]:

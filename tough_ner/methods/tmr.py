@@ -26,7 +26,7 @@ from .._util import no_gc
 from ..core.checks import check_inputs
 from ..core.corpus import factorize
 from ..core.matching import check_match, credit_scores, credits
-from ..core.scoring import AVERAGES, input_counts, matched, ratio, span_scores, unplaced_per_sentence
+from ..core.scoring import AVERAGES, check_beta, input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from ..core.stats import TrainStats
 from ..core.uncertainty import aggregate_runs, per_sentence, with_intervals
 
@@ -94,8 +94,9 @@ def _checked(stats: TrainStats, batch: Batch, match: str):
 AVERAGED = tuple(f"{average}_{name}" for average in AVERAGES for name in ("precision", "recall", "f1"))
 
 
-def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
-    """Per-sentence counts of precision / recall / f1 and every subset recall (``uncertainty.Counts``)."""
+def counts(stats: TrainStats, batch: Batch, match: str = "strict", beta: float = 1.0):
+    """Per-sentence counts of precision / recall / f1 (and ``f_beta`` when ``beta`` is not 1), the
+    averages over types and every subset recall (``uncertainty.Counts``)."""
     masks, hit, pred_credit = _checked(stats, batch, match)
     gold_sentences, pred_sentences = batch.span_arrays("gold")[0], batch.span_arrays("pred")[0]
     n = len(batch)
@@ -103,13 +104,13 @@ def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
     predicted = per_sentence(pred_sentences, n) + unplaced_per_sentence(batch)
     table = batch.counts()
     if pred_credit is None:
-        table.prf(per_sentence(gold_sentences, n, hit), per_sentence(gold_sentences, n), predicted)
+        table.prf(per_sentence(gold_sentences, n, hit), per_sentence(gold_sentences, n), predicted, beta=beta)
     else:  # credits: precision from the predictions', recall from the gold mentions'
         table.prf(np.bincount(pred_sentences, weights=pred_credit, minlength=n).astype(float),
-                  per_sentence(gold_sentences, n), predicted, found=found(hit))
+                  per_sentence(gold_sentences, n), predicted, found=found(hit), beta=beta)
     for name in SUBSETS:
         table.ratio(f"recall_{name}", found(masks[name] * hit), per_sentence(gold_sentences, n, masks[name]))
-    # The macro F1 over types (per type counts kept as entries: a type is a group).
+    # The macro and weighted averages over types (per type counts kept as entries: a type is a group).
     gold_types, pred_types = batch.span_arrays("gold")[3], batch.span_arrays("pred")[3]
     unplaced = [(s, batch.type_index[item["type"]]) for s, items in enumerate(batch.hallucinated or ())
                 for item in items if item["type"] in batch.type_index]
@@ -117,11 +118,11 @@ def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
                        np.concatenate([pred_sentences, np.array([s for s, _ in unplaced], dtype=np.int64)]), None)
     gold_items = (gold_types, gold_sentences, None)
     if pred_credit is None:
-        table.macro_f1("macro_f1", len(batch.types), (gold_types[hit], gold_sentences[hit], None), gold_items,
-                       predicted_items)
+        table.averages(len(batch.types), (gold_types[hit], gold_sentences[hit], None), gold_items, predicted_items,
+                       beta=beta)
     else:
-        table.macro_f1("macro_f1", len(batch.types), (pred_types, pred_sentences, pred_credit), gold_items,
-                       predicted_items, found=(gold_types, gold_sentences, np.asarray(hit, dtype=float)))
+        table.averages(len(batch.types), (pred_types, pred_sentences, pred_credit), gold_items, predicted_items,
+                       found=(gold_types, gold_sentences, np.asarray(hit, dtype=float)), beta=beta)
     # The paper's contrast within one system: recall on seen minus recall on unseen-token mentions.
     table.derive("recall_seen_minus_unseen", "diff", "recall_seen", "recall_unseen_tokens",
                  size=per_sentence(gold_sentences, n, masks["seen"] | masks["unseen_tokens"]))
@@ -129,19 +130,24 @@ def counts(stats: TrainStats, batch: Batch, match: str = "strict"):
 
 
 def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = False, n_resamples: int = 1000,
-        confidence: float = 0.95, seed: int = 0, unit: str = "sentence", match: str = "strict") -> dict:
+        confidence: float = 0.95, seed: int = 0, unit: str = "sentence", match: str = "strict",
+        beta: float = 1.0) -> dict:
     """Tough Mentions Recall of predictions against gold, with training statistics ``stats``.
     ``ci``: add ``<key>_ci_low`` / ``<key>_ci_high`` to every rate (``tough_ner.uncertainty``).
-    ``match`` picks the matching scheme (default ``strict``: exact span and type)."""
+    ``match`` picks the matching scheme (default ``strict``: exact span and type).  ``beta``
+    other than 1 adds the span F-beta beside the F1 (``f_beta``, ``macro_f_beta``,
+    ``weighted_f_beta``, and per type): the subset recalls are recalls, whatever beta."""
+    check_beta(beta)
     masks, hit, pred_credit = _checked(stats, batch, match)
-    spans = span_scores(batch) if pred_credit is None else credit_scores(batch, hit, pred_credit)
-    result = {key: spans[key] for key in ("precision", "recall", "f1") + AVERAGED}
+    spans = span_scores(batch, beta) if pred_credit is None else credit_scores(batch, hit, pred_credit, beta)
+    f_beta = ("f_beta", "macro_f_beta", "weighted_f_beta") if beta != 1 else ()
+    result = {key: spans[key] for key in ("precision", "recall", "f1") + f_beta + AVERAGED}
     subset_keys = _subset_keys(masks, hit, np.zeros(len(hit), dtype=np.int64), 1)[0]
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)
     result.update({k: v for k, v in subset_keys.items() if k.startswith("n_")})
     if ci:
-        result = with_intervals(result, counts(stats, batch, match), n_resamples, confidence, seed, unit)
+        result = with_intervals(result, counts(stats, batch, match, beta), n_resamples, confidence, seed, unit)
     if detailed:
         per_type = _subset_keys(masks, hit, batch.span_arrays("gold")[3], len(batch.types))
         result["per_type"] = {name: {**spans["per_type"][name], **keys} for name, keys in zip(batch.types, per_type)}
