@@ -252,3 +252,22 @@ def test_average_normal_approximation_agrees_with_random_swaps(key):
     share = float(np.mean(np.abs(value) >= observed - 1e-12))
     assert test["units_differ"] > uncertainty.EXACT_UNITS
     assert test["p_value"] == pytest.approx(share, abs=0.03)
+
+
+def test_the_tmr_metric_takes_beta_at_load_time_and_per_compute():
+    from tough_ner import TrainStats, tmr
+    from tough_ner.demo import load_demo
+    from tough_ner.metrics.tmr import Tmr
+
+    train, test = load_demo()
+    stats = TrainStats.from_lists(train.tokens, train.tags)
+    inputs = dict(predictions=test.predictions[0], references=test.tags, tokens=test.tokens)
+    ours = tmr(stats, Batch(test.tokens, test.tags, test.predictions[0]), beta=0.5)
+    loaded = Tmr(train=stats, beta=0.5, keep_in_memory=True).compute(**inputs, detailed=True)
+    assert {k: loaded[k] for k in F_BETA} == pytest.approx({k: ours[k] for k in F_BETA})
+    assert loaded["match_scores"]["strict"]["f_beta"] == pytest.approx(ours["f_beta"])  # the match table too
+    per_call = Tmr(train=stats, keep_in_memory=True)
+    assert per_call.compute(**inputs, beta=0.5)["f_beta"] == pytest.approx(ours["f_beta"])
+    assert not set(F_BETA) & set(per_call.compute(**inputs))  # beta 1: F1 only
+    with pytest.raises(ValueError, match="beta"):
+        per_call.compute(**inputs, beta=-1)

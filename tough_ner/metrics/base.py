@@ -265,7 +265,7 @@ class ToughMetric(evaluate.Metric):
                              **decoding, **placing)
         result = self.score(batch, **extra, **chosen)
         if self.match_table and chosen.get("detailed"):
-            result["match_scores"] = plain(match_scores(batch, detailed=True))
+            result["match_scores"] = plain(match_scores(batch, detailed=True, beta=chosen.get("beta", 1.0)))
         return result
 
     def score(self, batch: Batch, **options) -> dict:

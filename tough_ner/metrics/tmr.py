@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..core.batch import Batch
 from ..core.matching import check_match
+from ..core.scoring import check_beta
 from ..methods.tmr import tmr
 from ..metrics.base import (MODES_TEXT, DECODING, DECODING_ARGS, RESAMPLING, RESAMPLING_ARGS, TAG_ARGS,
                              ToughMetric, plain)
@@ -23,11 +24,15 @@ _INPUTS = MODES_TEXT + "\nArgs:\n" + TAG_ARGS + """
     match: "strict" (default: exact span and type), "exact", "partial" or "type": how a mention counts as
         found (nervaluate's schemes; "partial" gives half credit to an overlapping prediction).
     detailed: add "per_type", "share" and "match_scores" tables (default False).
+    beta: a number > 0 (default 1); other than 1, the span F-beta, (1 + beta^2) P R / (beta^2 P + R),
+        is added beside every F1 (f_beta, macro_f_beta, weighted_f_beta, per type, the match table);
+        the subset recalls are recalls whatever beta.
 """ + RESAMPLING_ARGS + "\n" + DECODING_ARGS + """
 Returns:
     precision, recall, f1 (overall micro), macro_precision, macro_recall, macro_f1,
     weighted_precision, weighted_recall, weighted_f1 (over types, as seqeval's macro and
-    weighted averages), recall_seen, recall_unseen_any, recall_unseen_tokens,
+    weighted averages), f_beta, macro_f_beta, weighted_f_beta (beta other than 1),
+    recall_seen, recall_unseen_any, recall_unseen_tokens,
     recall_unseen_type, recall_tcm_all, recall_tcm_seen, recall_tcm_unseen (NaN for an empty
     subset), n_mentions and the subset sizes n_seen ... n_tcm_unseen.
 """
@@ -36,7 +41,7 @@ Returns:
 class Tmr(ToughMetric):
     """Tough Mentions Recall; ``train=`` gives the training statistics."""
 
-    options = {"detailed": False, "match": "strict", **RESAMPLING, **DECODING}
+    options = {"detailed": False, "match": "strict", "beta": 1.0, **RESAMPLING, **DECODING}
     match_table = True
     description = _DESCRIPTION
     citation_text = _CITATION
@@ -46,6 +51,7 @@ class Tmr(ToughMetric):
     def check_options(self, options):
         super().check_options(options)
         check_match(options["match"])
+        check_beta(options["beta"])
 
-    def score(self, batch: Batch, detailed=False, match="strict", **resampling) -> dict:
-        return plain(tmr(self.train_stats, batch, detailed=detailed, match=match, **resampling))
+    def score(self, batch: Batch, detailed=False, match="strict", beta=1.0, **resampling) -> dict:
+        return plain(tmr(self.train_stats, batch, detailed=detailed, match=match, beta=beta, **resampling))
