@@ -606,7 +606,8 @@ def test_adjacent_spans_are_flat_and_spans_are_sorted():
     batch = tough_ner.as_batch([SENTENCE], [GOLD], [[(3, 5, "PER"), (0, 1, "LOC"), (1, 3, "ORG")]])
     assert batch.pred_spans == [[(0, 1, "LOC"), (1, 3, "ORG"), (3, 5, "PER")]]
     with pytest.raises(ValueError, match=r"sentence 0: reference spans 0-2 A and 1-2 B overlap or nest; "
-                                         r"tough-ner scores flat entities only \(keep one of them\)"):
+                                         r"tough-ner scores flat entities only \(keep one of them, or pass "
+                                         r"allow_overlap=True"):
         tough_ner.as_batch([SENTENCE], [[(1, 2, "B"), (0, 2, "A")]])
 
 

@@ -160,7 +160,7 @@ def _add_pred_format(p, repeat_help: str) -> None:
 
 
 def _mention_flags(p) -> None:
-    """How --pred mention lists are placed and parsed."""
+    """How --pred mention lists are placed and parsed, and whether span lists may overlap."""
     p.add_argument("--placement", default="leftmost", choices=["leftmost", "ordered"],
                    help="mentions: leftmost (default) places each on the leftmost free occurrence of its text, "
                         "longer mentions first; ordered follows the list's order (a repeated mention goes to "
@@ -174,12 +174,15 @@ def _mention_flags(p) -> None:
     p.add_argument("--strict-json", action="store_true",
                    help="mentions: stop at a line that is not JSON or holds no mention list (default: count it "
                         "as unparseable, predicting nothing, with a warning naming the line)")
+    p.add_argument("--allow-overlap", action="store_true",
+                   help="spans, chars: keep overlapping or nested spans (default: an error naming the line); "
+                        "only span scores, the match schemes and tmr score them, the other methods refuse them")
 
 
 def _mention_options(args) -> dict:
-    """How --pred mention lists are placed and parsed (``as_batch``'s options)."""
+    """How --pred lists are read (``as_batch``'s options)."""
     return {"placement": args.placement, "normalised": args.normalise, "fuzzy": args.fuzzy,
-            "strict_json": args.strict_json}
+            "strict_json": args.strict_json, "allow_overlap": args.allow_overlap}
 
 
 def _names(paths) -> List[str]:

@@ -40,6 +40,9 @@ class Batch:
     # the predictions that were no mention list ({"sentence", "problem"}); None / () otherwise.
     mention_status: Optional[List[dict]] = None
     unparseable: Sequence[dict] = ()
+    # Sides holding overlapping or nested spans (as_batch's allow_overlap): {side: (sentence, span,
+    # span)}, the first such pair of each; empty for a flat batch.
+    overlapping: Dict[str, Tuple[int, Span, Span]] = {}
     _codes: Optional[Dict[str, Optional[Codes]]] = None  # the sides as codes (from_codes), by name
 
     decoding: Tuple[str, str, str] = DEFAULT_DECODING  # (scheme, mode, repair)
@@ -71,6 +74,14 @@ class Batch:
         if unknown:
             raise ValueError(f"declared={sorted(unknown)!r}: the sides are 'gold' and 'pred'")
         self._declared = tuple(declared)
+
+    def require_flat(self, method: str) -> None:
+        """Refuse overlapping or nested spans for ``method``, one defined on a flat tagging."""
+        for side, (s, (a, b, t), (c, d, u)) in self.overlapping.items():
+            raise ValueError(f"{method} is defined on flat tags (one tag per token), but sentence {s} holds the "
+                             f"overlapping {'gold' if side == 'gold' else 'predicted'} spans {a}-{b} {t} and "
+                             f"{c}-{d} {u} (kept by allow_overlap=True): score overlapping spans with span scores, "
+                             f"match_scores or tmr, or give flat spans")
 
     def decoding_options(self) -> dict:
         """The keywords that make another ``Batch`` decode as this one."""
@@ -253,13 +264,13 @@ class Batch:
         resampling.  A coded batch's from its flat columns, a sentence at a time (its lists of
         every sentence were most of what intervals added on a million sentences)."""
         from .uncertainty import sentence_keys
-        if self._codes is None or "tokens" in self.__dict__:
+        if self._codes is None:
             return sentence_keys(self.tokens, self.references)
         bounds = self.offsets.tolist()
 
         def cut(flat):
             return (flat[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
-        return sentence_keys(cut(self.flat_tokens), cut(_values(self._codes["gold"])), len(self))
+        return sentence_keys(cut(_values(self._codes["tokens"])), cut(_values(self._codes["gold"])), len(self))
 
     @cached_property
     def token_sentences(self) -> np.ndarray:
@@ -332,6 +343,19 @@ class Batch:
         starts, ends = decode_flat(prefix, types, self.offsets, *self.side_decoding(which))
         sentence = np.searchsorted(self.offsets, starts, side="right") - 1
         return sentence, starts, ends, types[starts]
+
+    @no_gc()
+    def span_texts(self, which: str = "gold") -> List[str]:
+        """The text of each span of ``span_arrays(which)``, in that order: its tokens joined by
+        single spaces.  A coded batch's from its token codes (no list per sentence is made)."""
+        _, starts, ends, _ = self.span_arrays(which)  # a bad side or no predictions: its error
+        if not self._codes:
+            spans = self.gold_spans if which == "gold" else self.pred_spans
+            return [" ".join(self.tokens[s][a:b]) for s, found in enumerate(spans) for a, b, _ in found]
+        values, ids = self._codes["tokens"]
+        words = list(map(values.__getitem__, ids[span_positions(starts, ends)].tolist()))
+        bounds = np.cumsum(ends - starts).tolist()
+        return [" ".join(words[a:b]) for a, b in zip([0] + bounds[:-1], bounds)]
 
     def span_type_counts(self, which: str = "gold") -> Dict[str, int]:
         """``{type: spans}`` of the gold or predicted side, for the types it has."""

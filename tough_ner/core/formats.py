@@ -450,8 +450,42 @@ def _flat(sentence: int, spans: List[Span], side: str) -> List[Span]:
     for (a, b, t), (c, d, u) in zip(spans, spans[1:]):
         if c < b:
             raise ValueError(f"sentence {sentence}: {SIDES[side]} spans {a}-{b} {t} and {c}-{d} {u} overlap or nest; "
-                             "tough-ner scores flat entities only (keep one of them)")
+                             "tough-ner scores flat entities only (keep one of them, or pass allow_overlap=True "
+                             "for span scores, match_scores and TMR)")
     return spans
+
+
+def _sorted_spans(sentence: int, spans: List[Span], side: str) -> List[Span]:
+    """A sentence's spans sorted, overlapping or nested ones kept (``allow_overlap``); a span
+    given twice is an error (spaCy's scorer would count it once: a set)."""
+    spans = sorted(spans)
+    for (a, b, t), same in zip(spans, spans[1:]):
+        if same == (a, b, t):
+            raise ValueError(f"sentence {sentence}: {SIDES[side]} span {a}-{b} {t} is given twice")
+    return spans
+
+
+def first_overlap(spans_per_sentence: Sequence[Sequence[Span]]) -> Optional[Tuple[int, Span, Span]]:
+    """(sentence, span, span) of the first two sorted spans that overlap or nest, or None when
+    every sentence is flat."""
+    for s, spans in enumerate(spans_per_sentence):
+        end = None
+        for span in spans:
+            if end is not None and span[0] < end[1]:
+                return s, end, span
+            if end is None or span[1] > end[1]:
+                end = span  # the span reaching furthest so far
+    return None
+
+
+def _flat_projection(spans: Sequence[Span]) -> List[Span]:
+    """The sorted spans that overlap no earlier kept one: a flat tagging of an overlapping
+    sentence (the tags the batch keeps; the spans it scores are all of them)."""
+    kept: List[Span] = []
+    for span in spans:
+        if not kept or span[0] >= kept[-1][1]:
+            kept.append(span)
+    return kept
 
 
 # ---- the conversion layer ----------------------------------------------------------------
@@ -477,9 +511,10 @@ def _check_mention_options(placement: str, fuzzy) -> None:
 def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any], format: Optional[str] = None,
             side: str = "predictions", misaligned: str = "snap", case_sensitive: bool = True,
             type_map: Optional[Mapping[str, Optional[str]]] = None, placement: str = "leftmost",
-            normalised: bool = False, fuzzy: Optional[float] = None,
-            strict_json: bool = False) -> Tuple[List[List[str]], Converted]:
-    """(tokens, token spans of one side).  ``tokens`` may be None for spaCy docs (taken from them)."""
+            normalised: bool = False, fuzzy: Optional[float] = None, strict_json: bool = False,
+            allow_overlap: bool = False) -> Tuple[List[List[str]], Converted]:
+    """(tokens, token spans of one side).  ``tokens`` may be None for spaCy docs (taken from them);
+    ``allow_overlap`` keeps overlapping or nested spans (an error otherwise)."""
     format = format or detect(sentences)
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
@@ -527,7 +562,7 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
             if hallucinated is not None:
                 hallucinated[-1] = [{**m, "type": type_map.get(m["type"], m["type"])} for m in hallucinated[-1]
                                     if type_map.get(m["type"], m["type"]) is not None]
-        spans.append(found if format == "tags" else _flat(s, found, side))
+        spans.append(found if format == "tags" else (_sorted_spans if allow_overlap else _flat)(s, found, side))
     return out_tokens, Converted(spans, hallucinated, snapped, sentences if format == "tags" else None, status,
                                  unparseable)
 
@@ -546,7 +581,7 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
              type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None,
              placement: str = "leftmost", normalised: bool = False, fuzzy: Optional[float] = None,
              strict_json: bool = False, source: Optional[str] = None, scheme: str = "auto", mode: str = "lenient",
-             repair: str = "conlleval") -> Batch:
+             repair: str = "conlleval", allow_overlap: bool = False) -> Batch:
     """The decoded ``Batch`` of gold and predictions given in any format (module docstring).
 
     ``scheme``, ``mode``, ``repair``: how the sides given as tags are decoded (``Batch``).
@@ -558,9 +593,11 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     and ``unparseable`` (``{"sentence", "problem"}`` of each prediction that is no mention
     list, scored as predicting nothing; ``strict_json=True`` makes it an error instead).
     ``source``: the file the predictions were read from, one sentence a line (warnings name its lines).
+    ``allow_overlap``: keep overlapping or nested spans of the sides given as spans, character
+    spans or spaCy docs (``Batch.overlapping`` names the first of each side; ``Batch.require_flat``).
     """
     options = dict(misaligned=misaligned, case_sensitive=case_sensitive, type_map=type_map, placement=placement,
-                   normalised=normalised, fuzzy=fuzzy, strict_json=strict_json)
+                   normalised=normalised, fuzzy=fuzzy, strict_json=strict_json, allow_overlap=allow_overlap)
     tokens, gold = convert(tokens, references, reference_format, "references", **options)
     pred = None
     if predictions is not None:
@@ -568,15 +605,23 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     if gold.hallucinated is not None and any(gold.hallucinated):
         s = next(s for s, items in enumerate(gold.hallucinated) if items)
         raise ValueError(f"sentence {s}: gold mention {gold.hallucinated[s][0]!r} does not occur in the sentence")
+    overlapping = {} if not allow_overlap else {
+        name: found for name, side in (("gold", gold), ("pred", pred))
+        if side is not None and side.tags is None and (found := first_overlap(side.spans)) is not None}
     # A side given as tags keeps them (the canonical sentence order hashes the gold tags); others are
-    # written in IOB2, which the decoder reads back as the same flat spans.
+    # written in IOB2, which the decoder reads back as the same flat spans (an overlapping side: its
+    # flat projection, the spans themselves set below).
     tags = [None if side is None else side.tags if side.tags is not None else
-            [spans_to_tags(spans, len(words)) for spans, words in zip(side.spans, tokens)] for side in (gold, pred)]
+            [spans_to_tags(_flat_projection(spans) if name in overlapping else spans, len(words))
+             for spans, words in zip(side.spans, tokens)] for name, side in (("gold", gold), ("pred", pred))]
     given_as_tags = [name for name, side in zip(("gold", "pred"), (gold, pred))
                      if side is not None and side.tags is not None]
     batch = Batch(tokens, tags[0], tags[1], documents, scheme=scheme, mode=mode, repair=repair, declared=given_as_tags)
     batch.formats = {"references": reference_format or detect(references),
                      "predictions": None if predictions is None else prediction_format or detect(predictions)}
+    if overlapping:
+        _keep_overlapping(batch, {name: side.spans for name, side in (("gold", gold), ("pred", pred))
+                                  if name in overlapping}, overlapping)
     batch.snapped = [{**item, "side": "reference"} for item in gold.snapped] + (
         [] if pred is None else [{**item, "side": "prediction"} for item in pred.snapped])
     if pred is not None and pred.hallucinated is not None:
@@ -601,6 +646,20 @@ def _warn_unparseable(unparseable: List[dict], source: Optional[str]) -> None:
                   f"{shown}{more}", InputWarning, stacklevel=3)
 
 
+def _keep_overlapping(batch: Batch, spans: dict, overlapping: dict) -> None:
+    """Make ``spans`` ({side: per-sentence spans, some overlapping}) the spans the batch scores,
+    in place of those decoded from its tags (their flat projection)."""
+    for side, found in spans.items():
+        batch.__dict__["gold_spans" if side == "gold" else "pred_spans"] = found
+        batch.__dict__.pop("_arrays_" + side, None)
+        batch.__dict__["_invalid_" + side] = 0  # written from spans: no tag to be invalid
+    batch.overlapping = overlapping
+    extra = {t for found in spans.values() for sentence in found for _, _, t in sentence} - set(batch.types)
+    if extra:  # a type only an overlapped span has
+        batch.types = sorted(set(batch.types) | extra)
+        batch.type_index = {t: i for i, t in enumerate(batch.types)}
+
+
 def _set_hallucinated(batch: Batch, hallucinated: List[List[dict]]) -> None:
     batch.hallucinated = hallucinated
     extra = {m["type"] for items in hallucinated for m in items} - set(batch.types)
@@ -621,6 +680,13 @@ def select(batch: Batch, rows: Sequence[int]) -> Batch:
         _set_hallucinated(part, [batch.hallucinated[i] for i in rows])
     where = {row: k for k, row in enumerate(rows)}
     part.snapped = [{**item, "sentence": where[item["sentence"]]} for item in batch.snapped if item["sentence"] in where]
+    if batch.overlapping:
+        spans = {side: [(batch.gold_spans if side == "gold" else batch.pred_spans)[i] for i in rows]
+                 for side in batch.overlapping}
+        overlapping = {side: found for side, part_spans in spans.items()
+                       if (found := first_overlap(part_spans)) is not None}
+        if overlapping:
+            _keep_overlapping(part, {side: spans[side] for side in overlapping}, overlapping)
     if batch.mention_status is not None:
         part.mention_status = [batch.mention_status[i] for i in rows]
         part.unparseable = [{**item, "sentence": where[item["sentence"]]} for item in batch.unparseable

@@ -49,15 +49,16 @@ def _check_overlap(min_overlap) -> None:
 
 
 def match_sentence(gold: Sequence[Span], pred: Sequence[Span], scheme: str,
-                   min_overlap: float = 0.0) -> Tuple[List[int], List[int]]:
-    """Outcome codes of one sentence's gold and predicted spans (flat, sorted by start)."""
+                   min_overlap: float = 0.0, nested: bool = False) -> Tuple[List[int], List[int]]:
+    """Outcome codes of one sentence's gold and predicted spans, sorted; ``nested``: they may
+    overlap or nest (every gold span is then scanned, in order, as nervaluate does)."""
     gold_out = [MISSED] * len(gold)
     pred_out = [MISSED] * len(pred)
     gold_ends = [end for _, end, _ in gold]
     for p, (ps, pe, pt) in enumerate(pred):
         best = other = None
         best_distance = 0
-        i = bisect_right(gold_ends, ps)  # gold spans ending after this one starts (flat: sorted ends)
+        i = 0 if nested else bisect_right(gold_ends, ps)  # gold spans ending after this one starts (flat: sorted ends)
         while i < len(gold) and gold[i][0] < pe:
             gs, ge, gt = gold[i]
             if gold_out[i] == MISSED:
@@ -92,9 +93,10 @@ def outcomes(batch: Batch, scheme: str, min_overlap: float = 0.0) -> Tuple[np.nd
         raise ValueError("matching needs predictions")
     gold_codes: List[int] = []
     pred_codes: List[int] = []
+    nested = bool(batch.overlapping)
     for gold, pred in zip(batch.gold_spans, batch.pred_spans):
         if gold and pred:
-            g, p = match_sentence(gold, pred, scheme, min_overlap)
+            g, p = match_sentence(gold, pred, scheme, min_overlap, nested)
         else:
             g, p = [MISSED] * len(gold), [MISSED] * len(pred)
         gold_codes += g
@@ -155,13 +157,13 @@ def match_scores(batch: Batch, min_overlap: float = 0.0, detailed: bool = False,
 class _Spans:
     """Just the spans of a batch (what ``outcomes`` reads)."""
 
-    def __init__(self, gold_spans, pred_spans):
-        self.gold_spans, self.pred_spans = gold_spans, pred_spans
+    def __init__(self, gold_spans, pred_spans, overlapping):
+        self.gold_spans, self.pred_spans, self.overlapping = gold_spans, pred_spans, overlapping
 
 
 def _of_type(batch: Batch, name: str) -> _Spans:
     return _Spans([[s for s in spans if s[2] == name] for spans in batch.gold_spans],
-                  [[s for s in spans if s[2] == name] for spans in batch.pred_spans])
+                  [[s for s in spans if s[2] == name] for spans in batch.pred_spans], batch.overlapping)
 
 
 def flat_keys(table: Dict[str, dict]) -> Dict[str, float]:

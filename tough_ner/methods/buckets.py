@@ -60,6 +60,7 @@ def attribute_values(stats: TrainStats, batch: Batch, lowercase: bool = False,
     """``{"gold": items, "pred": items}``; items hold, per level (``"span"``, ``"token"``),
     the attribute arrays, ``sentence`` (for resampling) and ``correct`` (the item is also
     an item of the other side; under a ``match`` other than strict, its credit)."""
+    batch.require_flat("bucket F1")  # token attributes need one tag per token
     with no_gc():  # many small lists: the collector would rescan the caller's data (half the time)
         return _attribute_values(stats, batch, lowercase, match)
 
@@ -249,6 +250,7 @@ def _options(value, attribute, default):
 def _bucket_tables(stats: TrainStats, batch: Batch, n_buckets: NumberOfBuckets, edges, lowercase: bool,
                    match: str = "strict"):
     """(attribute values of both sides, bucket tables, (gold, pred) bucket index per attribute)."""
+    batch.require_flat("bucket F1")  # before the input checks' warnings
     check_inputs(stats, batch, lowercase)
     sides = batch.memo(("attribute_values", lowercase, match), stats,
                        lambda: attribute_values(stats, batch, lowercase, match))

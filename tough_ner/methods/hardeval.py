@@ -141,6 +141,7 @@ def error_breakdown(masks: Dict[str, np.ndarray], errors: np.ndarray) -> Dict[st
 
 
 def _masks(stats: TrainStats, batch: Batch, strict: bool) -> Dict[str, np.ndarray]:
+    batch.require_flat("HardEval")
     check_inputs(stats, batch)
     return batch.memo(("hardeval", strict), stats,
                       lambda: classify_ids(stats, batch.token_ids(stats), batch.token_types("gold"), batch.types,

@@ -221,6 +221,7 @@ def portion_of(path: Union[str, os.PathLike]) -> Optional[str]:
 # ---- scoring -----------------------------------------------------------------------------
 def targets(batch: Batch) -> Tuple[np.ndarray, np.ndarray, List[str]]:
     """Each sentence's one gold target: starts, ends, types; anything else is an error."""
+    batch.require_flat("NRB")
     counts = np.bincount(batch.span_arrays("gold")[0], minlength=len(batch))
     if len(batch) and (counts != 1).any():
         s = int(np.flatnonzero(counts != 1)[0])

@@ -88,6 +88,8 @@ def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str
 
 def _check(original: Batch, attacked: Batch) -> None:
     """The input checks, either version's gold types being known to both."""
+    original.require_flat("RockNER")
+    attacked.require_flat("RockNER")
     known = set(original.span_type_counts("gold")) | set(attacked.span_type_counts("gold"))
     check_types(original, also_gold=known)
     check_types(attacked, also_gold=known)
