@@ -264,13 +264,13 @@ class Batch:
         resampling.  A coded batch's from its flat columns, a sentence at a time (its lists of
         every sentence were most of what intervals added on a million sentences)."""
         from .uncertainty import sentence_keys
-        if self._codes is None:
+        if self._codes is None or "tokens" in self.__dict__:
             return sentence_keys(self.tokens, self.references)
         bounds = self.offsets.tolist()
 
         def cut(flat):
             return (flat[a:b] for a, b in zip(bounds[:-1], bounds[1:]))
-        return sentence_keys(cut(_values(self._codes["tokens"])), cut(_values(self._codes["gold"])), len(self))
+        return sentence_keys(cut(self.flat_tokens), cut(_values(self._codes["gold"])), len(self))
 
     @cached_property
     def token_sentences(self) -> np.ndarray:
@@ -343,19 +343,6 @@ class Batch:
         starts, ends = decode_flat(prefix, types, self.offsets, *self.side_decoding(which))
         sentence = np.searchsorted(self.offsets, starts, side="right") - 1
         return sentence, starts, ends, types[starts]
-
-    @no_gc()
-    def span_texts(self, which: str = "gold") -> List[str]:
-        """The text of each span of ``span_arrays(which)``, in that order: its tokens joined by
-        single spaces.  A coded batch's from its token codes (no list per sentence is made)."""
-        _, starts, ends, _ = self.span_arrays(which)  # a bad side or no predictions: its error
-        if not self._codes:
-            spans = self.gold_spans if which == "gold" else self.pred_spans
-            return [" ".join(self.tokens[s][a:b]) for s, found in enumerate(spans) for a, b, _ in found]
-        values, ids = self._codes["tokens"]
-        words = list(map(values.__getitem__, ids[span_positions(starts, ends)].tolist()))
-        bounds = np.cumsum(ends - starts).tolist()
-        return [" ".join(words[a:b]) for a, b in zip([0] + bounds[:-1], bounds)]
 
     def span_type_counts(self, which: str = "gold") -> Dict[str, int]:
         """``{type: spans}`` of the gold or predicted side, for the types it has."""
