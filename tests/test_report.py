@@ -45,10 +45,13 @@ def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
         assert report["inputs"][name] == {"path": str(path), "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
     assert report["options"] == {"bootstrap": 1000, "seed": 0, "type_map": "conll", "n_buckets": 4,
                                  "systems": list(SYSTEMS), "train_is_reference": False, "confidence": 0.95,
-                                 "unit": "sentence", "alpha": 0.05, "baseline": None}
+                                 "unit": "sentence", "alpha": 0.05, "baseline": None, "scheme": "auto",
+                                 "mode": "lenient", "repair": "conlleval", "beta": 1.0}
     results = report["results"]
     assert set(results) == {"describe", "systems", "details", "summary", "comparisons", "attack_curve", "statistics",
-                            "contrasts", "findings", "hardest", "warnings", "tests", "families"}
+                            "contrasts", "findings", "hardest", "warnings", "tests", "families", "decoding",
+                            "averages"}
+    assert results["decoding"] == {"scheme": "auto", "mode": "lenient", "repair": "conlleval"}
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     nrb_set, wts_set = load_demo_nrb()
@@ -348,7 +351,7 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, report
     measured = page.evaluate(MEASURE)
     assert [significant for *_, significant, _ in measured["cells"]] == stored
     assert [("★" in text) for *_, text in measured["cells"]] == stored
-    check_measured(measured, max_height=15_500)
+    check_measured(measured, max_height=15_800)  # with the table of averages over types
     # the error table: counts, the first rows per system and outcome, links to the full table beside
     links = page.eval_on_selector_all("#errors ~ p a", "links => links.map(a => a.getAttribute('href'))")
     assert {"report-errors.csv", "report-errors.jsonl"} <= set(links)
@@ -484,3 +487,14 @@ def test_findings_of_a_system_against_itself_claim_no_difference():
     assert not any("significantly better" in t for t in texts)
     assert any(t.startswith(f"No significant difference ({same['families']['headline']['description']}) on: "
                             "precision, recall, F1") for t in texts)
+
+
+def test_a_batch_decoded_otherwise_than_the_report_is_refused():
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    given = Corpus(test.tokens, test.tags, [Batch(test.tokens, test.tags, test.predictions[0])])
+    with pytest.raises(ValueError, match="decodes the gold tags with the lenient rule .* but the report with scheme "
+                                         "IOB2, lenient mode"):
+        run(stats, given, ["a"], bootstrap=0, scheme="IOB2")
+    with pytest.raises(ValueError, match="beta"):
+        run(stats, given, ["a"], bootstrap=0, beta=0)

@@ -202,6 +202,9 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     (lambda s: s["datasets"].append(dict(s["datasets"][0])), "names given twice"),
     (lambda s: s["options"].update(resample=3), "unknown option"),
     (lambda s: s["datasets"][0].pop("test"), "needs name, train and test"),
+    (lambda s: s["options"].update(scheme="IOB3"), "options: scheme='IOB3'"),
+    (lambda s: s["options"].update(mode="strict"), "options: mode='strict' needs a declared scheme"),
+    (lambda s: s["options"].update(beta=0), "options: beta"),
 ])
 def test_a_wrong_study_is_refused_by_name(folder, change, message):
     spec = make_study(folder)
@@ -288,3 +291,4 @@ def test_the_methods_option_chooses_the_tables_a_study_shows(folder, result):
     spec["options"]["methods"] = ["tmr", "bleu"]
     with pytest.raises(ValueError, match="methods must list some of hardeval, tmr, bucket_f1, nrb, rockner"):
         st.spec_of(spec, str(folder))
+

@@ -8,7 +8,7 @@ import sys
 from .._util import write_atomic
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
-from ._common import _read, refuse_overwriting, seed
+from ._common import _decoding, _read, refuse_overwriting, seed
 from .report import _file_input, _outputs, _with_progress, check_outputs, output_options, report_options, \
     write_report
 
@@ -108,7 +108,7 @@ def cmd_evaluate(args) -> None:
     progress = not args.quiet and sys.stderr.isatty()
     prepared = evaluation.prepare(models, test, stats, names=[name for name, _ in specs], sets=sets,
                                   label_map=args.label_map, type_map=args.type_map, cache=cache, progress=progress,
-                                  **made)
+                                  **made, **_decoding(args))
     if not args.quiet:
         for predicted in prepared.predicted:
             print(_model_line(predicted), file=sys.stderr)

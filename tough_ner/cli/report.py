@@ -9,8 +9,8 @@ from .._util import write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
-from ._common import (_columns_flag, _mention_flags, _mention_options, _read, refuse_overwriting, seed,
-                      system_names)
+from ._common import (_columns_flag, _decoding, _decoding_flags, _mention_flags, _mention_options, _read,
+                      refuse_overwriting, seed, system_names)
 
 
 def _file_input(path) -> dict:
@@ -90,7 +90,7 @@ def cmd_report(args) -> Optional[int]:
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
         test = _read(args.test)
         test.predictions.extend(system_predictions(test, path, args.pred_format, args.columns, "--test",
-                                                   **_mention_options(args)) for _, path in named)
+                                                   **_mention_options(args), **_decoding(args)) for _, path in named)
         systems = [name for name, _ in named]
         inputs = {"train": _file_input(args.train), "test": _file_input(args.test),
                   "pred": [{"name": name, **_file_input(path)} for name, path in named]}
@@ -193,10 +193,11 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
     check_outputs(args)
     options = {"bootstrap": args.bootstrap, "seed": args.seed, "type_map": type_map or "auto", "n_buckets": 4,
                "systems": systems, "train_is_reference": args.train_is_reference, "confidence": args.confidence,
-               "unit": args.unit, "alpha": args.alpha, "baseline": args.baseline, **(options or {})}
+               "unit": args.unit, "alpha": args.alpha, "baseline": args.baseline, **_decoding(args), "beta": args.beta,
+               **(options or {})}
     settings = dict(bootstrap=args.bootstrap, seed=args.seed, progress=_progress(args.quiet),
                     train_is_reference=args.train_is_reference, confidence=args.confidence, unit=args.unit,
-                    alpha=args.alpha, baseline=args.baseline)
+                    alpha=args.alpha, baseline=args.baseline, **_decoding(args), beta=args.beta)
     results = scored(**settings) if scored is not None else run(stats, test, systems, nrb_sets, type_map, attacked,
                                                                  **settings)
     report = {"tough_ner_version": __version__, "run_id": run_id(__version__, inputs, options), "inputs": inputs,
@@ -212,7 +213,7 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
         from ..present.report import _batch
 
         rows = [row for name, predictions in zip(run_labels(systems), test.predictions)
-                for row in error_rows(stats, _batch(test, predictions), name)]
+                for row in error_rows(stats, _batch(test, predictions, _decoding(args)), name)]
     written = []
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
@@ -289,6 +290,10 @@ def report_options(p) -> None:
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the paired tests (default 0.05)")
     p.add_argument("--baseline", metavar="NAME",
                    help="compare every system with this one only (k - 1 tests per row), not every pair")
+    _decoding_flags(p)
+    p.add_argument("--beta", type=float, default=1.0,
+                   help="add the span F-beta (recall weighs beta times as much as precision) beside the F1: a row "
+                        "of the summary, and TMR's f_beta keys (default 1: F1 only)")
     p.add_argument("--full", action="store_true", help="print every key of every method, not only the summary")
     p.add_argument("--wide", action="store_true",
                    help="one line per row, each row's paired test beside it (default: every line fits 100 columns)")

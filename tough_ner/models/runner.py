@@ -192,16 +192,19 @@ def _stored(model: Model, split: str, tokens: Sequence[Sequence[str]]) -> List[A
 
 
 def to_batch(model: Model, split: str, data: Split, raw: Sequence[Any], mapping: LabelMap,
-             known: Sequence[str]) -> Batch:
-    """A split's gold and a model's raw predictions as one ``Batch``, labels mapped; a label
+             known: Sequence[str], decoding: Optional[Mapping[str, str]] = None) -> Batch:
+    """A split's gold and a model's raw predictions as one ``Batch``, labels mapped, the tags
+    decoded as ``decoding`` says (``scheme``, ``mode``, ``repair``: ``as_batch``'s); a label
     that is still no type of ``known`` (the test set's and training data's) is an error."""
     format = model.format or detect(raw)
+    decoding = dict(decoding or {})
     try:
         if format == "tags":
-            batch = as_batch(data.tokens, data.tags, map_tags(raw, mapping), "tags", "tags", documents=data.documents)
+            batch = as_batch(data.tokens, data.tags, map_tags(raw, mapping), "tags", "tags", documents=data.documents,
+                             **decoding)
         else:
             batch = as_batch(data.tokens, data.tags, raw, "tags", format, type_map=mapping or None,
-                             documents=data.documents)
+                             documents=data.documents, **decoding)
     except ValueError as error:
         raise _hint(_renamed(error, model, split, data.tokens), mapping) from None
     allowed = set(known)
@@ -226,11 +229,12 @@ def _hint(error: ValueError, mapping: LabelMap) -> ValueError:
 
 def run(models: Sequence[Model], splits: Mapping[str, Union[Split, Callable[[], Split]]], known: Sequence[str],
         label_map: Union[None, str, Mapping[str, Optional[str]]] = None, cache: Optional[str] = None,
-        progress: bool = False) -> List[Predicted]:
+        progress: bool = False, decoding: Optional[Mapping[str, str]] = None) -> List[Predicted]:
     """Every model on every split (in order): each model's ``Predicted`` batches.  A split may
     be a function giving it, called when the first model gets there (a set still being made).
     ``known``: the types of the test set and training data, which every mapped label must be;
-    ``label_map`` as ``labels.parse_label_map`` reads it (default ``auto``, chosen per model)."""
+    ``label_map`` as ``labels.parse_label_map`` reads it (default ``auto``, chosen per model);
+    ``decoding``: how the tags are decoded (``to_batch``)."""
     given = parse_label_map(label_map)
     splits = dict(splits)
     results = []
@@ -247,7 +251,8 @@ def run(models: Sequence[Model], splits: Mapping[str, Union[Split, Callable[[], 
         for name, predictions in raw.items():
             used += [label for label in types_of(predictions, model.format or detect(predictions)) if label not in used]
         record.label_map, record.mapping = choose(given, used, known)
-        record.batches = {name: to_batch(model, name, splits[name], predictions, record.mapping, known)
+        record.batches = {name: to_batch(model, name, splits[name], predictions, record.mapping, known,
+                                         decoding if name not in ("nrb", "wts") else None)
                           for name, predictions in raw.items()}
         record.splits = list(raw)
         results.append(record)

@@ -10,12 +10,13 @@ same verdicts as any system.  ``model_index`` writes the headline rows as the Hu
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from .._util import write_atomic
 from ..attacks import attack
 from ..core.corpus import Corpus, read_conll
+from ..core.schemes import check_decoding
 from ..core.stats import TrainStats
 from ..methods.nrb import TypeMap
 from ..models import Model, Predicted, Split, from_object, run as run_models
@@ -78,6 +79,7 @@ class Prepared:
     attacked: Optional[Dict[str, List[Tuple[str, Corpus]]]]
     predicted: List[Predicted]
     sets: "Sets"
+    decoding: Dict[str, str] = field(default_factory=dict)  # scheme, mode, repair of every batch (report.run's)
 
     def models(self) -> List[dict]:
         """Each model: name, kind, spec, identity and the label map its labels were read with."""
@@ -250,9 +252,10 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
             attack_seed: int = 0, fill_mask=None, pos=None, columns=None,
             label_map: Union[None, str, Mapping[str, Optional[str]]] = None, type_map: TypeMap = None,
             cache: Union[bool, str, None] = True, progress: bool = False, sets: Optional[Sets] = None,
-            **model_options) -> Prepared:
+            scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval", **model_options) -> Prepared:
     """Run every model on the test set, the attacked sets and NRB/WTS (``evaluate_model``'s
     arguments; ``sets``: those sets already made by ``sets_of``): the report's inputs."""
+    decoding = dict(zip(("scheme", "mode", "repair"), check_decoding(scheme, mode, repair)))
     stats = TrainStats.coerce(train, keep_text=True)  # the entity attacks read the training sentences
     models = models_of(model, names, **model_options)
     folder = default_folder() if cache is True else cache or None
@@ -271,7 +274,7 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
     test = sets.test
     known = sorted({label for label in stats.labels if label != "O"}
                    | {tag.partition("-")[2] for tags in test.tags for tag in tags if tag != "O"})
-    predicted = run_models(models, sets.splits(), known, label_map, folder, progress)
+    predicted = run_models(models, sets.splits(), known, label_map, folder, progress, decoding)
     scored = Corpus(test.tokens, test.tags, [p.batches["test"] for p in predicted], test.path, test.documents)
     nrb_sets = None
     if sets.benchmark is not None:
@@ -280,7 +283,7 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
     versions = {label: [(name, Corpus(corpus.tokens, corpus.tags, [p.batches[name]], None, corpus.documents))
                         for name, corpus in sets.made()] for label, p in zip(labels, predicted)} \
         if sets.made() else None
-    return Prepared(stats, scored, systems, nrb_sets, type_map, versions, predicted, sets)
+    return Prepared(stats, scored, systems, nrb_sets, type_map, versions, predicted, sets, decoding)
 
 
 def evaluate_model(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=None, wts=None,
@@ -289,7 +292,8 @@ def evaluate_model(model, test, train, *, names: Optional[Sequence[str]] = None,
                    label_map: Union[None, str, Mapping[str, Optional[str]]] = None, type_map: TypeMap = None,
                    cache: Union[bool, str, None] = True, progress: bool = False, bootstrap: int = 1000, seed: int = 0,
                    confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05,
-                   baseline: Optional[str] = None, train_is_reference: bool = False, **model_options) -> dict:
+                   baseline: Optional[str] = None, train_is_reference: bool = False, scheme: str = "auto",
+                   mode: str = "lenient", repair: str = "conlleval", beta: float = 1.0, **model_options) -> dict:
     """Every method for one or several models: the report of ``tough_ner.present.report.run``
     (its ``attack_curve`` and RockNER rows for every model), plus ``models`` (each model's
     name, kind, spec and label map).
@@ -308,19 +312,24 @@ def evaluate_model(model, test, train, *, names: Optional[Sequence[str]] = None,
     default: ``~/.cache/tough-ner/predictions``; None or False: no cache).  ``model_options``:
     ``tokenizer``, ``device``, ``batch_size``, ``aggregation`` (``first``, ``average``,
     ``max``).  The rest as for ``report.run``.  On a system that can fork, the attacked sets
-    are made by a child process while the models run on the test set.
+    are made by a child process while the models run on the test set.  ``scheme``, ``mode``,
+    ``repair``: how the test and attacked sets' tags and the models' tags are decoded (``Batch``;
+    the training statistics are built so, when ``train`` is not already statistics); ``beta``:
+    as ``report.run``.
     """
     prepared = prepare(model, test, train, names=names, nrb=nrb, wts=wts, attacked=attacked, attacks=attacks,
                        ratios=ratios, attack_seed=attack_seed, fill_mask=fill_mask, pos=pos, columns=columns,
-                       label_map=label_map, type_map=type_map, cache=cache, progress=progress, **model_options)
+                       label_map=label_map, type_map=type_map, cache=cache, progress=progress, scheme=scheme,
+                       mode=mode, repair=repair, **model_options)
     return report(prepared, bootstrap=bootstrap, seed=seed, confidence=confidence, unit=unit, alpha=alpha,
-                  baseline=baseline, train_is_reference=train_is_reference)
+                  baseline=baseline, train_is_reference=train_is_reference, beta=beta)
 
 
 def report(prepared: Prepared, **options) -> dict:
-    """``report.run`` on prepared models, with their description under ``models``."""
+    """``report.run`` on prepared models, with their description under ``models`` (decoded as
+    they were prepared unless ``options`` say otherwise, which ``report.run`` refuses)."""
     results = run(prepared.stats, prepared.test, prepared.systems, prepared.nrb_sets, prepared.type_map,
-                  prepared.attacked, **options)
+                  prepared.attacked, **{**prepared.decoding, **options})
     results["models"] = prepared.models()
     return results
 

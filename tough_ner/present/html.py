@@ -290,6 +290,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
                         [[term(x, x), results["systems"][systems[0]]["tmr"][f"n_{x}"]]
                          + [results["systems"][s]["tmr"][f"recall_{x}"] for s in systems] for x in tmr_subsets]))
     parts.append(per_type_section(results))
+    parts.append(averages_section(results))
 
     schemes = [s for s in systems if "schemes" in results["details"][s].get("match_scores", {})]
     if schemes:
@@ -728,6 +729,35 @@ def per_type_section(results: dict) -> str:
             f"{html.escape(results.get('families', {}).get('bucket F1 table', {}).get('description', 'Holm-adjusted'))}"
             ") are those of the bucket F1 table's type buckets. Precision and recall are given with their n "
             "(predicted and gold entities of the type).</p>" + _table(header, rows, best))
+
+
+def averages_section(results: dict) -> str:
+    """TMR's macro and weighted averages over types (``report.averages_table``): each system's
+    precision, recall and F1 (and F-beta) with its interval; none is tested."""
+    table = results.get("averages", {})
+    systems = [s for s in results["systems"] if table.get(s)]
+    if not systems:
+        return ""
+    measures = [m for m in ("precision", "recall", "f1", "f_beta") if f"macro_{m}" in table[systems[0]]]
+    words = {"precision": "precision", "recall": "recall", "f1": "F1",
+             "f_beta": f"F-beta (β {results.get('beta', 1):g})"}
+    confidence = results.get("statistics", {}).get("confidence", 0.95)
+    rows = []
+    for average in ("macro", "weighted"):
+        row = [term(f"{average} average", average)]
+        for s in systems:
+            for m in measures:
+                cell = table[s].get(f"{average}_{m}", {})
+                ci = cell.get("ci")
+                row.append(f"{format_value(_number(cell.get('value')))} "
+                           f"{format_interval([_number(v) for v in ci]) if ci else ''}".strip())
+        rows.append(row)
+    header = ["average"] + [term(f"{s} {words[m]} [{confidence:.0%} interval]", m) for s in systems for m in measures]
+    n = ", ".join(f"{s} {table[s][f'macro_{measures[0]}']['n']}" for s in systems)
+    return ("<h3 id='averages'>Averages over types</h3><p class='note'>TMR's spans (exact span and type): the macro "
+            "average is the mean over the types with a gold or a predicted mention, the weighted average weighs each "
+            "type by its gold mentions (as seqeval's classification_report); intervals from the report's resamples; "
+            f"not tested. n (gold mentions): {html.escape(n)}.</p>" + _table(header, rows))
 
 
 def attack_kind(name: str) -> Tuple[str, Optional[float]]:

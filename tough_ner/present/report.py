@@ -27,9 +27,10 @@ from .labels import bucket_label, totals
 from ..core.matching import report_scores
 from ..methods.nrb import TypeMap, nrb, sets_batch
 from ..methods.rockner import rockner
-from ..core.scoring import matched
+from ..core.schemes import DEFAULT_DECODING, check_decoding
+from ..core.scoring import check_beta, matched
 from ..core.stats import TrainStats
-from ..methods.tmr import mention_texts, tmr
+from ..methods.tmr import AVERAGED, mention_texts, tmr
 from ..core.uncertainty import (INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust, aggregate_runs,
                           analyse, check_options, pooled, wilcoxon_runs)
 
@@ -86,11 +87,30 @@ def hard_mentions(stats: TrainStats, batch: Batch, top: int = 10) -> List[dict]:
     return sorted(rows, key=lambda r: (-r["misses"], -r["n"], r["text"], r["type"]))[:top]
 
 
-def _batch(test: Corpus, predictions) -> Batch:
-    """A system's batch: its tags over the test set, or a batch ``tough_ner.as_batch`` built
-    from another format (which keeps its hallucinated mentions)."""
-    return predictions if isinstance(predictions, Batch) else Batch(test.tokens, test.tags, predictions,
-                                                                    test.documents)
+def _batch(test: Corpus, predictions, decoding: Optional[Mapping[str, str]] = None) -> Batch:
+    """A system's batch: its tags over the test set, decoded as ``decoding`` says (``scheme``,
+    ``mode``, ``repair``; the lenient rule by default), or a batch ``tough_ner.as_batch`` built
+    from another format (which keeps its hallucinated mentions), whose gold must be decoded so."""
+    wanted = check_decoding(**(decoding or {}))
+    if not isinstance(predictions, Batch):
+        return Batch(test.tokens, test.tags, predictions, test.documents, **dict(zip(DECODING_KEYS, wanted)))
+    given = predictions.side_decoding("gold")
+    if given != wanted:
+        raise ValueError(f"a system's batch decodes the gold tags with {describe_decoding(given)} but the report with "
+                         f"{describe_decoding(wanted)}: build it with the same scheme, mode and repair (as_batch(..., "
+                         "scheme=, mode=, repair=))")
+    return predictions
+
+
+DECODING_KEYS = ("scheme", "mode", "repair")
+
+
+def describe_decoding(decoding: Sequence[str]) -> str:
+    """``(scheme, mode, repair)`` in words (``scheme IOB2, strict mode``)."""
+    scheme, mode, repair = decoding
+    if scheme == "auto":
+        return "the lenient rule (any scheme, as conlleval)" + (f", repair {repair}" if repair != "conlleval" else "")
+    return f"scheme {scheme}, {mode} mode" + (f", repair {repair}" if mode == "lenient" else "")
 
 
 def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None,
@@ -99,7 +119,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         bootstrap: int = 1000, seed: int = 0, progress: Callable[[Steps], Steps] = lambda steps: steps,
         confidence: float = 0.95, unit: str = "sentence", alpha: float = 0.05,
         names: Optional[Sequence[str]] = None, train_is_reference: bool = False,
-        baseline: Optional[str] = None) -> dict:
+        baseline: Optional[str] = None, scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval",
+        beta: float = 1.0) -> dict:
     """Every method for every system.
 
     A system's predictions in ``test.predictions`` are tags or a ``Batch`` (``as_batch``).
@@ -118,7 +139,10 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     its verdicts are Holm-adjusted over it at ``alpha`` and stored with its rows, and every
     mark any view shows is read from them.  ``progress`` wraps the list of ``(label, step)``
     pairs (a progress bar).  ``train_is_reference``: the training data is not the systems' own
-    (seen/unseen are relative to it; said in ``warnings``).
+    (seen/unseen are relative to it; said in ``warnings``).  ``scheme``, ``mode``, ``repair``:
+    how the test set's and the attacked sets' tags are decoded (``Batch``; recorded in
+    ``decoding``; NRB/WTS keep the lenient rule: one target a sentence).  ``beta`` other than 1
+    adds TMR's span ``f_beta`` (and its macro and weighted averages) and an F-beta row.
     """
     if systems is not None and names is not None and list(systems) != list(names):
         raise ValueError("give the system names once: systems= or names=")
@@ -130,6 +154,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     labels = run_labels(given)  # one per prediction set
     runs = {name: [label for label, of in zip(labels, given) if of == name] for name in systems}
     check_options(max(bootstrap, 1), confidence, unit, alpha)
+    check_beta(beta)
+    decoding = dict(zip(DECODING_KEYS, check_decoding(scheme, mode, repair)))
     compared = pairs(systems, baseline)
     results: dict = {"describe": {"train": {**stats.describe(), "tokens": stats.n_tokens},
                                   "test": stats.describe_test(test.tokens, test.tags)},
@@ -137,7 +163,10 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                      "statistics": {"test": TEST_NAME, "interval": INTERVAL_NAME, "n_resamples": bootstrap,
                                     "confidence": confidence, "unit": unit, "alpha": alpha, "seed": seed,
                                     "adjustment": "Holm, over each family of tests (families)", "small": SMALL,
-                                    "baseline": baseline, "pairs": [list(pair) for pair in compared]}}
+                                    "baseline": baseline, "pairs": [list(pair) for pair in compared]},
+                     "decoding": decoding}
+    if beta != 1:
+        results["beta"] = beta
     scores: Dict[str, dict] = {label: {} for label in labels}
     details: Dict[str, dict] = {label: {} for label in labels}
     counts: Dict[str, Dict[str, Counts]] = {}
@@ -149,15 +178,16 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             details[label][method] = tables
         if scored is not None:
             counts.setdefault(method, {})[label] = COUNTS[method](stats, scored, **(
-                {"type_map": type_map} if method == "nrb" else {}))
+                {"type_map": type_map} if method == "nrb" else {"beta": beta} if method == "tmr" else {}))
 
     batches: Dict[str, Batch] = {}
 
     def score_system(label: str, predictions) -> Callable[[], None]:
         def step():
-            batch = batches[label] = _batch(test, predictions)
+            batch = batches[label] = _batch(test, predictions, decoding)
             for method, score in METHODS.items():
-                record(label, method, score(stats, batch, detailed=True, **OPTIONS.get(method, {})), batch)
+                options = {**OPTIONS.get(method, {}), **({"beta": beta} if method == "tmr" and beta != 1 else {})}
+                record(label, method, score(stats, batch, detailed=True, **options), batch)
             record(label, "match_scores", report_scores(stats, batch, detailed=True))  # no intervals: no counts
             details[label]["hard_mentions"] = hard_mentions(stats, batch)
         return step
@@ -173,8 +203,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
 
     def score_attacks(label: str, versions) -> Callable[[], None]:
         def step():
-            original = _batch(test, test.predictions[labels.index(label)])
-            scored = [(name, original, _batch(corpus, corpus.predictions[0])) for name, corpus in versions]
+            original = _batch(test, test.predictions[labels.index(label)], decoding)
+            scored = [(name, original, _batch(corpus, corpus.predictions[0], decoding)) for name, corpus in versions]
             curve = [(name, rockner(original, attacked_batch, True)) for name, original, attacked_batch in scored]
             record(label, "rockner", curve[-1][1], scored[-1][1:])
             curves[label] = [{"set": name, **{k: r[k] for k in ("f1_attacked", "f1_drop", "f1_drop_relative")}}
@@ -264,6 +294,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     if results["statistics"].get("too_few_units"):
         results["warnings"].append(f"fewer than {MIN_UNITS} resampling units ({unit}s): too few units for an "
                                    "interval (each is shown as such)")
+    results["averages"] = averages_table(results, analyses.get("tmr", {}), systems)
     contrast = analyses.get("tmr", {}).get("recall_seen_minus_unseen")
     if contrast:
         results["contrasts"] = {name: {"recall_seen_minus_unseen": {
@@ -282,6 +313,19 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
     results["findings"] = findings(results)
     return results
+
+
+def averages_table(results: Mapping, analysis: Mapping[str, dict], systems: Sequence[str]) -> Dict[str, dict]:
+    """Per system, TMR's macro and weighted precision, recall and F1 over types (and F-beta):
+    value (a system with runs: the mean over runs), interval (of the counts pooled over runs;
+    none without resamples) and n (gold mentions)."""
+    table: Dict[str, dict] = {}
+    for name in systems:
+        scores = results["systems"][name].get("tmr", {})
+        table[name] = {key: {"value": scores[key], "ci": analysis[key]["ci"].get(name) if key in analysis else None,
+                             "n": scores.get("n_mentions")}
+                       for key in AVERAGED + ("macro_f_beta", "weighted_f_beta") if key in scores}
+    return table
 
 
 def run_labels(names: Sequence[str]) -> List[str]:
@@ -365,7 +409,9 @@ def summary(results: dict, analyses: Mapping[str, Mapping[str, dict]], alpha: fl
     the system with the best F1."""
     systems = results["systems"]
     order = list(systems)
-    specs = SUMMARY_ROWS + [row for row in NRB_ROWS if "nrb" in analyses or _any(systems, "nrb")] \
+    f_beta = [(f"F-beta (beta {results['beta']:g})", "tmr", "f_beta")] if "beta" in results else []
+    specs = SUMMARY_ROWS[:3] + f_beta + SUMMARY_ROWS[3:] \
+        + [row for row in NRB_ROWS if "nrb" in analyses or _any(systems, "nrb")] \
         + [row for row in ATTACK_ROWS if "rockner" in analyses or _any(systems, "rockner")]
     runs = results.get("runs", {})
     rows = [_row(label, method, key, systems, analyses, order, runs) for label, method, key in specs]
@@ -474,7 +520,7 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
     lines = ["Training mentions: {mentions} ({ambiguous_mentions} ambiguous), {unique_mentions} unique "
              "({ambiguous_unique_mentions} ambiguous)".format(**train),
              "Test mentions: {mentions} ({unseen_mentions} unseen), {unique_mentions} unique "
-             "({unseen_unique_mentions} unseen)".format(**test), ""]
+             "({unseen_unique_mentions} unseen)".format(**test), decoding_line(results), ""]
     lines[:0] = [f"warning: {warning}" for warning in results.get("warnings", [])]
     if results.get("findings"):
         lines.append("Findings (most important first; a difference is stated only when its test is significant):")
@@ -531,6 +577,13 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
         lines += [f"  {point['set']:<14} {format_value(point['f1_attacked'])}  ({format_value(point['f1_drop'])}, "
                   f"{format_value(point['f1_drop_relative'])})" for point in curve]
     return "\n".join(lines if wide else fit(lines, width))
+
+
+def decoding_line(results: Mapping) -> str:
+    """How the tags were decoded, and F-beta's beta when it is not 1: the report's header line."""
+    decoding = results.get("decoding", dict(zip(DECODING_KEYS, DEFAULT_DECODING)))
+    beta = f"; F-beta with beta = {results['beta']:g}" if "beta" in results else ""
+    return f"Tags decoded by {describe_decoding([decoding[key] for key in DECODING_KEYS])}{beta}"
 
 
 def side_by_side(rows: Sequence[dict], labels: Sequence[str], order: Sequence[str],

@@ -34,6 +34,8 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..core.corpus import Corpus, read_conll
 from ..core.formats import system_predictions
+from ..core.schemes import check_decoding
+from ..core.scoring import check_beta
 from ..core.stats import TrainStats
 from ..core.uncertainty import SMALL, adjust
 from ..methods.buckets import ATTRIBUTES, model_wise, self_diagnosis
@@ -47,7 +49,9 @@ POOLED_TEST = ("fixed-effect (inverse-variance) mean of the datasets' paired dif
                "each dataset's bootstrap interval; two-sided z-test")
 SPEARMAN_TEST = "exact permutation test of Spearman's rank correlation with the bucket order (two-sided)"
 OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None,
-           "cache": True, "attack_seed": 0, "methods": None}
+           "cache": True, "attack_seed": 0, "methods": None, "scheme": "auto", "mode": "lenient",
+           "repair": "conlleval", "beta": 1.0}
+DECODING = ("scheme", "mode", "repair")  # how every dataset's tags are decoded (report.run's options)
 # The methods whose tables a study shows (option ``methods``; default all).  Each dataset's report
 # always holds every method the files allow: a study reads reports, it does not make smaller ones.
 METHODS = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
@@ -158,6 +162,11 @@ def spec_of(data: Mapping, folder: str = ".", where: str = "the study") -> Spec:
         if isinstance(methods, str) or not methods or sorted(set(methods) - set(METHODS)):
             raise ValueError(f"{where}: methods must list some of {', '.join(METHODS)}, got {methods!r}")
         options["methods"] = [m for m in METHODS if m in methods]
+    try:
+        check_decoding(*(options.get(key, OPTIONS[key]) for key in DECODING))
+        check_beta(options.get("beta", OPTIONS["beta"]))
+    except ValueError as error:
+        raise ValueError(f"{where}: options: {error}") from None
     return Spec(datasets, systems, options, folder)
 
 
@@ -166,15 +175,16 @@ def _path(folder: str, value):
     return os.path.join(folder, value) if isinstance(value, (str, os.PathLike)) else value
 
 
-def _predictions(test: Corpus, value, folder: str = "."):
+def _predictions(test: Corpus, value, folder: str = ".", decoding: Optional[Mapping[str, str]] = None):
     """One prediction set for ``test``: tags, a ``Batch``, or a file (``formats.system_predictions``:
     a CoNLL file whose tokens and gold must be the test set's, or JSON Lines, ``{"path": ...,
-    "format": ...}`` for a format other than tags)."""
+    "format": ...}`` for a format other than tags, decoded as ``decoding`` says)."""
+    decoding = dict(decoding or {})
     if isinstance(value, Mapping):
-        return system_predictions(test, _path(folder, value["path"]), value.get("format", "tags"))
+        return system_predictions(test, _path(folder, value["path"]), value.get("format", "tags"), **decoding)
     if not isinstance(value, (str, os.PathLike)):
         return value
-    return system_predictions(test, _path(folder, value))
+    return system_predictions(test, _path(folder, value), **decoding)
 
 
 def _test(dataset: Dataset, folder: str) -> Corpus:
@@ -207,6 +217,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
     of the dataset is a model, it also runs on the NRB/WTS sets and on the attacked sets the
     dataset names or makes (``attacks``, ``ratios``)."""
     dataset, folder, options = spec.datasets[index], spec.folder, {**OPTIONS, **spec.options}
+    decoding = {key: options[key] for key in DECODING}
     stats, test = _stats(dataset, folder), _test(dataset, folder)
     runs = [(system, value) for system, by_dataset in spec.systems.items()
             for value in by_dataset.get(dataset.name, ())]
@@ -226,7 +237,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
                              "the dataset to be a model (files hold their own prediction columns)")
         predicted = iter(_prepare(dataset, folder, options, stats, test, runs, with_sets=False).test.predictions
                          if models else ())
-        test.predictions.extend(next(predicted) if _is_model(value) else _predictions(test, value, folder)
+        test.predictions.extend(next(predicted) if _is_model(value) else _predictions(test, value, folder, decoding)
                                 for _, value in runs)
         if dataset.nrb:
             nrb_sets = tuple(read_conll(_path(folder, p), n_predictions=len(names)) for p in (dataset.nrb, dataset.wts))
@@ -237,20 +248,21 @@ def run_dataset(spec: Spec, index: int) -> dict:
                         for i, label in enumerate(run_labels(names))}
     results = run_report(stats, test, names=names, nrb_sets=nrb_sets, type_map=dataset.type_map, attacked=attacked,
                          bootstrap=options["resamples"], seed=options["seed"], confidence=options["confidence"],
-                         unit=options["unit"], alpha=options["alpha"], baseline=options["baseline"])
+                         unit=options["unit"], alpha=options["alpha"], baseline=options["baseline"], **decoding,
+                         beta=options["beta"])
     from .report import _batch
 
     domains = {}
     for other in spec.datasets if _shown(options, "hardeval") else ():  # each run's TERs, then the runs' mean
         other_stats = stats if other.name == dataset.name else _stats(other, folder)
-        scored = [hardeval(other_stats, _batch(test, predictions)) for predictions in test.predictions]
+        scored = [hardeval(other_stats, _batch(test, predictions, decoding)) for predictions in test.predictions]
         domains[other.name] = {system: {key: _mean([s[key] for s, n in zip(scored, names) if n == system])
                                         for key in HARDEVAL_KEYS + ("n_unseen", "n_diff")}
                                for system in dict.fromkeys(names)}
     from .errors import error_rows
 
     errors = [row for label, predictions in zip(run_labels(names), test.predictions)
-              for row in error_rows(stats, _batch(test, predictions), label)]
+              for row in error_rows(stats, _batch(test, predictions, decoding), label)]
     return {"results": results, "hardeval_domains": domains, "names": names, "errors": errors}
 
 
@@ -272,7 +284,7 @@ def _prepare(dataset: Dataset, folder: str, options: Mapping, stats: TrainStats,
     return prepare([_path(folder, v["model"]) if os.path.exists(_path(folder, v["model"])) else v["model"]
                     for _, v in models], test, stats, names=[system for system, _ in models],
                    label_map=maps.pop(), type_map=dataset.type_map, cache=_path(folder, cache) if isinstance(
-                       cache, str) else cache, **({"attacks": ()} | sets))
+                       cache, str) else cache, **({"attacks": ()} | sets), **{key: options[key] for key in DECODING})
 
 
 def _mean(values: Sequence[float]) -> float:
