@@ -318,7 +318,8 @@ _EVALUATED = 1 << 20  # values of one formula computed at once (8 MB a temporary
 
 # The averages over groups (types) a key may be: its formula's kind is its name (with F-beta's
 # beta: ``macro_f_beta:2.0``).
-AVERAGES = tuple(f"{average}_{measure}" for average in ("macro", "weighted") for measure in ("precision", "recall", "f1"))
+AVERAGES = tuple(f"{average}_{measure}" for average in ("macro", "weighted")
+                 for measure in ("precision", "recall", "f1"))
 
 
 def f_beta_kind(beta: float) -> str:
@@ -908,7 +909,8 @@ def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at
             dc, dg, dp = (delta[:, columns[x]] for x in operands)
             u = 2 * dc / (g + p) - 2 * c * (dg + dp) / (g + p) ** 2 if g + p > 0 else np.zeros(len(delta))
         elif kind.startswith("f_beta:"):
-            u = _f_beta_gradient(_beta(kind), [at[columns[x]] for x in operands], [delta[:, columns[x]] for x in operands])
+            u = _f_beta_gradient(_beta(kind), [at[columns[x]] for x in operands],
+                                 [delta[:, columns[x]] for x in operands])
         elif _is_average(kind):
             u = _average_gradient(kind, [at[[columns[x] for x in operands[i::4]]] for i in range(4)],
                                   [delta[:, [columns[x] for x in operands[i::4]]] for i in range(4)])
