@@ -19,6 +19,7 @@ finds (its start, inside and end patterns per scheme).
 """
 from __future__ import annotations
 
+from functools import cached_property
 from typing import List, Sequence, Tuple
 
 import numpy as np
@@ -223,7 +224,10 @@ class _Transitions:
         self.prefix, self.label = prefix, label  # codes up to 49 fit the prefixes' int8
         self.first = np.zeros(len(prefix) + 1, dtype=bool)  # a sentence begins here (or the tokens end)
         self.first[starts] = True
-        self.entities = np.flatnonzero(prefix > 0)
+
+    @cached_property
+    def entities(self) -> np.ndarray:
+        return np.flatnonzero(self.prefix > 0)
 
     def into(self, positions: np.ndarray) -> np.ndarray:
         before = positions - 1
@@ -267,14 +271,10 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
     scheme, mode, repair = check_decoding(scheme, mode, repair)
     n = len(prefix)
     moves = _Transitions(prefix, label, starts) if scheme != "auto" else None
-    if moves is not None:  # O is in every scheme: only the entity tags are checked
-        entity_prefixes = prefix[moves.entities]
-        bad = [np.argmax(entity_prefixes == code) for letter, code in PREFIX_CODES.items()
-               if letter not in SCHEME_PREFIXES[scheme] and (entity_prefixes == code).any()]
-        if bad:
-            i = int(moves.entities[min(bad)])
-            s = int(np.searchsorted(starts, i, side="right")) - 1
-            check_prefix(_LETTERS[prefix[i]], scheme, first_sentence + s, i - int(starts[s]))
+    if moves is not None and _has_prefix_outside(prefix, scheme):
+        i = int(np.argmax(~np.isin(prefix, [PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]])))
+        s = int(np.searchsorted(starts, i, side="right")) - 1
+        check_prefix(_LETTERS[prefix[i]], scheme, first_sentence + s, i - int(starts[s]))
     if mode == "strict":
         return _strict(moves, *STRICT[scheme])
     previous_open = np.zeros(n, dtype=bool)
@@ -288,13 +288,28 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
         # A span goes when its first tag cannot begin one there (nor after an O), or its last
         # tag leaves it open where nothing may follow it (nor an O): the blame of each invalid
         # transition falls on the tag that cannot stand where it is.
+        # Only a tag that cannot begin a span after an O (or end one before an O) may be to
+        # blame: the transitions of those few alone are looked at.
         moves, valid = moves or _Transitions(prefix, label, starts), VALID[scheme]
-        opens_badly = ~valid[moves.into(span_starts)] & ~valid[_code(0, moves.prefix[span_starts], 0)]
+        letters = np.arange(5)
+        cannot_open, cannot_close = ~valid[_code(0, letters, 0)], ~valid[_code(letters, 0, 0)]
         last = span_ends - 1
-        closes_badly = ~moves.after(valid, last) & ~valid[_code(moves.prefix[last], 0, 0)]
-        keep = ~(opens_badly | closes_badly)
+        keep = np.ones(len(span_starts), dtype=bool)
+        opening = np.flatnonzero(cannot_open[prefix[span_starts]])
+        keep[opening[~valid[moves.into(span_starts[opening])]]] = False
+        closing = np.flatnonzero(cannot_close[prefix[last]])
+        keep[closing[~moves.after(valid, last[closing])]] = False
         span_starts, span_ends = span_starts[keep], span_ends[keep]
     return span_starts, span_ends
+
+
+def _has_prefix_outside(prefix: np.ndarray, scheme: str) -> bool:
+    """Whether some prefix code is not one ``scheme`` uses: codes above the scheme's highest by
+    one pass (IOB schemes use O, B, I: the three lowest), any other by a comparison each."""
+    allowed = [PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]]
+    if len(prefix) and prefix.max() > max(allowed):
+        return True
+    return any((prefix == code).any() for code in range(max(allowed)) if code not in allowed)
 
 
 def _strict(moves: _Transitions, start: np.ndarray, inside: np.ndarray, end: np.ndarray):
