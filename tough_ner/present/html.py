@@ -12,7 +12,7 @@ from . import glossary
 from ..methods.buckets import ATTRIBUTES, interval_text
 from .formatting import format_interval, format_p, format_value, row_label
 from .labels import UNITS, bucket_label, empty_bucket, totals
-from .report import (format_sizes, format_cell, format_test, headline_family, last_attacked_set,
+from .report import (decoding_line, format_sizes, format_cell, format_test, headline_family, last_attacked_set,
                      significant_buckets)
 from ..core.uncertainty import SMALL
 
@@ -214,7 +214,8 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
     run = f"; run <code id='run-id'>{html.escape(report['run_id'])}</code>" if report.get("run_id") else ""
     parts = [f"<h1>tough-ner report</h1><p class='note'>tough-ner {html.escape(report['tough_ner_version'])}{run}; "
              f"test set {html.escape(str(report['inputs'].get('test', {}).get('path', '')))}; systems: "
-             f"{html.escape(', '.join(systems))}. Terms are explained in the <a href='#glossary'>glossary</a>.</p>"]
+             f"{html.escape(', '.join(systems))}. Terms are explained in the <a href='#glossary'>glossary</a>.</p>",
+             f"<p class='note' id='decoding'>{html.escape(decoding_line(results))}.</p>"]
     for warning in results.get("warnings", []):
         parts.append(f"<p class='warning'>⚠ {html.escape(warning)}</p>")
     if plt is None:
