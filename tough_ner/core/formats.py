@@ -12,7 +12,9 @@ Per sentence, each side (gold or predicted) may be given as
 Each side's format is detected from its first non-empty sentence, or named.
 
 Rules (the metric cards repeat them):
-  * Entities are flat: nested or overlapping spans on one side are an error naming the sentence.
+  * Entities are flat: nested or overlapping spans on one side are an error naming the sentence,
+    unless ``allow_overlap=True`` keeps those of the sides given as spans, character spans or
+    spaCy docs (``Batch.overlapping``; the methods defined on flat tags refuse them).
   * Character spans are aligned to the tokens (found left to right in the text, separated by
     whitespace only).  A span that does not start and end on token boundaries is expanded to
     the tokens it touches (``misaligned="snap"``, counted in ``n_snapped``) or refused
