@@ -225,10 +225,16 @@ def test_metrics_decode_as_declared_and_report_invalid_transitions():
     stats = TrainStats.from_lists(tokens, gold)
     lenient = Tmr(train=stats).compute(predictions=pred, references=gold, tokens=tokens)
     assert (lenient["n_invalid_transitions_gold"], lenient["n_invalid_transitions_pred"]) == (3, 2)  # read as IOB2
-    iob1 = Tmr(train=stats, scheme="IOB1").compute(predictions=pred, references=gold, tokens=tokens)
+    # training data is decoded as the test data (statistics decoded otherwise are refused)
+    iob1 = Tmr(train=TrainStats.from_lists(tokens, gold, scheme="IOB1"), scheme="IOB1").compute(
+        predictions=pred, references=gold, tokens=tokens)
     assert (iob1["n_invalid_transitions_gold"], iob1["n_invalid_transitions_pred"]) == (0, 1)  # O -> B-MISC
     assert iob1["recall"] == lenient["recall"] == 2 / 3  # the lenient rule reads IOB1 as declared
-    strict = Tmr(train=stats).compute(predictions=pred, references=gold, tokens=tokens, scheme="IOB2", mode="strict")
+    with pytest.raises(ValueError, match="decoded with scheme=IOB1, mode=lenient, repair=conlleval but the training "
+                                         "statistics with scheme=auto"):
+        Tmr(train=stats, scheme="IOB1").compute(predictions=pred, references=gold, tokens=tokens)
+    strict = Tmr(train=TrainStats.from_lists(tokens, gold, scheme="IOB2", mode="strict")).compute(
+        predictions=pred, references=gold, tokens=tokens, scheme="IOB2", mode="strict")
     assert strict["recall"] != strict["recall"] or strict["n_invalid_transitions_gold"] == 3  # no gold span: NaN
     assert math.isnan(strict["recall"])
 

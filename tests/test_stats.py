@@ -801,3 +801,86 @@ def test_statistics_whose_mentions_have_a_type_outside_the_labels_are_refused():
     with pytest.raises(ValueError, match=r"mentions typed \['GPE'\] but the labels are \['O', 'LOC', 'PER'\]"):
         TrainStats(built.vocab, built.labels, built.label_counts, {**built.mentions, ("Bo", "GPE"): 1},
                    built.token_ids, built.sentence_starts)
+
+
+# ---- decoding as declared (#37) ---------------------------------------------------------------
+IOB1_SENTENCES = ([["Ann", "Lee", "met", "Bo"]], [["I-PER", "I-PER", "O", "B-PER"]])
+
+
+def test_every_build_decodes_training_tags_as_declared_and_records_it(tmp_path):
+    """I-PER I-PER opens no span under IOB2's strict mode (nor with its discard repair),
+    one under the lenient default; each build takes the options and the file keeps them."""
+    default = TrainStats.from_lists(*IOB1_SENTENCES)
+    assert default.decoding == ("auto", "lenient", "conlleval") and default.mentions == {
+        ("Ann Lee", "PER"): 1, ("Bo", "PER"): 1}
+    strict = {"scheme": "iob2", "mode": "strict"}  # any case; recorded in the canonical name
+    path = write(tmp_path / "train.conll", "Ann I-PER\nLee I-PER\nmet O\nBo B-PER\n")
+    built = [TrainStats.from_lists(*IOB1_SENTENCES, **strict), TrainStats.from_conll(path, **strict),
+             TrainStats.from_conll(path, keep_text=True, **strict), TrainStats.coerce(str(path), **strict),
+             TrainStats.from_dataset(datasets.Dataset.from_dict({"tokens": IOB1_SENTENCES[0],
+                                                                 "ner_tags": IOB1_SENTENCES[1]}), **strict)]
+    for stats in built:
+        assert stats.decoding == ("IOB2", "strict", "conlleval") and stats.mentions == {("Bo", "PER"): 1}
+        assert stats != default.without_text() or stats.mentions != default.mentions
+    discard = TrainStats.from_lists(*IOB1_SENTENCES, scheme="IOB2", repair="discard")
+    assert discard.mentions == {("Bo", "PER"): 1} and discard.decoding == ("IOB2", "lenient", "discard")
+    assert TrainStats.from_lists(*IOB1_SENTENCES, scheme="IOB1").mentions == default.mentions
+    for stats, shareable in ((built[2], False), (built[0], True)):
+        stats.save(tmp_path / "s.npz", shareable=shareable)
+        loaded = TrainStats.load(tmp_path / "s.npz")
+        assert loaded.decoding == stats.decoding and loaded == stats
+        assert loaded.lowercased().decoding == loaded.without_text().decoding == stats.decoding
+    # the default is left out of the file, so files written before the option read as the default
+    meta = json.loads(np.load(io.BytesIO(default.to_bytes()))["meta.json"].tobytes())
+    assert "decoding" not in meta and TrainStats.from_bytes(default.to_bytes()).decoding == default.decoding
+
+
+def test_a_recorded_decoding_is_checked_and_merges_need_one_decoding():
+    stats = TrainStats.from_lists(*IOB1_SENTENCES, scheme="BILOU")
+    assert stats.decoding == ("BIOES", "lenient", "conlleval")
+    merged = stats.merge(TrainStats.from_lists(*IOB1_SENTENCES, scheme="BIOES"))
+    assert merged.decoding == stats.decoding and merged.n_sentences == 2
+    with pytest.raises(ValueError, match=r"cannot merge statistics decoded as scheme=BIOES, mode=lenient, "
+                                         r"repair=conlleval with statistics decoded as scheme=auto"):
+        stats.merge(TrainStats.from_lists(*IOB1_SENTENCES))
+    blob = stats.to_bytes()
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        meta = json.loads(np.load(io.BytesIO(archive.read("meta.json.npy"))).tobytes())
+    for bad, shown in (({"scheme": "IOB9", "mode": "lenient", "repair": "conlleval"}, "its decoding: scheme='IOB9'"),
+                       ("IOB2", "its decoding is not"), ({"scheme": "IOB2"}, "its decoding is not")):
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+            arrays = {name[:-4]: np.load(io.BytesIO(archive.read(name))) for name in archive.namelist()}
+        arrays["meta.json"] = np.frombuffer(json.dumps({**meta, "decoding": bad}).encode(), dtype=np.uint8)
+        np.savez(buffer, **arrays)
+        with pytest.raises(ValueError, match=re.escape(shown)):
+            TrainStats.from_bytes(buffer.getvalue())
+
+
+def test_a_prefix_outside_the_declared_scheme_is_named_by_its_sentence(tmp_path):
+    path = write(tmp_path / "t.conll", "a O\n\nb O\n\nc S-PER\n")
+    with pytest.raises(ValueError, match=r"sentence 2, position 0: prefix S- \(or U-\) is not in scheme IOB2"):
+        TrainStats.from_conll(path, scheme="IOB2", piece_bytes=4)  # the sentence counted across pieces
+
+
+@pytest.mark.parametrize("method", ["hardeval", "tmr", "bucket_f1"])
+def test_a_method_refuses_a_test_batch_decoded_otherwise_than_its_statistics(method):
+    import tough_ner
+    from tough_ner import Batch
+
+    run = getattr(tough_ner, method)
+    tokens, tags = IOB1_SENTENCES
+    stats = TrainStats.from_lists(tokens, tags, scheme="IOB1")
+    run(stats, Batch(tokens, tags, tags, scheme="IOB1"))  # the same decoding: accepted
+    with pytest.raises(ValueError, match=r"the test data is decoded with scheme=IOB2, mode=strict but the training "
+                                         r"statistics with scheme=IOB1, mode=lenient, repair=conlleval"):
+        run(stats, Batch(tokens, tags, tags, scheme="IOB2", mode="strict"))
+
+
+def test_the_stats_command_records_the_decoding(tmp_path):
+    from tough_ner.cli import main
+
+    train = write(tmp_path / "t.conll", "Ann I-PER\nLee I-PER\nmet O\nBo B-PER\n")
+    main(["stats", "--train", str(train), "--out", str(tmp_path / "s.npz"), "--scheme", "IOB2", "--repair", "discard"])
+    stats = TrainStats.load(tmp_path / "s.npz")
+    assert stats.decoding == ("IOB2", "lenient", "discard") and stats.mentions == {("Bo", "PER"): 1}

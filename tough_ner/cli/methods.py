@@ -13,7 +13,7 @@ from ._common import (_add_pred_format, _columns_flag, _decoding, _decoding_flag
 def cmd_hardeval(args) -> None:
     from ..methods.hardeval import hardeval
 
-    stats = TrainStats.coerce(args.train)
+    stats = TrainStats.coerce(args.train, **_decoding(args))
     options = {"strict": args.strict, "error": args.error}
     paths = (args.pred or [args.test])[:1]
     (test,), others = _runs(args, paths, [args.versus] if args.versus else [])
@@ -28,7 +28,7 @@ def cmd_tmr(args) -> None:
     from ..methods.tmr import counts, tmr
     from ..core.uncertainty import aggregate_runs, compare_runs
 
-    stats = TrainStats.coerce(args.train)
+    stats = TrainStats.coerce(args.train, **_decoding(args))
     paths = args.pred or args.test
     runs, others = _runs(args, paths, args.versus)
     if len(runs) == 1 and len(others) == 1:  # one run each: the paired test on sentences
@@ -64,7 +64,7 @@ def cmd_tmr(args) -> None:
 def cmd_buckets(args) -> None:
     from ..methods.buckets import ATTRIBUTES, attribute_wise, bucket_f1, counts
 
-    stats = TrainStats.coerce(args.train)
+    stats = TrainStats.coerce(args.train, **_decoding(args))
     runs, _ = _runs(args, args.pred or args.test)
     names = _names(args.pred or args.test)
     options = {"n_buckets": args.n_buckets, "lowercase": args.lowercase, "match": args.match}

@@ -8,7 +8,7 @@ import os
 
 def cmd_stats(args) -> None:
     from ..core.stats import TrainStats
-    from ._common import refuse_overwriting
+    from ._common import _decoding, refuse_overwriting
 
     if args.dask:
         stats = _distributed(args)
@@ -18,7 +18,7 @@ def cmd_stats(args) -> None:
         if args.merge:  # shards built anywhere, folded in the order given (loaded one at a time)
             stats = TrainStats.merge_all(TrainStats.load(path) for path in args.merge)
         else:
-            stats = TrainStats.coerce(args.train, keep_text=args.keep_text)
+            stats = TrainStats.coerce(args.train, keep_text=args.keep_text, **_decoding(args))
     stats.save(args.out, shareable=args.shareable)
     print(f"{stats!r} -> {args.out}{' (shareable: without the training text)' if args.shareable else ''}")
 
@@ -29,7 +29,7 @@ def _distributed(args):
     import glob
 
     from ..core.stats import build_distributed
-    from ._common import refuse_overwriting
+    from ._common import _decoding, refuse_overwriting
 
     if not args.train:
         raise SystemExit("tough-ner stats: --dask builds the shards of --train PATTERN (not --merge)")
@@ -42,7 +42,7 @@ def _distributed(args):
     except ImportError:
         raise SystemExit("tough-ner stats --dask needs the dask extra: pip install 'tough-ner[dask]'") from None
     with Client(args.dask) as client:
-        return build_distributed(shards, client, keep_text=args.keep_text)
+        return build_distributed(shards, client, keep_text=args.keep_text, **_decoding(args))
 
 
 def cmd_register(args) -> None:
@@ -76,6 +76,8 @@ def cmd_explain(args) -> None:
 
 
 def _stats_arguments(p) -> None:
+    from ._common import _decoding_flags
+
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--train", help="training CoNLL file (or stats file) to build from")
     source.add_argument("--merge", nargs="+", metavar="STATS",
@@ -89,6 +91,7 @@ def _stats_arguments(p) -> None:
     p.add_argument("--dask", metavar="SCHEDULER",
                    help="build the shards named by --train PATTERN (quoted; consecutive pieces of one corpus, in "
                         "name order) on the Dask cluster at SCHEDULER (address, e.g. tcp://host:8786)")
+    _decoding_flags(p)  # recorded in the file; --merge keeps the files' own
     p.set_defaults(run=cmd_stats)
 
 

@@ -99,8 +99,22 @@ def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
                       stacklevel=3)
 
 
+def check_decoding_matches(stats, batch: Batch) -> None:
+    """A ``ValueError`` when the test batch's gold tags are decoded otherwise than the
+    training statistics' (a mention would not mean the same thing on both sides)."""
+    from .stats import describe_decoding
+
+    tested = batch.side_decoding("gold")
+    if stats.decoding != tested:
+        raise ValueError(f"the test data is decoded with {describe_decoding(tested)} but the training statistics with "
+                         f"{describe_decoding(stats.decoding)}: build the statistics with the same options "
+                         "(TrainStats.from_conll(..., scheme=..., mode=..., repair=...); tough-ner stats --scheme "
+                         "--mode --repair)")
+
+
 def check_inputs(stats, batch: Batch, lowercase: bool = False) -> None:
-    """Both checks of a training-based method."""
+    """The checks of a training-based method."""
+    check_decoding_matches(stats, batch)
     check_types(batch, stats.labels)
     check_casing(stats, batch, lowercase)
 

@@ -33,7 +33,7 @@ from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import span_positions
 from .corpus import (STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, read_pieces,
                      factorize, scan, source_name, tag_names)
-from .schemes import PREFIX_CODES, check_sentence, decode, decode_flat, parse_label
+from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 1
@@ -61,13 +61,17 @@ class TrainStats:
         shareable: True when the two above are absent (built without ``keep_text``, or a
             shareable file: module docstring); reading them then raises a ``ValueError``
             naming what needed them and the option.
+        decoding: ``(scheme, mode, repair)`` the training tags were decoded with
+            (``schemes.check_decoding``; the lenient rule by default).  A method refuses a test
+            batch decoded otherwise (``checks.check_inputs``).
     """
 
     def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
                  mentions: Union[Dict[Tuple[str, str], int], "MentionSpans"], token_ids: Optional[np.ndarray] = None,
                  sentence_starts: Optional[np.ndarray] = None, *, n_sentences: Optional[int] = None,
                  mention_occurrences: Optional[Dict[str, int]] = None,
-                 lower_occurrences: Optional[Dict[str, int]] = None):
+                 lower_occurrences: Optional[Dict[str, int]] = None,
+                 decoding: Tuple[str, str, str] = DEFAULT_DECODING):
         """Full statistics take ``token_ids`` and ``sentence_starts``; shareable ones (no
         running text) take instead ``n_sentences`` and the occurrence tables of the training
         mention texts, as written and lowercased (``{text: occurrences}``).
@@ -104,6 +108,7 @@ class TrainStats:
         if self._n_tokens == 0:  # every method would divide by nothing later, far from the cause
             raise ValueError("training data holds no sentence (no token): check the training file or dataset")
         self.label_index = {label: i for i, label in enumerate(labels)}
+        self.decoding = check_decoding(*decoding)
 
     @cached_property
     def token_index(self) -> Dict[str, int]:
@@ -121,29 +126,32 @@ class TrainStats:
     # ---- building -------------------------------------------------------------------
     @classmethod
     def from_lists(cls, tokens: Sequence[Sequence[str]], tags: Sequence[Sequence[str]],
-                   first: int = 0, keep_text: bool = True) -> "TrainStats":
-        """Stats of sentences given as token lists and tag lists (any scheme); errors number
-        the sentences from ``first`` (a shard's place in the whole data).  The caller holds
-        the text in memory already, so the statistics keep it by default (``keep_text``:
-        ``from_conll``)."""
-        builder = _Builder(keep_text)
+                   first: int = 0, keep_text: bool = True, *, scheme: str = "auto", mode: str = "lenient",
+                   repair: str = "conlleval") -> "TrainStats":
+        """Stats of sentences given as token lists and tag lists; errors number the sentences
+        from ``first`` (a shard's place in the whole data).  The caller holds the text in
+        memory already, so the statistics keep it by default (``keep_text``: ``from_conll``).
+        ``scheme``, ``mode``, ``repair``: how the tags are decoded (``schemes``; every build
+        takes them, and the statistics record them)."""
+        builder = _Builder(keep_text, check_decoding(scheme, mode, repair))
         with no_gc():
             builder.add_sentences(tokens, tags, first)
             return builder.stats()
 
     @classmethod
-    def from_corpus(cls, corpus: Corpus, keep_text: bool = True) -> "TrainStats":
-        return cls.from_lists(corpus.tokens, corpus.tags, keep_text=keep_text)
+    def from_corpus(cls, corpus: Corpus, keep_text: bool = True, **decoding) -> "TrainStats":
+        return cls.from_lists(corpus.tokens, corpus.tags, keep_text=keep_text, **decoding)
 
     @classmethod
-    def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES, keep_text: bool = False) -> "TrainStats":
+    def from_conll(cls, path: str | os.PathLike, piece_bytes: int = PIECE_BYTES, keep_text: bool = False, *,
+                   scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval") -> "TrainStats":
         """Stats of a CoNLL file (token first, tag last), read in pieces of about
         ``piece_bytes`` (each cut after a blank line) added up one after the other (errors
         still name the file's line).  Memory grows with the statistics, not with the text:
         the running text is not kept, only the training occurrences of every mention text
         (``without_text``), unless ``keep_text`` (needed by ``merge``, ``token_ids`` and
-        entity attacks with ``train=``)."""
-        return cls._from_pieces(path, piece_bytes, _Builder(keep_text))
+        entity attacks with ``train=``); ``scheme``, ``mode``, ``repair``: as ``from_lists``."""
+        return cls._from_pieces(path, piece_bytes, _Builder(keep_text, check_decoding(scheme, mode, repair)))
 
     @classmethod
     def _from_pieces(cls, path, piece_bytes: int, builder: "_Builder") -> "TrainStats":
@@ -156,18 +164,20 @@ class TrainStats:
                     continue
                 width = table.width
                 token_codes, tag_codes = table.columns([0, width - 1], codes=True)  # tags checked, by file line
-                builder.add(token_codes, tag_codes, table.starts)
+                builder.add(token_codes, tag_codes, table.starts, builder.n_sentences)
         return builder.stats()
 
     @classmethod
     def from_dataset(cls, dataset, tokens_column: str = "tokens", tags_column: str = "ner_tags",
-                     num_proc: Optional[int] = None, batch_size: int = 20_000, keep_text: bool = False) -> "TrainStats":
+                     num_proc: Optional[int] = None, batch_size: int = 20_000, keep_text: bool = False, *,
+                     scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval") -> "TrainStats":
         """Stats of a ``datasets.Dataset`` or a streaming ``datasets.IterableDataset`` (string
         or ``ClassLabel`` tags), read as Arrow batches of ``batch_size`` sentences added in
         order, so memory holds one batch at a time besides the statistics.  With ``num_proc``
         > 1 (a ``Dataset`` only), contiguous shards are built by ``dataset.map`` in parallel
         and merged in order: the same result (the shards keep their text until merged).
-        ``keep_text``: as ``from_conll``."""
+        ``keep_text``, ``scheme``, ``mode``, ``repair``: as ``from_conll``."""
+        decoding = check_decoding(scheme, mode, repair)
         _check_columns(dataset, tokens_column, tags_column)
         if num_proc and num_proc > 1 and not hasattr(dataset, "__len__"):
             raise ValueError("num_proc needs a datasets.Dataset: a stream (IterableDataset) is read in one process, "
@@ -176,7 +186,7 @@ class TrainStats:
         if dataset.column_names is not None:  # a stream of unknown columns: _batches checks each batch
             dataset = dataset.select_columns([tokens_column, tags_column])
         if not num_proc or num_proc < 2 or not hasattr(dataset, "__len__") or len(dataset) < 2:
-            builder = _Builder(keep_text)
+            builder = _Builder(keep_text, decoding)
             first = 0
             for tokens, tags in _batches(dataset, tokens_column, tags_column, batch_size):
                 builder.add_columns(tokens, tags, names, first)
@@ -187,14 +197,14 @@ class TrainStats:
             _stats_bytes_of_batch, batched=True, batch_size=shard, num_proc=num_proc, with_indices=True,
             remove_columns=dataset.column_names, load_from_cache_file=False,
             fn_kwargs={"tokens_column": tokens_column, "tags_column": tags_column, "names": names,
-                       "batch_size": batch_size}).with_format(None)
+                       "batch_size": batch_size, "decoding": decoding}).with_format(None)
         merger = _Merger()
         for blob, n_sentences in zip(parts["stats"], parts["sentences"]):
             if blob:
                 merger.add(cls.from_bytes(blob))
             else:  # a shard of empty sentences: no statistics, but its sentences count
                 merger.add_empty_sentences(n_sentences)
-        merged = merger.result()
+        merged = merger.result(decoding)
         return merged if keep_text else merged.without_text()
 
     @classmethod
@@ -209,9 +219,13 @@ class TrainStats:
         return merger.result()
 
     @classmethod
-    def coerce(cls, train, keep_text: bool = False) -> "TrainStats":
+    def coerce(cls, train, keep_text: bool = False, *, scheme: str = "auto", mode: str = "lenient",
+               repair: str = "conlleval") -> "TrainStats":
         """Accept what ``train=`` may be: TrainStats, a saved stats file, a CoNLL file, or a
-        Dataset (``keep_text``: built keeping the running text, for a caller that reads it)."""
+        Dataset (``keep_text``: built keeping the running text, for a caller that reads it;
+        ``scheme``, ``mode``, ``repair``: how data is decoded, as ``from_lists``; statistics
+        given built, or a saved file, keep the decoding they record)."""
+        decoding = {"scheme": scheme, "mode": mode, "repair": repair}
         if isinstance(train, TrainStats):
             return train
         if train is None:
@@ -223,16 +237,16 @@ class TrainStats:
                 blob = sys.stdin.buffer.read()
                 if _looks_zipped(blob[:4], blob[-_ZIP_TAIL:]):
                     return cls.from_bytes(blob, "<stdin>")
-                return cls.from_corpus(parse_conll(decode_text(blob, "<stdin>"), name="<stdin>"), keep_text)
+                return cls.from_corpus(parse_conll(decode_text(blob, "<stdin>"), name="<stdin>"), keep_text, **decoding)
             if os.path.isdir(path):
                 raise IsADirectoryError(f"train={path!r} is a directory, not a stats or CoNLL file")
             if not os.path.isfile(path):
                 raise FileNotFoundError(f"train={path!r}: no such file")
             if path.endswith(".npz") or _is_zip(path):
                 return cls.load(path)
-            return cls.from_conll(path, keep_text=keep_text)
+            return cls.from_conll(path, keep_text=keep_text, **decoding)
         if hasattr(train, "column_names") and hasattr(train, "features"):
-            return cls.from_dataset(train, keep_text=keep_text)
+            return cls.from_dataset(train, keep_text=keep_text, **decoding)
         raise TypeError(f"train= must be a TrainStats, a file path or a datasets.Dataset, not {type(train).__name__}")
 
     # ---- combining and comparing ------------------------------------------------------
@@ -247,7 +261,8 @@ class TrainStats:
         when both hold it (statistics without the text equal the ones with it they come from)."""
         if not (isinstance(other, TrainStats) and self.vocab == other.vocab
                 and self.labels == other.labels and np.array_equal(self.label_counts, other.label_counts)
-                and self.mentions == other.mentions and self.n_sentences == other.n_sentences):
+                and self.mentions == other.mentions and self.n_sentences == other.n_sentences
+                and self.decoding == other.decoding):
             return False
         if self.shareable or other.shareable:
             mine, theirs = self.without_text(), other.without_text()
@@ -441,9 +456,9 @@ class TrainStats:
             parts = (list(index), list(self.labels), counts, dict(mentions))
             if self.shareable:  # lowercasing twice changes nothing: its own lowercased table is the same
                 lowered = TrainStats(*parts, n_sentences=self.n_sentences, mention_occurrences=self._lower_occurrences,
-                                     lower_occurrences=self._lower_occurrences)
+                                     lower_occurrences=self._lower_occurrences, decoding=self.decoding)
             else:
-                lowered = TrainStats(*parts, remap[self.token_ids], self.sentence_starts)
+                lowered = TrainStats(*parts, remap[self.token_ids], self.sentence_starts, decoding=self.decoding)
             self.__dict__["_lowercased"] = lowered
         return self.__dict__["_lowercased"]
 
@@ -475,11 +490,13 @@ class TrainStats:
             return self
         return TrainStats(self.vocab, self.labels, self.label_counts, self.mentions, n_sentences=self.n_sentences,
                           mention_occurrences=self._mention_occurrences,
-                          lower_occurrences=self.lowercased()._mention_occurrences)
+                          lower_occurrences=self.lowercased()._mention_occurrences, decoding=self.decoding)
 
     def to_bytes(self, shareable: bool = False) -> bytes:
         meta = {"format": FORMAT, "version": VERSION, "vocab": self.vocab, "labels": self.labels,
                 "mentions": [[text, entity_type, count] for (text, entity_type), count in self.mentions.items()]}
+        if self.decoding != DEFAULT_DECODING:  # the default left unwritten: such files read as they always did
+            meta["decoding"] = dict(zip(("scheme", "mode", "repair"), self.decoding))
         arrays = {"label_counts": self.label_counts}
         if shareable or self.shareable:  # statistics without the text can only be written without it
             lowered = self._lower_occurrences if self.shareable else self.lowercased()._mention_occurrences
@@ -530,6 +547,12 @@ class TrainStats:
                 "unseen_mentions": sum(text not in seen for text in texts),
                 "unique_mentions": len(unique),
                 "unseen_unique_mentions": sum(text not in seen for text in unique)}
+
+
+def describe_decoding(decoding: Tuple[str, str, str]) -> str:
+    """``(scheme, mode, repair)`` in words, for messages."""
+    scheme, mode, repair = decoding
+    return f"scheme={scheme}, mode={mode}" + (f", repair={repair}" if mode == "lenient" else "")
 
 
 def _count_windows(token_ids: np.ndarray, queries: np.ndarray, n_vocab: int,
@@ -650,8 +673,9 @@ class _Builder:
     time, to count the occurrences of every mention text: they may occur before the
     mention is first seen, so they cannot be counted as the text streams by."""
 
-    def __init__(self, keep_text: bool = True):
+    def __init__(self, keep_text: bool = True, decoding: Tuple[str, str, str] = DEFAULT_DECODING):
         self.keep_text = keep_text
+        self.decoding = decoding  # (scheme, mode, repair), checked
         self.index: dict = {}  # token -> id (its rank in first-occurrence order)
         self.n_tokens = 0
         self.n_sentences = 0
@@ -721,7 +745,7 @@ class _Builder:
         prefix = np.array([PREFIX_CODES[p] for p, _ in parsed], dtype=np.int8)[tag_ids]
         label = np.array([self.types[t] if p != "O" else 0 for p, t in parsed],
                          dtype=np.int8 if len(self.types) < 128 else np.int32)[tag_ids]
-        span_starts, span_ends = decode_flat(prefix, label, starts)
+        span_starts, span_ends = decode_flat(prefix, label, starts, *self.decoding, first_sentence=first)
         self.n_sentences += len(starts) - 1
         if not self.keep_text:
             self._add_bounded(values, local_ids, token_ids, label, starts, span_starts, span_ends)
@@ -774,7 +798,7 @@ class _Builder:
         if not self.keep_spill:
             self.spill.close()
         stats = TrainStats(vocab, labels, counts, mentions, n_sentences=self.n_sentences,
-                           mention_occurrences=occurrences, lower_occurrences=lowered)
+                           mention_occurrences=occurrences, lower_occurrences=lowered, decoding=self.decoding)
         stats.token_index = self.index
         return stats
 
@@ -796,7 +820,8 @@ class _Builder:
         column = np.argsort(order)  # a type id's column in labels
         spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
         stats = TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]),
-                           MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts))
+                           MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts),
+                           decoding=self.decoding)
         stats.token_index = self.index
         return stats
 
@@ -970,11 +995,11 @@ def _span_texts(vocab: List[str], token_ids: Optional[np.ndarray], starts: np.nd
     return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
 
 
-def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size):
+def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size, decoding=DEFAULT_DECODING):
     """The map step of ``from_dataset(num_proc=...)``: one shard's statistics as file bytes
     (empty when it holds no token) and its number of sentences."""
     first = indices[0] if indices else 0  # errors give the sentence's index in the whole dataset
-    builder = _Builder()
+    builder = _Builder(decoding=decoding)
     for start in range(0, table.num_rows, batch_size):
         chunk = table.slice(start, batch_size)
         builder.add_columns(chunk[tokens_column], chunk[tags_column], names, first + start)
@@ -1000,12 +1025,18 @@ class _Merger:
         self.occurrences: Optional[Counter] = None  # merging statistics without the text: the tables
         self.lowered: Counter = Counter()
         self.n_sentences = 0
+        self.decoding: Optional[Tuple[str, str, str]] = None  # the parts' (all the same)
 
     def add(self, stats: "TrainStats", occurrences: Optional[Dict[str, int]] = None,
             lowered: Optional[Dict[str, int]] = None) -> None:
         """Fold in the next part.  Statistics without the text come with the occurrences, in
         this part, of every mention text of all parts (as written and lowercased): the
         tables of the whole are their sums."""
+        if self.decoding is not None and stats.decoding != self.decoding:
+            raise ValueError(f"cannot merge statistics decoded as {describe_decoding(self.decoding)} with statistics "
+                             f"decoded as {describe_decoding(stats.decoding)}: build every part with the same "
+                             "scheme, mode and repair")
+        self.decoding = stats.decoding
         index = self.token_index
         remap = np.fromiter((index.setdefault(token, len(index)) for token in stats.vocab), dtype=np.int64,
                             count=len(stats.vocab))
@@ -1033,21 +1064,23 @@ class _Merger:
         """Sentences without a token (a part of them alone has no statistics)."""
         self.lengths.append(np.zeros(n_sentences, dtype=np.int64))
 
-    def result(self) -> "TrainStats":
+    def result(self, decoding: Optional[Tuple[str, str, str]] = None) -> "TrainStats":
+        """The merged statistics (``decoding``: the parts', where no part holds a token)."""
+        decoding = self.decoding or decoding or DEFAULT_DECODING
         labels = ["O"] + sorted(self.labels[1:])
         order = [self.labels.index(label) for label in labels]
         if self.occurrences is not None:
             return TrainStats(list(self.token_index), labels,
                               np.ascontiguousarray(self.counts[: len(self.token_index)][:, order]), dict(self.mentions),
                               n_sentences=self.n_sentences, mention_occurrences=dict(self.occurrences),
-                              lower_occurrences=dict(self.lowered))
+                              lower_occurrences=dict(self.lowered), decoding=decoding)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
         counts = np.ascontiguousarray(self.counts[: len(self.token_index)][:, order])  # a file holds C order
         return TrainStats(list(self.token_index), labels, counts,
-                          dict(self.mentions), token_ids, starts)
+                          dict(self.mentions), token_ids, starts, decoding=decoding)
 
 
 # ---- validated loading --------------------------------------------------------------------
@@ -1201,8 +1234,9 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
         raise wrong(f"label counts add up to 2**53 or more (at most {MAX_COUNT - 1})")
     if bool(meta.get("shareable")) != ("token_ids" not in arrays):
         raise wrong("its metadata and its members disagree on whether it holds the training text")
+    decoding = {"decoding": _decoding_of(meta, wrong)}
     if meta.get("shareable"):
-        return (vocab, labels, counts, mentions), _check_shareable(meta, mentions, wrong)
+        return (vocab, labels, counts, mentions), {**_check_shareable(meta, mentions, wrong), **decoding}
     ids, starts = arrays["token_ids"], arrays["sentence_starts"]
     if ids.size and (ids.min() < 0 or ids.max() >= len(vocab)):
         raise wrong(f"token ids outside the vocabulary of {len(vocab)}")
@@ -1210,7 +1244,21 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
         raise wrong("sentence starts do not run from 0 to the number of tokens")
     if not np.array_equal(counts.sum(axis=1), np.bincount(ids, minlength=len(vocab))):
         raise wrong("label counts disagree with the training token ids")
-    return (vocab, labels, counts, mentions, ids, starts), {}
+    return (vocab, labels, counts, mentions, ids, starts), decoding
+
+
+def _decoding_of(meta: dict, wrong) -> Tuple[str, str, str]:
+    """The decoding a file records (``{"scheme", "mode", "repair"}``; none: the default)."""
+    recorded = meta.get("decoding")
+    if recorded is None:
+        return DEFAULT_DECODING
+    if not isinstance(recorded, dict) or set(recorded) != {"scheme", "mode", "repair"} \
+            or not all(type(value) is str for value in recorded.values()):
+        raise wrong("its decoding is not {\"scheme\", \"mode\", \"repair\"} strings")
+    try:
+        return check_decoding(recorded["scheme"], recorded["mode"], recorded["repair"])
+    except ValueError as error:
+        raise wrong(f"its decoding: {error}") from None
 
 
 def _check_shareable(meta: dict, mentions, wrong) -> dict:
@@ -1236,11 +1284,13 @@ def _check_shareable(meta: dict, mentions, wrong) -> dict:
 
 
 # ---- a distributed map step -----------------------------------------------------------------
-def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text: bool = False) -> TrainStats:
+def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text: bool = False, *,
+                      scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval") -> TrainStats:
     """Statistics of CoNLL files that are consecutive shards of one corpus (split on sentence
     boundaries), listed in corpus order, built with Dask on ``client``'s workers (a
     ``distributed.Client``; None: Dask's current scheduler) and merged here, in order.
-    Equals ``TrainStats.from_conll`` of the whole file.  Needs the ``dask`` extra.
+    Equals ``TrainStats.from_conll`` of the whole file (``scheme``, ``mode``, ``repair``: as
+    there).  Needs the ``dask`` extra.
 
     Without ``keep_text`` the workers keep only the statistics, and two rounds make the
     merge exact: each worker builds its shard's statistics, keeping its text in a local
@@ -1249,10 +1299,11 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     paths = [os.fspath(path) for path in paths]
     if not paths:
         raise ValueError("build_distributed needs at least one CoNLL shard")
+    decoding = check_decoding(scheme, mode, repair)
     if keep_text:
-        blobs = _run_on(client, _conll_stats_bytes, [(path,) for path in paths])
+        blobs = _run_on(client, _conll_stats_bytes, [(path, decoding) for path in paths])
         return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(blobs, paths))
-    built = _run_on(client, _shard_statistics, [(path,) for path in paths])
+    built = _run_on(client, _shard_statistics, [(path, decoding) for path in paths])
     parts = [TrainStats.from_bytes(blob, path) for (blob, _, _), path in zip(built, paths)]
     texts = list(dict.fromkeys(text for part in parts for text, _ in part.mentions))
     lowered = list(dict.fromkeys(text.lower() for text in texts))
@@ -1287,12 +1338,12 @@ def _run_on(client, function, arguments: List[tuple], workers: Optional[List[Opt
 _KEPT: Dict[str, tuple] = {}
 
 
-def _shard_statistics(path: str) -> Tuple[bytes, str, Optional[str]]:
+def _shard_statistics(path: str, decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> Tuple[bytes, str, Optional[str]]:
     """The first round: a shard's statistics (file bytes, without the text), the key of its
     text kept in this process, and this worker's address."""
     import uuid
 
-    builder = _Builder(keep_text=False)
+    builder = _Builder(keep_text=False, decoding=decoding)
     builder.keep_spill = True
     stats = TrainStats._from_pieces(path, PIECE_BYTES, builder)
     key = uuid.uuid4().hex
@@ -1323,5 +1374,6 @@ def _shard_occurrences(path: str, key: str, texts: List[str], lowered: List[str]
         spill.close()
 
 
-def _conll_stats_bytes(path: str) -> bytes:  # the map step with the text: stats travel as their compact file form
-    return TrainStats.from_conll(path, keep_text=True).to_bytes()
+def _conll_stats_bytes(path: str, decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> bytes:
+    """The map step with the text: stats travel as their compact file form."""
+    return TrainStats.from_conll(path, keep_text=True, **dict(zip(("scheme", "mode", "repair"), decoding))).to_bytes()

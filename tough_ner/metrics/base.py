@@ -113,8 +113,9 @@ class ToughMetric(evaluate.Metric):
             raise TypeError(
                 f"{type(self).__name__} got unexpected keyword argument(s) {', '.join(unknown)}; it accepts "
                 f"train, {', '.join(self.options) or 'no options'}, and evaluate's {', '.join(EVALUATE_KEYWORDS)}")
-        if self.needs_train or train is not None:
-            self.train_stats = TrainStats.coerce(train)
+        if self.needs_train or train is not None:  # training data decoded as the load-time options say
+            self.train_stats = TrainStats.coerce(train, **{name: kwargs.get(name, default)
+                                                           for name, default in DECODING.items()})
         else:
             self.train_stats = None
         mode = kwargs.get("config_name") or "default"
