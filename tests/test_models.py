@@ -473,3 +473,27 @@ def test_attacked_sets_made_by_a_forked_process_are_those_made_here(monkeypatch)
     broken = evaluation.sets_of(stats, test, attacks=("typo",), background=True)
     with pytest.raises(ValueError, match="^no dictionary entry for this type$"):
         broken.made()
+
+
+def test_evaluate_model_decodes_the_models_tags_as_declared():
+    """scheme/mode reach the batches the runner makes (test and attacked sets) and the report:
+    a model answering IOB1-style tags scores as seqeval's strict IOB2 mode scores it."""
+    from seqeval.metrics import f1_score
+    from seqeval.scheme import IOB2
+
+    _, test = load_demo()
+    where = {tuple(words): tags for words, tags in zip(test.tokens, test.tags)}
+
+    def iob1(sentences):  # the gold spans, every second sentence's B- written I-
+        return [[("I" + tag[1:]) if tag.startswith("B-") and k % 2 else tag
+                 for tag in where.get(tuple(words), ["O"] * len(words))] for k, words in enumerate(sentences)]
+
+    results = tough_ner.evaluate_model(iob1, test, str(TRAIN), attacks=("typo",), cache=None, bootstrap=0,
+                                       scheme="IOB2", mode="strict", beta=2.0)
+    assert results["decoding"] == {"scheme": "IOB2", "mode": "strict", "repair": "conlleval"} and results["beta"] == 2
+    scores = results["systems"]["iob1"]["tmr"]
+    assert scores["f1"] == pytest.approx(f1_score(test.tags, iob1(test.tokens), mode="strict", scheme=IOB2))
+    assert scores["f1"] < 1
+    assert scores["n_invalid_transitions_pred"] > 0 and "f_beta" in scores
+    assert tough_ner.evaluate_model(iob1, test, str(TRAIN), attacks=("typo",), cache=None,
+                                    bootstrap=0)["systems"]["iob1"]["tmr"]["f1"] == 1.0  # lenient: every span found

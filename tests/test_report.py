@@ -489,6 +489,59 @@ def test_findings_of_a_system_against_itself_claim_no_difference():
                             "precision, recall, F1") for t in texts)
 
 
+def test_report_decodes_as_declared_records_it_and_adds_f_beta(tmp_path, capsys, monkeypatch):
+    """--scheme/--mode reach every batch of the report (differential: seqeval's strict mode),
+    the header states them, the JSON records them (options, results.decoding) and --rerun
+    repeats them; --beta adds an F-beta row with its interval, equal to tmr(beta=)."""
+    from seqeval.metrics import f1_score
+    from seqeval.scheme import IOB2
+
+    monkeypatch.chdir(tmp_path)
+    _, test = load_demo()
+    # IOB1-style predictions: every span's B- written I- (valid leniently, not in strict IOB2)
+    iob1 = [[("I" + tag[1:]) if tag.startswith("B-") and k % 2 else tag for tag in sentence]
+            for k, sentence in enumerate(test.predictions[1])]
+    write_conll("test.conll", test.tokens, test.tags)
+    write_conll("iob1.conll", test.tokens, test.tags, iob1)
+    common = ["report", "--quiet", "--resamples", "30", "--train", str(TRAIN), "--test", "test.conll",
+              "--pred", "iob1.conll"]
+    assert main(common + ["--json", "lenient.json"]) == 0
+    assert main(common + ["--scheme", "IOB2", "--mode", "strict", "--beta", "2", "--json", "strict.json",
+                          "--html", "strict.html"]) == 0
+    out = capsys.readouterr().out
+    assert "Tags decoded by scheme IOB2, strict mode; F-beta with beta = 2" in out
+    lenient, strict = (json.loads(Path(name).read_text(encoding="utf-8")) for name in ("lenient.json", "strict.json"))
+    assert lenient["results"]["decoding"] == {"scheme": "auto", "mode": "lenient", "repair": "conlleval"}
+    assert strict["results"]["decoding"] == {"scheme": "IOB2", "mode": "strict", "repair": "conlleval"}
+    assert {k: strict["options"][k] for k in ("scheme", "mode", "repair", "beta")} == {
+        "scheme": "IOB2", "mode": "strict", "repair": "conlleval", "beta": 2.0}
+    scores = {name: report["results"]["systems"]["iob1"]["tmr"] for name, report in (("lenient", lenient),
+                                                                                     ("strict", strict))}
+    assert scores["strict"]["f1"] == pytest.approx(f1_score(test.tags, iob1, mode="strict", scheme=IOB2))
+    assert scores["lenient"]["f1"] == pytest.approx(f1_score(test.tags, iob1))  # seqeval's default: conlleval's
+    assert scores["strict"]["f1"] < scores["lenient"]["f1"]
+    stats = TrainStats.from_conll(TRAIN, scheme="IOB2", mode="strict")
+    batch = Batch(test.tokens, test.tags, iob1, scheme="IOB2", mode="strict")
+    expected = tmr(stats, batch, beta=2.0)
+    assert scores["strict"]["f_beta"] == pytest.approx(expected["f_beta"])
+    assert scores["strict"]["n_invalid_transitions_pred"] == batch.invalid_transitions("pred") > 0
+    [row] = [row for row in strict["results"]["summary"]["rows"] if row["key"] == "f_beta"]
+    low, high = row["ci"]["iob1"]
+    assert row["label"] == "F-beta (beta 2)" and low <= row["values"]["iob1"] <= high
+    assert "f_beta" not in {row["key"] for row in lenient["results"]["summary"]["rows"]}
+    averages = strict["results"]["averages"]["iob1"]
+    assert averages["weighted_f_beta"]["value"] == pytest.approx(expected["weighted_f_beta"])
+    assert averages["macro_recall"]["ci"][0] <= averages["macro_recall"]["value"] <= averages["macro_recall"]["ci"][1]
+    page = Path("strict.html").read_text(encoding="utf-8")
+    assert "<p class='note' id='decoding'>Tags decoded by scheme IOB2, strict mode; F-beta with beta = 2." in page
+    table = page[page.index("id='averages'"):]
+    table = table[:table.index("</table>")]
+    low, high = averages["weighted_f1"]["ci"]
+    assert f"{format_value(averages['weighted_f1']['value'])} [{low:.4f}, {high:.4f}]" in table
+    assert main(["report", "--rerun", "strict.json"]) == 0
+    assert "identical" in capsys.readouterr().out
+
+
 def test_a_batch_decoded_otherwise_than_the_report_is_refused():
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)

@@ -32,18 +32,20 @@ def result(folder):
     return st.study(folder / "study.toml")
 
 
-def _report(folder: Path, dataset: str, systems: dict, resamples: int = 200) -> dict:
+def _report(folder: Path, dataset: str, systems: dict, resamples: int = 200, **options) -> dict:
     """The report of one dataset run on its own, as a user would: statistics, test set, the
-    systems' prediction files in the study's order."""
+    systems' prediction files in the study's order (``options``: report.run's, the decoding
+    ones for the statistics too)."""
     test = read_conll(folder / f"{dataset}-test.conll")
     names, predictions = [], []
     for system, by_dataset in systems.items():
         for path in by_dataset.get(dataset, ()):
             names.append(system)
             predictions.append(read_conll(folder / path, n_predictions=1).predictions[0])
-    stats = TrainStats.coerce(str(folder / f"{dataset}-train.conll"))
+    decoding = {key: options[key] for key in ("scheme", "mode", "repair") if key in options}
+    stats = TrainStats.coerce(str(folder / f"{dataset}-train.conll"), **decoding)
     return run(stats, Corpus(test.tokens, test.tags, predictions, test.path, test.documents), names=names,
-               bootstrap=resamples, seed=0)
+               bootstrap=resamples, seed=0, **options)
 
 
 def test_a_study_holds_each_dataset_report_key_for_key(folder, result):
@@ -292,3 +294,18 @@ def test_the_methods_option_chooses_the_tables_a_study_shows(folder, result):
     with pytest.raises(ValueError, match="methods must list some of hardeval, tmr, bucket_f1, nrb, rockner"):
         st.spec_of(spec, str(folder))
 
+
+def test_the_decoding_and_beta_options_reach_each_dataset_report(folder):
+    """A study's scheme, mode and beta are each dataset's report's (the report run on its own
+    with them, key for key)."""
+    spec = make_study(folder)
+    spec["options"].update(scheme="IOB2", mode="strict", beta=2.0, resamples=50)
+    spec["datasets"] = spec["datasets"][:1]
+    spec["systems"] = {system: {d: runs for d, runs in by.items() if d == spec["datasets"][0]["name"]}
+                       for system, by in spec["systems"].items()}
+    shown = st.study(st.spec_of(spec, str(folder)))
+    name = spec["datasets"][0]["name"]
+    report = shown["datasets"][name]
+    assert report["decoding"] == {"scheme": "IOB2", "mode": "strict", "repair": "conlleval"} and report["beta"] == 2
+    alone = _report(folder, name, spec["systems"], 50, scheme="IOB2", mode="strict", beta=2.0)
+    assert to_json(report["systems"]) == to_json(alone["systems"])

@@ -90,8 +90,8 @@ def cmd_evaluate(args) -> None:
     check_outputs(args)
     kinds, ratios = _attacks(args), _ratios(args.ratios)
     fill_mask, pos = _context_resources(args)
-    stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train, keep_text=True),  # attacks
-                           args.quiet)
+    stats = _with_progress("training statistics",  # the entity attacks read the training sentences
+                           lambda: TrainStats.coerce(args.train, keep_text=True, **_decoding(args)), args.quiet)
     test = _read(args.test, columns=args.columns)
     made = dict(nrb=args.nrb, wts=args.wts, attacked=args.attacked, attacks=kinds, ratios=ratios,
                 attack_seed=args.attack_seed, fill_mask=fill_mask, pos=pos, columns=args.columns)

@@ -73,7 +73,8 @@ def cmd_report(args) -> Optional[int]:
             args.json = args.json or os.path.join(args.out_dir, "report.json")
         refuse_overwriting(_outputs(args), [])
         train, test = load_demo()
-        stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train), args.quiet)
+        stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train, **_decoding(args)),
+                               args.quiet)
         systems, nrb_sets, type_map = list(SYSTEMS), load_demo_nrb(), NRB_TYPE_MAP
         attacked = _with_progress("attacked sets", lambda: demo_attacks(stats, test), args.quiet)
         inputs = {"train": _file_input(TRAIN), "test": _file_input(TEST),
@@ -87,7 +88,8 @@ def cmd_report(args) -> Optional[int]:
         refuse_overwriting(_outputs(args), [("--train", args.train), ("--test", args.test), ("--nrb", args.nrb),
                                             ("--wts", args.wts)] + [("--pred", path) for _, path in named]
                            + [("--attacked", path) for path in args.attacked or ()])
-        stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train), args.quiet)
+        stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train, **_decoding(args)),
+                               args.quiet)
         test = _read(args.test)
         test.predictions.extend(system_predictions(test, path, args.pred_format, args.columns, "--test",
                                                    **_mention_options(args), **_decoding(args)) for _, path in named)

@@ -256,7 +256,7 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
     """Run every model on the test set, the attacked sets and NRB/WTS (``evaluate_model``'s
     arguments; ``sets``: those sets already made by ``sets_of``): the report's inputs."""
     decoding = dict(zip(("scheme", "mode", "repair"), check_decoding(scheme, mode, repair)))
-    stats = TrainStats.coerce(train, keep_text=True)  # the entity attacks read the training sentences
+    stats = TrainStats.coerce(train, keep_text=True, **decoding)  # the entity attacks read the training sentences
     models = models_of(model, names, **model_options)
     folder = default_folder() if cache is True else cache or None
     if sets is None:

@@ -195,8 +195,8 @@ def _test(dataset: Dataset, folder: str) -> Corpus:
     return Corpus(corpus.tokens, corpus.tags, [], corpus.path, corpus.documents)
 
 
-def _stats(dataset: Dataset, folder: str) -> TrainStats:
-    return TrainStats.coerce(_path(folder, dataset.train))
+def _stats(dataset: Dataset, folder: str, decoding: Mapping[str, str]) -> TrainStats:
+    return TrainStats.coerce(_path(folder, dataset.train), **decoding)
 
 
 def _names(spec: Spec, dataset: str) -> List[str]:
@@ -218,7 +218,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
     dataset names or makes (``attacks``, ``ratios``)."""
     dataset, folder, options = spec.datasets[index], spec.folder, {**OPTIONS, **spec.options}
     decoding = {key: options[key] for key in DECODING}
-    stats, test = _stats(dataset, folder), _test(dataset, folder)
+    stats, test = _stats(dataset, folder, decoding), _test(dataset, folder)
     runs = [(system, value) for system, by_dataset in spec.systems.items()
             for value in by_dataset.get(dataset.name, ())]
     names = [system for system, _ in runs]
@@ -254,7 +254,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
 
     domains = {}
     for other in spec.datasets if _shown(options, "hardeval") else ():  # each run's TERs, then the runs' mean
-        other_stats = stats if other.name == dataset.name else _stats(other, folder)
+        other_stats = stats if other.name == dataset.name else _stats(other, folder, decoding)
         scored = [hardeval(other_stats, _batch(test, predictions, decoding)) for predictions in test.predictions]
         domains[other.name] = {system: {key: _mean([s[key] for s, n in zip(scored, names) if n == system])
                                         for key in HARDEVAL_KEYS + ("n_unseen", "n_diff")}
