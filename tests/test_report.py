@@ -546,8 +546,8 @@ def test_a_batch_decoded_otherwise_than_the_report_is_refused():
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     given = Corpus(test.tokens, test.tags, [Batch(test.tokens, test.tags, test.predictions[0])])
-    with pytest.raises(ValueError, match="decodes the gold tags with the lenient rule .* but the report with scheme "
-                                         "IOB2, lenient mode"):
+    with pytest.raises(ValueError, match="decodes the gold tags with scheme=auto, mode=lenient, repair=conlleval "
+                                         "but the report with scheme=IOB2, mode=lenient, repair=conlleval"):
         run(stats, given, ["a"], bootstrap=0, scheme="IOB2")
     with pytest.raises(ValueError, match="beta"):
         run(stats, given, ["a"], bootstrap=0, beta=0)

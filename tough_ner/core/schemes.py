@@ -74,6 +74,7 @@ SCHEMES = ("auto", "IOB1", "IOB2", "IOE1", "IOE2", "BIOES", "BILOU", "IO")
 MODES = ("lenient", "strict")
 REPAIRS = ("conlleval", "discard")
 DEFAULT_DECODING = ("auto", "lenient", "conlleval")
+DECODING_KEYS = ("scheme", "mode", "repair")  # the keywords that name them (check_decoding's)
 
 # The prefixes each declared scheme uses (L- and U- read as E- and S-: BILOU is BIOES).
 SCHEME_PREFIXES = {"auto": "OBIES", "IOB1": "OBI", "IOB2": "OBI", "IOE1": "OIE", "IOE2": "OIE", "BIOES": "OBIES",

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from .._util import write_atomic
 from ..attacks import attack
 from ..core.corpus import Corpus, read_conll
-from ..core.schemes import check_decoding
+from ..core.schemes import DECODING_KEYS, check_decoding
 from ..core.stats import TrainStats
 from ..methods.nrb import TypeMap
 from ..models import Model, Predicted, Split, from_object, run as run_models
@@ -255,7 +255,7 @@ def prepare(model, test, train, *, names: Optional[Sequence[str]] = None, nrb=No
             scheme: str = "auto", mode: str = "lenient", repair: str = "conlleval", **model_options) -> Prepared:
     """Run every model on the test set, the attacked sets and NRB/WTS (``evaluate_model``'s
     arguments; ``sets``: those sets already made by ``sets_of``): the report's inputs."""
-    decoding = dict(zip(("scheme", "mode", "repair"), check_decoding(scheme, mode, repair)))
+    decoding = dict(zip(DECODING_KEYS, check_decoding(scheme, mode, repair)))
     stats = TrainStats.coerce(train, keep_text=True, **decoding)  # the entity attacks read the training sentences
     models = models_of(model, names, **model_options)
     folder = default_folder() if cache is True else cache or None

@@ -27,9 +27,9 @@ from .labels import bucket_label, totals
 from ..core.matching import report_scores
 from ..methods.nrb import TypeMap, nrb, sets_batch
 from ..methods.rockner import rockner
-from ..core.schemes import DEFAULT_DECODING, check_decoding
+from ..core.schemes import DECODING_KEYS, DEFAULT_DECODING, check_decoding
 from ..core.scoring import check_beta, matched
-from ..core.stats import TrainStats
+from ..core.stats import TrainStats, describe_decoding
 from ..methods.tmr import AVERAGED, mention_texts, tmr
 from ..core.uncertainty import (INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust, aggregate_runs,
                           analyse, check_options, pooled, wilcoxon_runs)
@@ -102,11 +102,8 @@ def _batch(test: Corpus, predictions, decoding: Optional[Mapping[str, str]] = No
     return predictions
 
 
-DECODING_KEYS = ("scheme", "mode", "repair")
-
-
-def describe_decoding(decoding: Sequence[str]) -> str:
-    """``(scheme, mode, repair)`` in words (``scheme IOB2, strict mode``)."""
+def decoding_in_words(decoding: Sequence[str]) -> str:
+    """``(scheme, mode, repair)`` in words, for the report's header (``scheme IOB2, strict mode``)."""
     scheme, mode, repair = decoding
     if scheme == "auto":
         return "the lenient rule (any scheme, as conlleval)" + (f", repair {repair}" if repair != "conlleval" else "")
@@ -583,7 +580,7 @@ def decoding_line(results: Mapping) -> str:
     """How the tags were decoded, and F-beta's beta when it is not 1: the report's header line."""
     decoding = results.get("decoding", dict(zip(DECODING_KEYS, DEFAULT_DECODING)))
     beta = f"; F-beta with beta = {results['beta']:g}" if "beta" in results else ""
-    return f"Tags decoded by {describe_decoding([decoding[key] for key in DECODING_KEYS])}{beta}"
+    return f"Tags decoded by {decoding_in_words([decoding[key] for key in DECODING_KEYS])}{beta}"
 
 
 def side_by_side(rows: Sequence[dict], labels: Sequence[str], order: Sequence[str],

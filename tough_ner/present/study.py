@@ -34,7 +34,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from ..core.corpus import Corpus, read_conll
 from ..core.formats import system_predictions
-from ..core.schemes import check_decoding
+from ..core.schemes import DECODING_KEYS, check_decoding
 from ..core.scoring import check_beta
 from ..core.stats import TrainStats
 from ..core.uncertainty import SMALL, adjust
@@ -51,7 +51,6 @@ SPEARMAN_TEST = "exact permutation test of Spearman's rank correlation with the 
 OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None,
            "cache": True, "attack_seed": 0, "methods": None, "scheme": "auto", "mode": "lenient",
            "repair": "conlleval", "beta": 1.0}
-DECODING = ("scheme", "mode", "repair")  # how every dataset's tags are decoded (report.run's options)
 # The methods whose tables a study shows (option ``methods``; default all).  Each dataset's report
 # always holds every method the files allow: a study reads reports, it does not make smaller ones.
 METHODS = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
@@ -163,7 +162,7 @@ def spec_of(data: Mapping, folder: str = ".", where: str = "the study") -> Spec:
             raise ValueError(f"{where}: methods must list some of {', '.join(METHODS)}, got {methods!r}")
         options["methods"] = [m for m in METHODS if m in methods]
     try:
-        check_decoding(*(options.get(key, OPTIONS[key]) for key in DECODING))
+        check_decoding(*(options.get(key, OPTIONS[key]) for key in DECODING_KEYS))
         check_beta(options.get("beta", OPTIONS["beta"]))
     except ValueError as error:
         raise ValueError(f"{where}: options: {error}") from None
@@ -217,7 +216,7 @@ def run_dataset(spec: Spec, index: int) -> dict:
     of the dataset is a model, it also runs on the NRB/WTS sets and on the attacked sets the
     dataset names or makes (``attacks``, ``ratios``)."""
     dataset, folder, options = spec.datasets[index], spec.folder, {**OPTIONS, **spec.options}
-    decoding = {key: options[key] for key in DECODING}
+    decoding = {key: options[key] for key in DECODING_KEYS}  # how every dataset's tags are decoded
     stats, test = _stats(dataset, folder, decoding), _test(dataset, folder)
     runs = [(system, value) for system, by_dataset in spec.systems.items()
             for value in by_dataset.get(dataset.name, ())]
@@ -284,7 +283,7 @@ def _prepare(dataset: Dataset, folder: str, options: Mapping, stats: TrainStats,
     return prepare([_path(folder, v["model"]) if os.path.exists(_path(folder, v["model"])) else v["model"]
                     for _, v in models], test, stats, names=[system for system, _ in models],
                    label_map=maps.pop(), type_map=dataset.type_map, cache=_path(folder, cache) if isinstance(
-                       cache, str) else cache, **({"attacks": ()} | sets), **{key: options[key] for key in DECODING})
+                       cache, str) else cache, **({"attacks": ()} | sets), **{key: options[key] for key in DECODING_KEYS})
 
 
 def _mean(values: Sequence[float]) -> float:
