@@ -20,14 +20,14 @@ from tough_ner.scoring import averages, fbeta, span_scores
 NAMES = {"precision": "precision", "recall": "recall", "f1": "f1-score"}
 
 
-def _seqeval(gold, pred):
+def _seqeval(gold, pred, **mode):
     with warnings.catch_warnings():  # seqeval warns where its zero_division default applies
         warnings.simplefilter("ignore")
-        return classification_report(gold, pred, output_dict=True)
+        return classification_report(gold, pred, output_dict=True, **mode)
 
 
-def _assert_averages_equal_seqeval(ours, gold, pred):
-    theirs = _seqeval(gold, pred)
+def _assert_averages_equal_seqeval(ours, gold, pred, **mode):
+    theirs = _seqeval(gold, pred, **mode)
     if not set(theirs) - {"micro avg", "macro avg", "weighted avg"}:
         # no type at all: NaN, an empty subset (seqeval: macro NaN, its mean of nothing, weighted 0)
         assert all(math.isnan(ours[f"{a}_{n}"]) for a in ("macro", "weighted") for n in NAMES)
@@ -67,6 +67,25 @@ def test_averages_equal_seqeval_on_random_sequences(pairs):
     _assert_averages_equal_seqeval(ours, gold, pred)
     assert {k: v for k, v in match_scores(batch)["strict"].items() if k.startswith(("macro", "weighted"))} == \
         pytest.approx({k: v for k, v in ours.items() if k.startswith(("macro", "weighted"))}, nan_ok=True)
+
+
+STRICT_SCHEMES = {"IOB2": ["O", "B-PER", "I-PER", "B-LOC", "I-LOC", "I-ORG"],
+                  "BIOES": ["O", "B-PER", "I-PER", "E-PER", "S-LOC", "B-LOC", "E-LOC", "I-ORG", "S-ORG"]}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(sorted(STRICT_SCHEMES)).flatmap(lambda scheme: st.tuples(st.just(scheme), st.lists(
+    st.integers(1, 6).flatmap(lambda n: st.tuples(*[st.lists(st.sampled_from(STRICT_SCHEMES[scheme]), min_size=n,
+                                                             max_size=n)] * 2)), min_size=1, max_size=6))))
+def test_strict_mode_averages_equal_seqeval_strict_classification_report(case):
+    """Strict decoding and the averages together: seqeval's classification_report with
+    mode="strict" and the scheme, on random sequences (invalid ones included)."""
+    from seqeval.scheme import IOB2, IOBES
+
+    scheme, pairs = case
+    gold, pred = [g for g, _ in pairs], [p for _, p in pairs]
+    ours = span_scores(Batch([["w"] * len(g) for g in gold], gold, pred, scheme=scheme, mode="strict"))
+    _assert_averages_equal_seqeval(ours, gold, pred, mode="strict", scheme={"IOB2": IOB2, "BIOES": IOBES}[scheme])
 
 
 def test_types_without_gold_or_predictions_follow_seqeval_zero_division():
