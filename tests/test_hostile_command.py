@@ -1,5 +1,6 @@
 # --- The command: read limits, inputs never overwritten, interrupts, small messages ---
 import hashlib
+import json
 import os
 import signal
 import subprocess
@@ -133,6 +134,58 @@ def test_no_output_overwrites_an_input(tmp_path, gold_and_prediction):
         assert code == 2 and error.startswith(f"tough-ner {argv[0]}: {message}"), error
     assert {path: digest(path) for path in before} == before
     assert not (tmp_path / "r").exists()
+
+
+def test_no_file_written_beside_a_page_overwrites_an_input(tmp_path, gold_and_prediction, capsys):
+    """--html report.html writes its error table beside it (report-errors.csv and .jsonl): an
+    input lying there (a --pred file, CoNLL or JSON Lines) is refused before any work, and a
+    study refuses an input where it would write a dataset's page, error table or its own files."""
+    from tough_ner.cli import main
+
+    def command(*argv):  # in this process: the refusal comes before any work
+        code = main(list(map(str, argv)))
+        return code, capsys.readouterr().err.strip(), None, None
+
+    gold, prediction = gold_and_prediction
+    train = COMMAND_DATA / "demo_train.conll"
+    as_csv = tmp_path / "report-errors.csv"  # a CoNLL prediction file, whatever its name
+    as_csv.write_bytes(prediction.read_bytes())
+    rows = [line.split() for line in prediction.read_text(encoding="utf-8").split("\n\n") if line.strip()]
+    as_jsonl = tmp_path / "page-errors.jsonl"
+    as_jsonl.write_text("".join(json.dumps([row.split()[2] for row in block.splitlines()]) + "\n"
+                                for block in prediction.read_text(encoding="utf-8").split("\n\n") if block.strip()),
+                        encoding="utf-8")
+    assert len(as_jsonl.read_text(encoding="utf-8").splitlines()) == len(rows)
+    before = {path: digest(path) for path in (as_csv, as_jsonl)}
+    cases = [(["--pred", as_csv, "--html", tmp_path / "report.html"], "report.html", as_csv),
+             (["--pred", f"model={as_jsonl}", "--html", tmp_path / "page.html"], "page.html", as_jsonl)]
+    for extra, page, taken in cases:
+        code, error, _, _ = command("report", "--train", train, "--test", gold, "--quiet", *extra)
+        assert (code, error) == (2, f"tough-ner report: the error table beside --html {tmp_path / page}: {taken} "
+                                    f"is the input --pred {taken}: an input is never overwritten; choose another "
+                                    f"output path")
+        assert not (tmp_path / page).exists()
+    # the same file through another path
+    code, error, _, _ = command("report", "--train", train, "--test", gold, "--pred", as_csv, "--html",
+                                tmp_path / "sub" / ".." / "report.html")
+    assert code == 2 and error.endswith(f"is the input --pred {as_csv}: an input is never overwritten; choose "
+                                        "another output path"), error
+    out = tmp_path / "study"
+    (out / "news").mkdir(parents=True)
+    inside = {"page": out / "news" / "report-errors.csv", "table": out / "news" / "report.json",
+              "own": out / "study.md"}
+    for path in inside.values():
+        path.write_bytes(prediction.read_bytes())
+    before.update({path: digest(path) for path in inside.values()})
+    for role, path in inside.items():
+        spec = tmp_path / f"{role}.toml"
+        spec.write_text(f'[[datasets]]\nname = "news"\ntrain = "{train}"\ntest = "{gold}"\n\n'
+                        f'[systems.memorizer]\nnews = "{path}"\n', encoding="utf-8")
+        code, error, _, _ = command("study", spec, "--out", out)
+        assert (code, error) == (2, f"tough-ner study: --out {out}: {path} is the input system memorizer on news "
+                                    f"{path}: an input is never overwritten; choose another output path")
+    assert {path: digest(path) for path in before} == before
+    assert sorted(p.name for p in out.rglob("*")) == ["news", "report-errors.csv", "report.json", "study.md"]
 
 
 def test_small_messages_name_what_is_wrong(tmp_path, gold_and_prediction):

@@ -9,7 +9,7 @@ from .._util import write_atomic
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
 from ._common import _decoding, _read, refuse_overwriting, seed
-from .report import _file_input, _outputs, _with_progress, check_outputs, output_options, report_options, \
+from .report import _file_input, _with_progress, _written, check_outputs, output_options, report_options, \
     write_report
 
 
@@ -84,7 +84,7 @@ def cmd_evaluate(args) -> None:
         raise ValueError("give at least one --model [NAME=]SPEC (or --write-inputs FOLDER)")
     specs = [split_spec(text) for text in args.model or ()]
     extra = [("--model-index", args.model_index), ("--save", args.save)]
-    refuse_overwriting(_outputs(args) + extra,
+    refuse_overwriting(_written(args) + extra,
                        [("--train", args.train), ("--test", args.test), ("--nrb", args.nrb), ("--wts", args.wts)]
                        + [("--attacked", path) for path in args.attacked or ()])
     check_outputs(args)

@@ -58,6 +58,16 @@ def _outputs(args) -> list:
             ("--markdown", args.markdown)]
 
 
+def _written(args) -> list:
+    """``_outputs`` and the files written beside them (the page's error table): what must not
+    be an input."""
+    from ..present.errors import beside
+
+    implied = [(f"the error table beside --html {args.html}:", path) for _, path in beside(args.html)] \
+        if args.html else []
+    return _outputs(args) + implied
+
+
 def cmd_report(args) -> Optional[int]:
     if args.rerun:
         return rerun(args.rerun)
@@ -71,7 +81,7 @@ def cmd_report(args) -> Optional[int]:
         if getattr(args, "rerunning", None) is None:  # a rerun writes nothing
             args.html = args.html or os.path.join(args.out_dir, "report.html")
             args.json = args.json or os.path.join(args.out_dir, "report.json")
-        refuse_overwriting(_outputs(args), [])
+        refuse_overwriting(_written(args), [])
         train, test = load_demo()
         stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train, **_decoding(args)),
                                args.quiet)
@@ -85,7 +95,7 @@ def cmd_report(args) -> Optional[int]:
         raise SystemExit("tough-ner report: give --train, --test and at least one --pred, or nothing for the demo")
     else:
         named = system_names(args.pred)
-        refuse_overwriting(_outputs(args), [("--train", args.train), ("--test", args.test), ("--nrb", args.nrb),
+        refuse_overwriting(_written(args), [("--train", args.train), ("--test", args.test), ("--nrb", args.nrb),
                                             ("--wts", args.wts)] + [("--pred", path) for _, path in named]
                            + [("--attacked", path) for path in args.attacked or ()])
         stats = _with_progress("training statistics", lambda: TrainStats.coerce(args.train, **_decoding(args)),

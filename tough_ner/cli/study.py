@@ -1,22 +1,16 @@
 """The study command: many systems on many datasets, several runs each (``present.study``)."""
 from __future__ import annotations
 
-import os
 import sys
 
 
 def cmd_study(args) -> None:
     from .. import __version__
-    from ..present.study import load_spec, study, write
+    from ..present.study import input_files, load_spec, output_files, study, write
     from ._common import refuse_overwriting
 
     spec = load_spec(args.spec)
-    inputs = [("study", args.spec)] + [(f"dataset {d.name}", os.path.join(spec.folder, os.fspath(p)))
-                                       for d in spec.datasets for p in (d.train, d.test, d.nrb, d.wts, *d.attacked)
-                                       if isinstance(p, (str, os.PathLike))]
-    outputs = [(f"--out {args.out}", os.path.join(args.out, name)) for name in ("study.json", "study.html",
-                                                                                  "study.md", "study.tex")]
-    refuse_overwriting(outputs, inputs)
+    refuse_overwriting(output_files(spec, args.out), [("study", args.spec)] + input_files(spec))
     result = study(spec, workers=args.workers, progress=_progress(args.quiet))
     for row in result["study"]["headline"][:3]:
         print(_line(row, result))

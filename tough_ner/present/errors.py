@@ -253,16 +253,24 @@ def write(rows: Sequence[dict], path: str | os.PathLike, run_id: Optional[str] =
     write_atomic(path, to_text(rows, formats[extension], run_id))
 
 
-def write_beside(page: str | os.PathLike, rows: Sequence[dict], run_id: Optional[str] = None) -> List[tuple]:
-    """The full error table beside an HTML page, as CSV and JSON Lines (``report.html`` ->
-    ``report-errors.csv``, ``report-errors.jsonl``), for the page to link: its (format, file
-    name) pairs."""
-    folder, name = os.path.split(os.path.abspath(page))
+def beside(page: str | os.PathLike) -> List[tuple]:
+    """The files of the full error table beside an HTML page, as CSV and JSON Lines
+    (``report.html`` -> ``report-errors.csv``, ``report-errors.jsonl``): (format, path) pairs,
+    each path in the page's folder as the page's path names it (what the commands check
+    against their inputs before any work)."""
+    folder, name = os.path.split(os.fspath(page))
     stem = os.path.splitext(name)[0]
-    files = [("CSV", f"{stem}-errors.csv"), ("JSON Lines", f"{stem}-errors.jsonl")]
-    for _, file_name in files:
-        write(rows, os.path.join(folder, file_name), run_id)
-    return files
+    return [(label, os.path.join(folder, f"{stem}-errors.{extension}"))
+            for label, extension in (("CSV", "csv"), ("JSON Lines", "jsonl"))]
+
+
+def write_beside(page: str | os.PathLike, rows: Sequence[dict], run_id: Optional[str] = None) -> List[tuple]:
+    """The full error table written beside an HTML page (``beside``), for the page to link: its
+    (format, file name) pairs."""
+    files = beside(page)
+    for _, path in files:
+        write(rows, path, run_id)
+    return [(label, os.path.basename(path)) for label, path in files]
 
 
 # ---- what each system predicted on the hardest tokens and mentions --------------------------

@@ -731,11 +731,7 @@ def write(result: Mapping, folder, version: str = "", command: Optional[Sequence
     from .html import render as render_report
     from .provenance import KEY, provenance
 
-    folders = {name: _safe(name) for name in result["datasets"]}
-    clash = sorted({f for f in folders.values() if list(folders.values()).count(f) > 1})
-    if clash:
-        raise ValueError(f"datasets {sorted(n for n, f in folders.items() if f in clash)} would share the folder "
-                         f"{clash[0]!r}: rename one")
+    folders = _folders(result["datasets"])
     os.makedirs(folder, exist_ok=True)
     made = {KEY: provenance(command)}
     written = []
@@ -759,6 +755,44 @@ def write(result: Mapping, folder, version: str = "", command: Optional[Sequence
         write_atomic(os.path.join(folder, file), text)
         written.append(os.path.join(folder, file))
     return written
+
+
+def _folders(datasets) -> Dict[str, str]:
+    """Each dataset's folder name (``_safe``); two datasets sharing one is an error."""
+    folders = {name: _safe(name) for name in datasets}
+    clash = sorted({f for f in folders.values() if list(folders.values()).count(f) > 1})
+    if clash:
+        raise ValueError(f"datasets {sorted(n for n, f in folders.items() if f in clash)} would share the folder "
+                         f"{clash[0]!r}: rename one")
+    return folders
+
+
+def input_files(spec: Spec) -> List[Tuple[str, str]]:
+    """(what, path) of every file the study reads: each dataset's files and each system's
+    prediction files."""
+    files = [(f"dataset {d.name}", _path(spec.folder, p)) for d in spec.datasets
+             for p in (d.train, d.test, d.nrb, d.wts, *d.attacked) if isinstance(p, (str, os.PathLike))]
+    for system, by_dataset in spec.systems.items():
+        for dataset, runs in by_dataset.items():
+            for run in runs:
+                run = run.get("path") if isinstance(run, Mapping) else run
+                if isinstance(run, (str, os.PathLike)):
+                    files.append((f"system {system} on {dataset}", _path(spec.folder, run)))
+    return files
+
+
+def output_files(spec: Spec, folder) -> List[Tuple[str, str]]:
+    """(what, path) of every file ``write`` may write into ``folder`` for this study: the
+    study's four files, and each dataset's report and the error table beside its page."""
+    from .errors import beside
+
+    what = f"--out {os.fspath(folder)}:"
+    files = [(what, os.path.join(folder, name)) for name in ("study.json", "study.html", "study.md", "study.tex")]
+    for sub in _folders([d.name for d in spec.datasets]).values():
+        page = os.path.join(folder, sub, "report.html")
+        files += [(what, os.path.join(folder, sub, "report.json")), (what, page)]
+        files += [(what, path) for _, path in beside(page)]
+    return files
 
 
 def _safe(name: str) -> str:
