@@ -164,7 +164,7 @@ def _demo_counts(beta=1.0, match="strict"):
     return [counts(stats, batch, match, beta) for batch in batches], batches
 
 
-AVERAGED = uncertainty.AVERAGES  # macro_precision ... weighted_f1
+AVERAGED = uncertainty.AVERAGE_KEYS  # macro_precision ... weighted_f1
 F_BETA = ("f_beta", "macro_f_beta", "weighted_f_beta")
 
 

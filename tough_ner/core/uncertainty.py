@@ -76,7 +76,7 @@ class Counts:
     ``keys`` holds ``(kind, operands)``: ``("ratio", num, den)`` over columns,
     ``("f1", correct, gold, pred)`` over columns (``("f1", correct, gold, pred, found)`` when the
     gold side has its own correct count, as with partial-match credits), ``(AVERAGE, c, g, p, r, ...)``
-    over four columns a group (``AVERAGES``: the macro or support-weighted mean of the groups'
+    over four columns a group (``AVERAGE_KEYS``: the macro or support-weighted mean of the groups'
     precision, recall or F1, over the groups with a gold or predicted item), and
     ``("mean" | "diff" | "relative", a, b)`` over keys already defined (mean of a and b; a - b;
     a / b).  ``size`` names each key's n.
@@ -158,7 +158,7 @@ class Counts:
                 self.size[key] = g
 
     def averages(self, n_groups: int, correct, gold, predicted, found=None, beta: float = 1.0) -> None:
-        """The keys ``AVERAGES`` (``macro_precision`` ... ``weighted_f1``): the macro and
+        """The keys ``AVERAGE_KEYS`` (``macro_precision`` ... ``weighted_f1``): the macro and
         gold-weighted means of the groups' precision, recall and F1 over the groups with a gold
         or a predicted item (averages over types, as ``scoring.averages`` and seqeval's: a
         type's precision 0 without predictions, its recall 0 without gold; in a resample, the
@@ -167,7 +167,7 @@ class Counts:
         groups = self._kept([f"averages/{g}" for g in range(n_groups)], correct, gold, predicted, found)
         operands = tuple(name for c, g, p, *r in groups for name in (c, g, p, r[0] if r else c))
         size = self.column("averages/n", per_sentence(np.asarray(gold[1], dtype=np.int64), len(self)))
-        for key in AVERAGES:
+        for key in AVERAGE_KEYS:
             self.keys[key] = (key, *operands)
             self.size[key] = size
         for average in ("macro", "weighted") if beta != 1 else ():
@@ -318,8 +318,8 @@ _EVALUATED = 1 << 20  # values of one formula computed at once (8 MB a temporary
 
 # The averages over groups (types) a key may be: its formula's kind is its name (with F-beta's
 # beta: ``macro_f_beta:2.0``).
-AVERAGES = tuple(f"{average}_{measure}" for average in ("macro", "weighted")
-                 for measure in ("precision", "recall", "f1"))
+AVERAGE_KEYS = tuple(f"{average}_{measure}" for average in ("macro", "weighted")
+                     for measure in ("precision", "recall", "f1"))
 
 
 def f_beta_kind(beta: float) -> str:
@@ -333,7 +333,7 @@ def _beta(kind: str) -> float:
 
 
 def _is_average(kind: str) -> bool:
-    return kind in AVERAGES or kind.split(":")[0] in ("macro_f_beta", "weighted_f_beta")
+    return kind in AVERAGE_KEYS or kind.split(":")[0] in ("macro_f_beta", "weighted_f_beta")
 
 
 def _average(kind: str, operands: List[np.ndarray]) -> np.ndarray:

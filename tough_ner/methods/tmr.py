@@ -26,9 +26,9 @@ from .._util import no_gc
 from ..core.checks import check_inputs
 from ..core.corpus import factorize
 from ..core.matching import check_match, credit_scores, credits
-from ..core.scoring import AVERAGES, check_beta, input_counts, matched, ratio, span_scores, unplaced_per_sentence
+from ..core.scoring import check_beta, input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from ..core.stats import TrainStats
-from ..core.uncertainty import aggregate_runs, per_sentence, with_intervals
+from ..core.uncertainty import AVERAGE_KEYS, aggregate_runs, per_sentence, with_intervals
 
 SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
 
@@ -91,7 +91,7 @@ def _checked(stats: TrainStats, batch: Batch, match: str):
 
 
 # The macro and support-weighted averages over types (``scoring.averages``), after the micro scores.
-AVERAGED = tuple(f"{average}_{name}" for average in AVERAGES for name in ("precision", "recall", "f1"))
+AVERAGED = AVERAGE_KEYS
 
 
 def counts(stats: TrainStats, batch: Batch, match: str = "strict", beta: float = 1.0):
