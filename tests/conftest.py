@@ -358,13 +358,15 @@ def bounded():
 process = subprocess.Popen(command, preexec_fn=bounded)
 _, status, usage = os.wait4(process.pid, 0)
 with open(report, "w") as out:
-    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss / 1024}")
+    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss / 1024} {usage.ru_utime + usage.ru_stime}")
 """
 
 
-def command_peak(arguments, folder: Path, timeout: float = 120.0, address_space: int = 3 * 2**30, env=None):
+def command_usage(arguments, folder: Path, timeout: float = 120.0, address_space: int = 3 * 2**30, env=None):
     """Run ``tough-ner ARGUMENTS`` (``python -m tough_ner.cli``) in a subprocess bounded to
-    ``address_space`` bytes; (exit status, stdout, stderr, peak RSS in MB of that process alone)."""
+    ``address_space`` bytes; (exit status, stdout, stderr, peak RSS in MB of that process alone,
+    its CPU seconds: user + system, the work it did, which a loaded machine does not stretch as
+    it does the wall time)."""
     import subprocess
     import sys
 
@@ -372,6 +374,34 @@ def command_peak(arguments, folder: Path, timeout: float = 120.0, address_space:
     done = subprocess.run([sys.executable, "-c", PEAK_LAUNCHER, str(address_space), str(report), sys.executable,
                            "-m", "tough_ner.cli", *map(str, arguments)], capture_output=True, text=True,
                           timeout=timeout, env=env)
-    code, peak = report.read_text().split()
-    return int(code), done.stdout, done.stderr, float(peak)
+    code, peak, cpu = report.read_text().split()
+    return int(code), done.stdout, done.stderr, float(peak), float(cpu)
 
+
+def command_peak(arguments, folder: Path, timeout: float = 120.0, address_space: int = 3 * 2**30, env=None):
+    """``command_usage`` less the CPU time: (exit status, stdout, stderr, peak RSS in MB)."""
+    return command_usage(arguments, folder, timeout, address_space, env)[:4]
+
+
+def at_work(process, cpu_seconds: float, signals, timeout: float = 120.0) -> bool:
+    """Wait until ``process`` catches each of ``signals`` (its handlers are installed:
+    /proc/PID/status, SigCgt) and has used ``cpu_seconds`` of CPU time, so that a signal sent
+    then finds it at the same point of its work however loaded the machine is (a fixed sleep
+    sent SIGINT to a child still starting under load: killed, status -2).  False if it ended
+    first."""
+    import time
+
+    clock = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + timeout
+    while process.poll() is None and time.monotonic() < deadline:
+        try:
+            status = Path(f"/proc/{process.pid}/status").read_text()
+            fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # it ended between the poll and the read
+            break
+        caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+        used = (int(fields[11]) + int(fields[12])) / clock  # utime and stime (fields 14 and 15 of stat)
+        if all(caught >> (int(number) - 1) & 1 for number in signals) and used >= cpu_seconds:
+            return True
+        time.sleep(0.02)
+    return False

@@ -17,7 +17,7 @@ from tough_ner._util import write_atomic
 from tough_ner.cli import main
 from tough_ner.demo import TEST, TRAIN, load_demo
 
-from conftest import write
+from conftest import at_work, write
 
 ROOT = Path(__file__).resolve().parents[1]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -147,11 +147,13 @@ def test_system_errors_are_one_line_and_a_non_zero_exit(tmp_path, capsys, monkey
 
 
 def test_a_killed_cli_reports_interrupt_in_one_line(tmp_path):
-    """SIGINT (Ctrl-C) in the middle of a command: one line, exit 130, no traceback."""
+    """SIGINT (Ctrl-C) in the middle of a command: one line, exit 130, no traceback.  Sent once
+    the command has done a second of CPU work (not after a fixed sleep: under load the child
+    could still be starting, before Python catches SIGINT)."""
     process = subprocess.Popen([sys.executable, "-m", "tough_ner.cli", "report", "--quiet",
                                 "--out-dir", str(tmp_path)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True, env=ENV, cwd=str(ROOT))
-    time.sleep(2.0)
+    at_work(process, 1.0, [signal.SIGINT])
     process.send_signal(signal.SIGINT)
     _, error = process.communicate(timeout=60)
     if process.returncode == 0:
