@@ -159,6 +159,31 @@ def test_command_line_reads_overlapping_span_lines(tmp_path, capsys):
     assert "HardEval is defined on flat tags" in capsys.readouterr().err
 
 
+def test_metrics_take_allow_overlap_in_the_span_modes():
+    import evaluate
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "metrics"
+    stats = tough_ner.TrainStats.from_lists([TOKENS], [["B-ORG", "I-ORG", "I-ORG", "O", "B-PER", "I-PER", "O",
+                                                        "B-LOC"]])
+    gold = [["B-ORG", "I-ORG", "I-ORG", "O", "B-PER", "I-PER", "I-PER", "I-PER"]]
+    pred = [[{"start": 0, "end": 3, "type": "ORG"}, {"start": 2, "end": 3, "type": "LOC"}]]
+    tmr = evaluate.load(str(folder / "tmr"), train=stats, config_name="spans", keep_in_memory=True)
+    with pytest.raises(ValueError, match="sentence 0: prediction spans 0-3 ORG and 2-3 LOC overlap"):
+        tmr.compute(predictions=pred, references=gold, tokens=[TOKENS])
+    result = tmr.compute(predictions=pred, references=gold, tokens=[TOKENS], allow_overlap=True, detailed=True)
+    assert (result["precision"], result["recall"]) == (0.5, 0.5)
+    assert result["match_scores"]["exact"]["correct"] == 1 and result["match_scores"]["exact"]["spurious"] == 1
+    hardeval = evaluate.load(str(folder / "hardeval"), train=stats, config_name="chars", allow_overlap=True,
+                             keep_in_memory=True)
+    record = {"text": None, "entities": [{"start": 0, "end": 15, "label": "ORG"}, {"start": 8, "end": 15,
+                                                                                   "label": "LOC"}]}
+    with pytest.raises(ValueError, match="HardEval is defined on flat tags"):
+        hardeval.compute(predictions=[record], references=gold, tokens=[TOKENS])
+    with pytest.raises(TypeError, match="allow_overlap"):  # tags cannot overlap: no such option
+        evaluate.load(str(folder / "tmr"), train=stats, allow_overlap=True)
+
+
 # ---- properties ---------------------------------------------------------------------------
 def _spans(draw, length, overlapping=True):
     if not overlapping:

@@ -72,10 +72,14 @@ Input modes (config_name at load time; references are always gold tags):
     Results then gain n_hallucinated ("mentions") or n_snapped ("chars").
     With "mentions", three more options say how the lists are placed (tough_ner.as_batch; docs/formats.md):
     placement ("leftmost", default, or "ordered"), normalised (default False) and fuzzy (a difflib
-    similarity threshold, default None); results gain n_exact, n_normalised, n_fuzzy and n_unparseable."""
+    similarity threshold, default None); results gain n_exact, n_normalised, n_fuzzy and n_unparseable.
+    With "spans" and "chars", allow_overlap=True keeps overlapping or nested predicted spans (default
+    False: an error naming the sentence); only tmr scores them, the other metrics refuse them."""
 
 # The options of the "mentions" mode: how the predicted lists are placed (as_batch's).
 MENTIONS: Dict[str, Any] = {"placement": "leftmost", "normalised": False, "fuzzy": None}
+# The option of the "spans" and "chars" modes (as_batch's).
+OVERLAP: Dict[str, Any] = {"allow_overlap": False}
 
 
 def input_features(extra: Sequence[str] = (), mode: str = "tags") -> datasets.Features:
@@ -108,6 +112,8 @@ class ToughMetric(evaluate.Metric):
     def __init__(self, train=None, **kwargs):
         if kwargs.get("config_name") == "mentions":  # this instance also takes the placement options
             self.options = {**self.options, **MENTIONS}
+        if kwargs.get("config_name") in ("spans", "chars"):
+            self.options = {**self.options, **OVERLAP}
         unknown = sorted(set(kwargs) - set(EVALUATE_KEYWORDS) - set(self.options))
         if unknown:
             raise TypeError(
@@ -258,7 +264,7 @@ class ToughMetric(evaluate.Metric):
         self.check_options(chosen)
         documents = chosen.pop("documents", None)
         decoding = {name: chosen.pop(name) for name in DECODING if name in chosen}
-        placing = {name: chosen.pop(name) for name in MENTIONS if name in chosen}
+        placing = {name: chosen.pop(name) for name in {**MENTIONS, **OVERLAP} if name in chosen}
         if self.input_mode == "tags":
             batch = Batch(tokens, references, predictions, documents, **decoding)
         else:
@@ -276,7 +282,7 @@ class ToughMetric(evaluate.Metric):
         """The load-time options ``score`` takes (document ids and the decoding belong to the
         batch instead: ``batch_options``)."""
         return {name: value for name, value in self.defaults.items() if name != "documents" and name not in DECODING
-                and name not in MENTIONS}
+                and name not in MENTIONS and name not in OVERLAP}
 
     def batch_options(self) -> Dict[str, Any]:
         """The load-time decoding options, for the ``Batch`` this metric scores."""
