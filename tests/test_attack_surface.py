@@ -424,6 +424,74 @@ def test_a_city_or_club_next_to_its_country_is_of_the_country_replacing_it():
     assert reasons == [("TIGNES", "no_candidate"), ("France", "context")]
 
 
+def test_a_person_named_with_a_country_or_nationality_has_a_name_of_its_origin():
+    codes, origins, zones = (dictionaries.builtin_country_codes(), dictionaries.builtin_origins(),
+                             dictionaries.builtin_name_zones())
+    tokens = [["1.", "Hermann", "Maier", "(", "Austria", ")", "1:23.45"],
+              ["Argentine", "Nestor", "Sensini", "is", "injured", "."],
+              ["Senegal", "'s", "President", "Abdou", "Diouf", "spoke", "."],
+              ["2.", "Andrei", "Ivanov", "(", "Russia", ")", "24.88"]]
+    tags = [["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"], ["B-MISC", "B-PER", "I-PER", "O", "O", "O"],
+            ["B-LOC", "O", "O", "B-PER", "I-PER", "O", "O"], ["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"]]
+    pairs = [("Hermann Maier", "Austria"), ("Nestor Sensini", "Argentine"), ("Abdou Diouf", "Senegal"),
+             ("Andrei Ivanov", "Russia")]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3], year=1996)
+        found = by_original(attacked)
+        kept = {k["original"] for ks in attacked["kept"] for k in ks}
+        for person, frame in pairs:
+            country = found[frame]["replacement"] if frame in found else frame
+            code = codes.get(country) or origins.get(country)
+            if person in found:  # a name of the origin of the country it is now named with
+                assert origins[found[person]["replacement"]] == zones[code.split("-")[0]]
+            else:  # kept: so is its country (its name fits only the original one)
+                assert person in kept and frame in kept
+    # a country whose people's names the dictionary cannot give, and that no candidate replaces, keeps its person
+    every_country = [[c] for c in dictionaries.builtin("conll")["LOC"]["country"]]
+    train = TrainStats.from_lists(every_country, [["B-LOC"]] * len(every_country))
+    attacked = entity_attack(tokens[3:], tags[3:], seed=0, train=train)
+    assert attacked[0]["tokens"] == tokens[3]
+
+
+def test_a_country_in_a_sport_not_every_nation_plays_is_one_of_its_nations_or_kept():
+    codes, nations = dictionaries.builtin_country_codes(), dictionaries.builtin_sport_nations()
+    tokens = [["ALPINE", "SKIING", "-", "WORLD", "CUP", "RESULTS", "."],
+              ["1.", "Hermann", "Maier", "(", "Austria", ")", "1:23.45"],
+              ["2.", "Kjetil", "Aamodt", "(", "Norway", ")", "1:23.50"],
+              ["CRICKET", "-", "PAKISTAN", "BEAT", "NEW", "ZEALAND", "."],
+              ["SOCCER", "-", "MALI", "BEAT", "NIGER", "."]]
+    tags = [["O"] * 7, ["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"], ["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"],
+            ["O", "O", "B-LOC", "O", "B-LOC", "I-LOC", "O"], ["O", "O", "B-LOC", "O", "B-LOC", "O"]]
+    for seed in range(4):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0, 1, 2], year=1996)
+        found = by_original(attacked)
+        for country, sport in (("Austria", "winter"), ("Norway", "winter"), ("PAKISTAN", "cricket"),
+                               ("NEW ZEALAND", "cricket")):
+            if country in found:
+                assert codes[found[country]["replacement"].title()].split("-")[0] in nations[sport]
+        assert "MALI" in found and "NIGER" in found  # soccer: every nation plays it
+    # with every winter nation a training mention, the results keep their countries (and names of their origin)
+    every_country = [[c] for c in dictionaries.builtin("conll")["LOC"]["country"]]
+    train = TrainStats.from_lists(every_country, [["B-LOC"]] * len(every_country))
+    attacked = entity_attack(tokens[:3], tags[:3], seed=0, documents=[0, 0, 0], train=train)
+    kept = {k["original"]: k["reason"] for ks in attacked["kept"] for k in ks}
+    assert kept == {"Austria": "no_candidate", "Norway": "no_candidate"}
+    origins = dictionaries.builtin_origins()
+    assert [origins[r["replacement"]] for _, r in records(attacked)] == ["AT", "NO"]
+
+
+def test_the_persons_of_a_document_have_names_of_one_origin():
+    origins = dictionaries.builtin_origins()
+    tokens = [["RUGBY", "UNION", "-", "SQUAD", "."],
+              ["Squad", ":", "Javier", "Pertile", ",", "Paolo", "Vaccari", ",", "Diego", "Dominguez", ",",
+               "Alessandro", "Troncon", ",", "Andrea", "Sgorlon", "."]]
+    tags = [["O"] * 5, ["O", "O"] + ["B-PER", "I-PER", "O"] * 5]
+    tags[1][-1] = "O"
+    for seed in range(6):
+        names = [r["replacement"] for _, r in records(entity_attack(tokens, tags, seed=seed, documents=[0, 0]))]
+        assert len(names) == 5 and len({origins[name] for name in names}) == 1, names
+
+
 def test_the_clubs_of_one_sentence_are_of_one_country():
     codes = dictionaries.builtin_country_codes()
     tokens = [["SOCCER", "-", "SCOTTISH", "LEAGUE", "RESULTS", "."], ["Ross", "County", "4", "Montrose", "4"],
@@ -693,7 +761,9 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     kept = [r for rs in attacked["kept"] for r in rs]
     # every mention replaced or kept (and said why); no fallback: a class decided for every replacement
     assert facts["n_mentions"] == 5648 and facts["n_replaced"] + len(kept) == 5648
-    assert facts["attacked_share"] >= 0.85 and facts["route_fallback"] == 0
+    # (85% before round five; the countries of sports not every nation plays are now kept when none of
+    # the sport's nations is left, training mentions excluded: about 7% of the mentions)
+    assert facts["attacked_share"] >= 0.76 and facts["route_fallback"] == 0
     assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)
     assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
     for entity_type in CONLL_TYPES:
@@ -745,7 +815,8 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
                   (r["start"] == 0 or words[r["start"] - 1] != "(") and codes.get(r["replacement"])]
         lines += len(listed) > 1
         mixed += len(set(listed)) > 1
-    assert pairs >= 20 and lines >= 100 and mixed <= 0.03 * lines
+    # (pairs: 15 with seed 11 since a sport's countries are kept; enough to check the rule on)
+    assert pairs >= 12 and lines >= 100 and mixed <= 0.03 * lines
 
 
 def test_attack_command_keeps_columns_documents_and_is_identical_across_processes(tmp_path, capsys):

