@@ -195,7 +195,7 @@ def batch_view(batch, stats=None):
     for side in ("gold", "pred") if batch.has_predictions else ("gold",):
         view[side] = ([plain(a) for a in batch.span_arrays(side)], plain(batch.token_types(side)),
                       [plain(batch.token_labels(side, scheme)) for scheme in ("bilou", "bio", "io")],
-                      batch.span_type_counts(side))
+                      batch.span_type_counts(side), batch.span_texts(side))
     if stats is not None:
         ids = batch.token_ids(stats)
         view["token_ids"] = plain(ids)

@@ -329,15 +329,16 @@ def test_pieces_are_about_the_size_asked_and_stdin_is_read_in_pieces(tmp_path, m
 
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                    HealthCheck.function_scoped_fixture])
-@given(conll_texts(tag_columns=2))
-def test_read_batch_equals_the_batch_of_read_predictions(tmp_path_factory, text):
-    """The command reads prediction files as codes (``read_batch``): the same errors, and a
-    batch whose every part equals that of the lists ``read_predictions`` gives."""
+@given(conll_texts(tag_columns=2), st.sampled_from([16, 64, 2 ** 20]))
+def test_read_batch_equals_the_batch_of_read_predictions(tmp_path_factory, text, piece_bytes):
+    """The command reads prediction files as codes, in pieces (``read_batch``): the same
+    errors, and a batch whose every part equals that of the lists ``read_predictions`` gives
+    (its documents too, wherever the pieces are cut)."""
     assume("\ud800" not in text)  # a lone surrogate cannot be written as UTF-8
     path = tmp_path_factory.mktemp("b") / "p.conll"
     path.write_bytes(text.encode("utf-8", "surrogatepass"))
     expected = outcome(read_predictions, path)
-    got = outcome(read_batch, path)
+    got = outcome(read_batch, path, piece_bytes=piece_bytes)
     if isinstance(expected, tuple):
         assert got == expected
     else:
@@ -348,7 +349,29 @@ def test_read_batch_equals_the_batch_of_read_predictions(tmp_path_factory, text)
 @needs_data
 def test_read_batch_of_conll2003_test_equals_the_batch_of_its_lists(conll_stats):
     path = DATA / "test.txt"
-    for columns in ("0,3,2", "token,pos,gold,pred"):  # chunk tags (B-NP ...) as a second tag column
+    for columns, piece_bytes in (("0,3,2", 1 << 19), ("token,pos,gold,pred", 1 << 15)):  # chunk tags as gold
         corpus = read_conll(path, columns=columns)
         lists = Batch(corpus.tokens, corpus.tags, corpus.predictions[0], corpus.documents)
-        assert batch_view(read_batch(path, columns), conll_stats) == batch_view(lists, conll_stats)
+        coded = read_batch(path, columns, piece_bytes)  # -DOCSTART- lines in several pieces
+        assert len(set(coded.documents)) == 231
+        assert batch_view(coded, conll_stats) == batch_view(lists, conll_stats)
+
+
+def test_read_batch_holds_the_file_limit_of_a_file_read_whole(tmp_path, monkeypatch):
+    """Read in pieces, a prediction file still has the file limit (its every token is kept),
+    checked before reading a file and while reading a pipe."""
+    import io
+    import sys
+
+    from tough_ner.corpus import limits
+
+    text = "".join(f"w{i} O B-PER\n\n" for i in range(40))
+    path = tmp_path / "p.conll"
+    path.write_text(text)
+    message = re.escape(f"{path}: larger than the file limit of 256 bytes ")
+    with limits(file=256), pytest.raises(ValueError, match=message):
+        read_batch(path, piece_bytes=64)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+    with limits(file=256), pytest.raises(ValueError, match="larger than the file limit"):
+        read_batch("-", piece_bytes=64)
+    assert len(read_batch(path, piece_bytes=64)) == 40

@@ -17,6 +17,7 @@ from .._util import no_gc, quote, write_atomic
 from .batch import Batch, span_positions
 
 Sentences = List[List[str]]
+PIECE_BYTES = 2 ** 19  # files read in pieces are read this many bytes at a time
 
 
 @dataclass
@@ -53,7 +54,8 @@ def read_columns(path: str | os.PathLike, columns: Optional[Sequence[int]] = Non
 # ---- file rules (one reader, ``scan``, applies them all; tests/test_reader.py checks it
 # against a line-by-line reference parser) -------------------------------------------------
 # 1. Bytes are UTF-8; one leading byte-order mark is dropped; undecodable bytes name the line
-#    (read_conll decodes the whole file before anything else; from_conll piece by piece).
+#    (read_conll decodes the whole file before anything else; from_conll and read_batch piece
+#    by piece).
 # 2. Only "\n" and "\r\n" end a line (str.splitlines() would also break at U+2028, U+0085 ...).
 # 3. Only ASCII space and tab separate columns: every other character, even one Python calls
 #    whitespace (NBSP, U+2028, U+0085, a lone "\r"), belongs to a token.
@@ -216,20 +218,25 @@ def _too_big(name: str, limit: ReadLimits):
                      f"(ReadLimits.file; --max-file-bytes)")
 
 
-def read_pieces(path: str | os.PathLike, size: int) -> Iterator[Tuple[str, int]]:
+def read_pieces(path: str | os.PathLike, size: int, whole: bool = False) -> Iterator[Tuple[str, int]]:
     """``(text, lines before it)`` pieces of a file of about ``size`` bytes each (more when a
     sentence is longer), each cut after a blank line so that no sentence spans two pieces;
-    rules 1 and 6 as ``read_text``, errors numbering the lines of the whole file."""
+    rules 1 and 6 as ``read_text``, errors numbering the lines of the whole file.  ``whole``:
+    the file limit of a file read whole too (its every token is kept: ``read_batch``)."""
     path = os.fspath(path)
     _check_path(path)
     name, limit = source_name(path), read_limits()
     guard = _Guard(name, limit)
     handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
     try:
+        if whole and path not in STDIN and os.fstat(handle.fileno()).st_size > limit.file:
+            _too_big(name, limit)
         rest, lines, offset = bytearray(), 0, 0  # rest: read, not yet in a piece, holding no blank line
         while True:
             block = handle.read(size)
             last = len(block) < size  # read() returns less only at the end
+            if whole and offset + len(rest) + len(block) > limit.file:  # a pipe, or a file that grows
+                _too_big(name, limit)
             guard.feed(block)
             searched = max(len(rest) - 2, 0)  # a blank line can only end in the new block: time linear in the file
             rest += block
@@ -285,6 +292,10 @@ class Table:
     a text without ``-DOCSTART-``); ``width`` the fields per token line.  A ragged line ends
     the table there, its error kept for ``columns`` (which reports the first bad line).
     """
+
+    # -DOCSTART- lines before each sentence (None without any) and in all: pieces join by them
+    docstarts_before: Optional[np.ndarray] = None
+    n_docstarts: int = 0
 
     def __init__(self, name, text, raw, field_starts, field_ends, first, lines, ends, documents, width, ragged):
         self.name, self.lines, self.ends, self.documents, self.width = name, lines, ends, documents, width
@@ -487,15 +498,22 @@ def scan(text: str, name: str = "<text>", lines_before: int = 0, width: Optional
     seen = np.cumsum(token)  # token lines up to each line
     ends = np.concatenate((seen[~token], seen[-1:]))  # non-decreasing; keep each new value
     ends = ends[(ends > 0) & np.concatenate(([True], ends[1:] != ends[:-1]))]
-    documents = None
+    documents = before = None
     if len(docstart):
         marks = np.zeros(len(counts), dtype=np.int64)
         marks[docstart] = 1
-        group = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
-        # a document index counts the groups that hold a sentence
-        documents = np.concatenate(([0], np.cumsum(np.diff(group) != 0)))[:len(ends)].tolist()
-    return Table(name, text, raw, field_starts, field_ends, first[token_lines], token_lines + 1 + lines_before,
-                 ends, documents, table_width, ragged)
+        before = np.cumsum(marks)[token_lines[ends - 1]]  # -DOCSTART- lines before each sentence
+        documents = document_index(before)
+    table = Table(name, text, raw, field_starts, field_ends, first[token_lines], token_lines + 1 + lines_before,
+                  ends, documents, table_width, ragged)
+    table.docstarts_before, table.n_docstarts = before, len(docstart)
+    return table
+
+
+def document_index(docstarts_before: np.ndarray) -> List[int]:
+    """Each sentence's document index from the ``-DOCSTART-`` lines before it: a document
+    counts the groups that hold a sentence (sentences before the first mark are document 0)."""
+    return np.concatenate(([0], np.cumsum(np.diff(docstarts_before) != 0)))[:len(docstarts_before)].tolist()
 
 
 def _docstart_lines(raw, field_starts, field_ends, line_ends, first) -> np.ndarray:
@@ -634,17 +652,81 @@ def read_system(path: str | os.PathLike, columns: ColumnChoice = None) -> Corpus
         return _corpus(table, 1, name, columns)
 
 
-def read_batch(path: str | os.PathLike, columns: ColumnChoice = None, **decoding) -> Batch:
+def read_batch(path: str | os.PathLike, columns: ColumnChoice = None, piece_bytes: int = PIECE_BYTES,
+               **decoding) -> Batch:
     """``read_predictions`` straight to a ``Batch`` (token, gold and the prediction column):
     the columns stay codes (``Batch.from_codes``), so no per-token or per-sentence list is made
-    unless a method asks for one; the same file errors as ``read_predictions``.  ``decoding``:
-    ``scheme``, ``mode``, ``repair`` (``Batch``)."""
+    unless a method asks for one; the same file errors as ``read_predictions``.  The file is
+    read in pieces of about ``piece_bytes`` (``read_pieces``), so memory holds the codes read so
+    far and one piece's scan, never the whole text and its per-byte arrays (about 20 bytes a
+    byte of the file).  ``decoding``: ``scheme``, ``mode``, ``repair`` (``Batch``)."""
     name = source_name(path)
+    width, indices = None, None
+    sides = [_Codes() for _ in range(3)]
+    ends, before = _Growing(), _Growing()  # each sentence's end, and the -DOCSTART- lines before it
+    docstarts = 0  # -DOCSTART- lines in the pieces before
     with no_gc():
-        table = scan(read_text(path), name)
-        indices = column_indices(columns, table.width, 1, name)
-        tokens, gold, pred = table.columns(indices, codes=True)
-        return Batch.from_codes(table.starts, tokens, gold, pred, table.documents if len(table) else [], **decoding)
+        for text, lines_before in read_pieces(path, piece_bytes, whole=True):
+            table = scan(text, name, lines_before, width)
+            del text
+            if len(table.ends):
+                before.add(docstarts + (table.docstarts_before if table.docstarts_before is not None
+                                        else np.zeros(len(table.ends), dtype=np.int64)))
+            docstarts += table.n_docstarts
+            if not len(table) and table.ragged is None:
+                continue
+            if indices is None:  # the first token line sets the width, as when the file is read whole
+                indices = column_indices(columns, table.width, 1, name)
+            width = table.width
+            n_before = len(sides[0].ids)
+            for side, codes in zip(sides, table.columns(indices, codes=True)):
+                side.add(*codes)
+            ends.add(table.ends + n_before)
+        if indices is None:  # no token line
+            column_indices(columns, 0, 1, name)
+            documents = []
+        else:
+            documents = document_index(before.array()) if docstarts else None
+        starts = np.concatenate(([0], ends.array()))
+        return Batch.from_codes(starts, *(side.codes() for side in sides), documents, **decoding)
+
+
+class _Growing:
+    """An integer array added to piece after piece, grown in place (``ndarray.resize``: a large
+    block is moved by the system, not copied), so no piece's copy is left behind in the heap."""
+
+    def __init__(self, dtype=np.int64):
+        self.data, self.n = np.zeros(0, dtype=dtype), 0
+
+    def __len__(self) -> int:
+        return self.n
+
+    def add(self, values: np.ndarray) -> None:
+        if self.n + len(values) > len(self.data):
+            self.data.resize(max(2 * len(self.data), self.n + len(values), 1024), refcheck=False)
+        self.data[self.n:self.n + len(values)] = values
+        self.n += len(values)
+
+    def array(self) -> np.ndarray:
+        self.data.resize(self.n, refcheck=False)
+        return self.data
+
+
+class _Codes:
+    """The codes of one column read in pieces (``Table.codes``): each piece's values numbered
+    on from those of the pieces before, so the whole is numbered in first-occurrence order;
+    the ids as 32-bit integers (4 bytes a token: fewer than 2 ** 31 distinct values)."""
+
+    def __init__(self):
+        self.number: dict = {}
+        self.ids = _Growing(np.int32)
+
+    def add(self, values: list, local: np.ndarray) -> None:
+        number = self.number
+        self.ids.add(np.array([number.setdefault(value, len(number)) for value in values], dtype=np.int32)[local])
+
+    def codes(self) -> Tuple[list, np.ndarray]:
+        return list(self.number), self.ids.array()
 
 
 def conll_text(*columns: Sentences) -> str:

@@ -20,6 +20,11 @@ GATHER = 1 << 21
 SHORT = 16  # columns with at most this many entries are summed entry by entry, many columns at once
 
 
+def _index_type(n_rows: int, width: int):
+    """Rows and columns as 32-bit integers when they fit: an entry is then 16 bytes, not 24."""
+    return np.int32 if max(n_rows, width) < 2 ** 31 else np.int64
+
+
 class Entries:
     """Columns ``0 .. width-1`` over ``n_rows`` rows as nonzero entries sorted by column, then
     row: entry ``e`` is ``values[e]`` at ``(rows[e], column_of[e])``, and column ``j``'s entries
@@ -46,7 +51,8 @@ class Entries:
             place, values = place[kept], values[kept]
         self.values = values
         self.n_rows, self.width = n_rows, width
-        self.column_of, self.rows = np.divmod(place, max(n_rows, 1))
+        index = _index_type(n_rows, width)
+        self.column_of, self.rows = (part.astype(index, copy=False) for part in np.divmod(place, max(n_rows, 1)))
         self.starts = np.zeros(width + 1, dtype=np.int64)
         np.cumsum(np.bincount(self.column_of, minlength=width), out=self.starts[1:])
 
@@ -67,7 +73,8 @@ class Entries:
         size = sum(len(part) for part, _ in parts)
         out = cls.__new__(cls)
         out.n_rows, out.width = n_rows, width
-        out.column_of, out.rows = np.empty(size, dtype=np.int64), np.empty(size, dtype=np.int64)
+        index = _index_type(n_rows, width)
+        out.column_of, out.rows = np.empty(size, dtype=index), np.empty(size, dtype=index)
         out.values = np.empty(size)
         at = 0
         while parts:

@@ -35,7 +35,7 @@ SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm
 
 def mention_texts(batch: Batch) -> List[str]:
     """Texts of the gold mentions, in ``span_arrays("gold")`` order."""
-    return [" ".join(batch.tokens[s][a:b]) for s, spans in enumerate(batch.gold_spans) for a, b, _ in spans]
+    return batch.span_texts("gold")
 
 
 @no_gc()  # a string and a tuple per mention: the collector's scans grew with the test size
