@@ -8,7 +8,8 @@ from hypothesis import given, strategies as st
 
 import tough_ner
 from tough_ner.core.checks import InputWarning
-from tough_ner.core.formats import _place_leftmost, _place_ordered, _Placer, batch_from_files
+from tough_ner.core.formats import (_best_alignment, _earliest_alignment, _place_leftmost, _place_ordered, _Placer,
+                                    batch_from_files)
 
 TOKENS = ["Ann", "Lee", "left", "Bonn", ".", "Kessling", "hired", "Ｕｌｍ", "staff"]
 GOLD = ["B-PER", "I-PER", "O", "B-LOC", "O", "B-ORG", "O", "B-LOC", "O"]
@@ -176,6 +177,30 @@ def test_ordered_never_places_a_mention_before_the_previous_one(tokens, texts, n
     # and never fewer mentions than the greedy pass of the same rules would place
     assert len(placed) >= len(_greedy(placer, needles))
     assert all(0 <= a < b <= len(tokens) for a, b, _ in _place_leftmost(placer, needles, len(tokens)).values())
+
+
+@given(st.lists(st.sampled_from(["a", "b", "A", "B", "b.", "ab"]), max_size=10),
+       st.lists(st.text("abAB. ", min_size=1, max_size=4), max_size=6), st.booleans())
+def test_the_earliest_alignment_is_the_best_one_whenever_it_is_used(tokens, texts, normalised):
+    """The shortcut (every mention of one status wherever it goes, all placed) gives exactly
+    what the dynamic programme gives; it is taken on some of these inputs."""
+    placer = _Placer(tokens, True, normalised, None)
+    options = [sorted(placer.candidates(*placer.needles(text)), key=lambda o: (o[1], o[2])) for text in texts]
+    earliest = _earliest_alignment(options)
+    if earliest is not None:
+        assert earliest == _best_alignment(options)
+
+
+def test_upper_cased_mentions_in_order_take_the_earliest_alignment():
+    """Upper-cased lists (an LLM's headline style): each mention is normalised wherever it
+    goes, so the shortcut places them, on their earliest in-order occurrences."""
+    placer = _Placer(["Ann", "met", "Bo", "and", "Ann", "in", "Bonn"], True, True, None)
+    options = [sorted(placer.candidates(*placer.needles(text)), key=lambda o: (o[1], o[2]))
+               for text in ["ANN", "BO,", "ANN", "BONN"]]
+    expected = {0: (0, 1, "normalised"), 1: (2, 3, "normalised"), 2: (4, 5, "normalised"), 3: (6, 7, "normalised")}
+    assert _earliest_alignment(options) == expected == _best_alignment(options)
+    options[1].insert(0, ("exact", 2, 3, 1.0))  # a mention of two statuses: the dynamic programme decides
+    assert _earliest_alignment(options) is None
 
 
 def _greedy(placer, needles):

@@ -46,7 +46,7 @@ from __future__ import annotations
 import json
 import unicodedata
 from bisect import bisect_left, bisect_right
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import accumulate
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
@@ -204,6 +204,7 @@ def normalise(text: str) -> str:
     return "".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+@lru_cache(maxsize=1 << 16)  # a corpus repeats its tokens; the cache is bounded
 def _core(text: str) -> Tuple[int, int]:
     """Where ``text`` starts and ends once the punctuation (Unicode category P*) at its edges is left out."""
     start, end = 0, len(text)
@@ -236,11 +237,15 @@ class _Writing:
             self.ends = {bounds[i + 1]: i + 1 for i, piece in enumerate(pieces) if piece}
             return
         # the tokens' cores are disjoint: one token per position; one of punctuation only has no core
-        bounds = accumulate(map(len, pieces), initial=0)
-        cores = [(i, at + start, at + end) for i, (at, (start, end)) in enumerate(zip(bounds, map(_core, pieces)))
-                 if start < end]
-        self.starts = {start: i for i, start, _ in cores}  # char -> the token starting there
-        self.ends = {end: i + 1 for i, _, end in cores}     # char -> the token after the one ending there
+        self.starts, self.ends, at = {}, {}, 0  # char -> the token starting there / after the one ending there
+        for i, piece in enumerate(pieces):
+            if piece[:1].isalnum() and piece[-1:].isalnum():  # the usual token: its core is all of it
+                start, end = 0, len(piece)
+            else:
+                start, end = _core(piece)
+            if start < end:
+                self.starts[at + start], self.ends[at + end] = i, i + 1
+            at += len(piece)
 
     def occurrences(self, needle: str):
         """Token spans ``(start, end)`` whose text is ``needle``, left to right."""
@@ -361,7 +366,29 @@ def _place_ordered(placer: _Placer, needles: list) -> dict:
     else:
         return placed
     options = [sorted(placer.candidates(*needle), key=lambda o: (o[1], o[2])) for needle in needles]
-    w = len(needles) + 1  # one score: placed, then exact, then normalised, then similarity (each < w of the former)
+    return _earliest_alignment(options) or _best_alignment(options)
+
+
+def _earliest_alignment(options: list) -> Optional[dict]:
+    """The earliest placement of every mention in order, when it is the best one: each mention
+    has one status (exact or normalised) wherever it goes, so every complete placement scores
+    the same.  None when that does not hold or no complete placement exists."""
+    if not all(found and len({status for status, *_ in found}) == 1 and found[0][0] != "fuzzy"
+               for found in options):
+        return None
+    placed, cursor = {}, 0
+    for k, found in enumerate(options):
+        pick = next(((a, b, status) for status, a, b, _ in found if a >= cursor), None)
+        if pick is None:
+            return None
+        placed[k], cursor = pick, pick[1]
+    return placed
+
+
+def _best_alignment(options: list) -> dict:
+    """The best placement in order (``_place_ordered``), by dynamic programming over the
+    cursor: each mention's candidates ``[(status, start, end, similarity)]`` sorted by position."""
+    w = len(options) + 1  # one score: placed, then exact, then normalised, then similarity (each < w of the former)
     value = {"exact": w ** 3 + w ** 2, "normalised": w ** 3 + w, "fuzzy": w ** 3}
     cursors = sorted({0} | {b for found in options for _, _, b, _ in found})
     best = dict.fromkeys(cursors, 0.0)  # the best score of the mentions after the current one, per cursor
