@@ -226,7 +226,7 @@ def test_latex_tables_have_booktabs_structure_n_columns_and_bold_winners(demo_re
     row["best"] = ["contextual"]  # the report's tests decide; the exporter bolds what it is given
     text = latex(results)
     blocks = re.findall(r"\\begin\{table\}.*?\\end\{table\}", text, re.S)
-    assert len(blocks) == len(tables(results)) == 6  # headline, HardEval, TMR, buckets, NRB, RockNER
+    assert len(blocks) == len(tables(results)) == 7  # headline, HardEval, TMR, buckets, per type, NRB, RockNER
     for block in blocks:
         spec = re.search(r"\\begin\{tabular\}\{(\w+)\}", block).group(1)
         body = block.split("\\midrule")[1].split("\\bottomrule")[0].strip().splitlines()

@@ -330,17 +330,22 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, report
     # every section says what it shows before showing it
     for section in page.locator("h2").all():
         assert section.evaluate("h => h.nextElementSibling.tagName") in ("P", "UL"), section.inner_text()
-    # per type: precision, recall and F1 with its interval, the systems in their order
+    # per type: precision, recall and F1, each with its interval (F1's: the stored verdict's), † when
+    # n < 30 (predicted entities for precision, gold ones else), the systems in their order
     per_type = [row.split("\t") for row in page.locator("#per-type ~ table").first.locator("tr").all_inner_texts()]
     assert [h.split(" ")[0] for h in per_type[0][2::4]] == systems
     for cells in per_type[1:]:
         for k, system in enumerate(systems):
             bucket = next(r for r in results["details"][system]["bucket_f1"]["buckets"]["tag"]
                           if r["interval"] == cells[0].strip())
-            low, high = results["tests"]["bucket_f1"][f"tag_{cells[0].strip()}_f1"]["ci"][system]
+            f1_ci = results["tests"]["bucket_f1"][f"tag_{cells[0].strip()}_f1"]["ci"][system]
+
+            def shown(value, ci, n):
+                return f"{format_value(value)} [{ci[0]:.4f}, {ci[1]:.4f}]" + ("†" if n < 30 else "")
             assert [c.strip() for c in cells[2 + 4 * k:6 + 4 * k]] == [
-                format_value(bucket["precision"]), str(bucket["n_pred"]), format_value(bucket["recall"]),
-                f"{format_value(bucket['f1'])} [{low:.4f}, {high:.4f}]"]
+                shown(bucket["precision"], bucket["precision_ci"], bucket["n_pred"]), str(bucket["n_pred"]),
+                shown(bucket["recall"], bucket["recall_ci"], bucket["n_gold"]),
+                shown(bucket["f1"], f1_ci, bucket["n_gold"])]
     # the heatmap: every bucket named in words (types for tag), none empty; significance as stored
     [comparison] = results["comparisons"]
     cells = page.locator("table.heatmap .cell").all_inner_texts()

@@ -21,17 +21,12 @@ no import of ``datasets``); ``error_table`` a ``datasets.Dataset``; ``write`` a 
 file, atomically.
 
 The CSV is safe to open in a spreadsheet (the command's ``--errors`` file and the Spaces'
-download alike): a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or a carriage
-return, which a spreadsheet would evaluate as a formula, gets a leading ``'`` (OWASP's rule
-against CSV injection), so it shows as text.  Numbers are written as numbers, never prefixed:
-their minus is a sign, not a formula, so the numeric columns (sentence, document, positions,
-counts) stay numeric.  Text is neutralised even when it reads as a number (an entity whose text
-is ``-5`` is text).  The JSON lines are written as they are.
+download alike): it is written by ``formatting.csv_text``, which puts a ``'`` before a text
+cell a spreadsheet would evaluate as a formula and writes numbers as numbers.  The JSON lines
+are written as they are.
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 from collections import Counter
@@ -43,6 +38,7 @@ from .._util import write_atomic
 from ..core.batch import Batch
 from ..methods.buckets import ATTRIBUTES, attribute_values, make_bucketing
 from ..methods.hardeval import classify as hard_tokens_of, gold_types
+from .formatting import csv_text
 from .labels import bucket_label
 from ..core.stats import TrainStats
 from ..methods.tmr import classify as mention_subsets
@@ -211,20 +207,6 @@ def summary(rows: Sequence[dict]) -> Dict[str, Dict[str, Dict[str, int]]]:
     return {system: outcome_counts([row for row in rows if row["system"] == system]) for system in systems}
 
 
-# A spreadsheet evaluates a cell starting with one of these (OWASP: CSV injection).
-FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
-
-
-def spreadsheet_cell(value):
-    """A CSV cell a spreadsheet shows as it is: text starting with ``FORMULA_STARTS`` behind a
-    ``'``; numbers (and None, as an empty cell) unchanged."""
-    if value is None:
-        return ""
-    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
-        return "'" + value
-    return value
-
-
 def to_text(rows: Sequence[dict], fmt: str, run_id: Optional[str] = None) -> str:
     """The rows as CSV (``csv``, cells a spreadsheet would evaluate neutralised) or JSON lines
     (``jsonl``); with ``run_id``, a first column saying which report run wrote them."""
@@ -233,13 +215,7 @@ def to_text(rows: Sequence[dict], fmt: str, run_id: Optional[str] = None) -> str
     if fmt == "jsonl":
         return "".join(json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":
-        buffer = io.StringIO()
-        # Rows end with CRLF (RFC 4180) so that a cell holding a lone CR is quoted: with "\n" the
-        # writer left it bare, and a spreadsheet started a new row there.
-        writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\r\n")
-        writer.writeheader()
-        writer.writerows({c: spreadsheet_cell(row[c]) for c in columns} for row in rows)
-        return buffer.getvalue()
+        return csv_text(columns, ([row[c] for c in columns] for row in rows))
     raise ValueError(f"unknown error table format {fmt!r}: use csv or jsonl")
 
 

@@ -1,5 +1,6 @@
-"""Tables for papers: the headline table and each method's subset table as LaTeX (booktabs)
-or Markdown, read from a report's results (never recomputed).
+"""Tables for papers: the headline table, each method's subset table and precision, recall and
+F1 per type as LaTeX (booktabs), Markdown or CSV (a file a table), read from a report's results
+(never recomputed).
 
 Each table has an ``n`` column (the items a rate is computed over).  A summary row with
 ``ci`` (``{system: [low, high]}``) prints ``value [low, high]``; the systems listed in its
@@ -10,16 +11,18 @@ Names and types come from the user, so every text is escaped: in LaTeX its speci
 raw HTML or an entity (``<``, ``&``, as entities), split a table cell (``|``), make a link or an
 image (``[``, ``]``) or a code span (`````), and the backslash itself; a line break becomes a
 space.  So a name shows as typed and can neither run HTML, fetch an image nor break a table.
-Emphasis marks (``*``, ``_``) are left as typed: they only style.
+Emphasis marks (``*``, ``_``) are left as typed: they only style.  CSV goes through the one
+writer that neutralises cells a spreadsheet would evaluate (``formatting.csv_text``); there a
+value, its interval and its marks are columns of their own.
 """
 from __future__ import annotations
 
 import math
-from typing import List, Mapping, NamedTuple, Optional, Sequence
+from typing import Dict, List, Mapping, NamedTuple, Optional, Sequence
 
 from ..methods.buckets import ATTRIBUTES, bucket_key
 from ..core.uncertainty import SMALL
-from .formatting import format_p
+from .formatting import csv_text, format_p
 from .labels import bucket_label, totals
 
 HARDEVAL_SUBSETS = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
@@ -38,16 +41,20 @@ class Cell(NamedTuple):
     std: Optional[float] = None  # sample std over runs
     small: bool = False  # n < SMALL: marked † as in the HTML
     signed: bool = False  # a difference: "+" shown
+    text: Optional[str] = None  # how LaTeX and Markdown show the value, when not as a number (a p-value)
 
 
 class Table(NamedTuple):
     title: str
     columns: List[str]
     rows: List[List[Cell]]
-    label: str  # a short id (LaTeX \label, Markdown heading anchor)
+    label: str  # a short id (LaTeX \label, Markdown heading anchor, CSV file name)
+    kinds: Optional[Sequence[str]] = None  # per column, what CSV writes beside its value (CSV_FIELDS); None: plain
 
 
 def _number(value, digits: int, signed: bool = False) -> str:
+    if value is None:  # NaN, as results read back from JSON hold it
+        return "nan"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
     if isinstance(value, int):
@@ -57,8 +64,8 @@ def _number(value, digits: int, signed: bool = False) -> str:
 
 def _cell_text(cell: Cell, digits: int, escape=None) -> str:
     """The cell as text; ``escape`` applied to a text value (numbers and intervals are ours)."""
-    text = _number(cell.value, digits, cell.signed)
-    if escape is not None and isinstance(cell.value, str):
+    text = cell.text if cell.text is not None else _number(cell.value, digits, cell.signed)
+    if escape is not None and (isinstance(cell.value, str) or cell.text is not None):
         text = escape(text)
     if cell.std is not None:
         text += f" ± {_number(float(cell.std), digits)}"
@@ -130,11 +137,15 @@ def pair_cells(tests: Sequence[Mapping], pairs: Sequence[tuple]) -> List[Cell]:
         flip = (test["a"], test["b"]) == (b, a)
         low, high = test["ci"]
         difference, ci = (-test["difference"], [-high, -low]) if flip else (test["difference"], [low, high])
-        adjusted = test.get("p_adjusted")
+        adjusted = math.nan if test.get("p_adjusted") is None else test["p_adjusted"]
         cells += [Cell(math.nan if difference is None else difference,
                        None if low is None or high is None else ci, bool(test.get("significant")), signed=True),
-                  Cell(format_p(math.nan if adjusted is None else adjusted)[2:])]
+                  Cell(adjusted, text=format_p(adjusted)[2:])]
     return cells
+
+
+def pair_kinds(pairs: Sequence[tuple]) -> List[str]:
+    return ["difference", "plain"] * len(pairs)
 
 
 def _family(results: Mapping, name: str) -> str:
@@ -165,6 +176,7 @@ def tables(results: Mapping) -> List[Table]:
     order = list(summary["systems"])
     systems = results["systems"]
     pairs = compared_pairs(results)
+    kinds = ["plain", "plain"] + ["tested"] * len(order) + pair_kinds(pairs)
     headline = []
     for row in summary["rows"]:
         label = row["label"] + (f" ({row['bucket']})" if row.get("bucket") else "") \
@@ -181,7 +193,7 @@ def tables(results: Mapping) -> List[Table]:
     out = [Table("Headline: systems in the order given; bold: significantly better than every system it is "
                  "compared with"
                  f"{_family(results, 'headline')} (↑ higher, ↓ lower is better, · not ranked){_runs_note(results)}"
-                 + _pairs_note(pairs), ["measure", "n"] + order + pair_columns(pairs), headline, "headline")]
+                 + _pairs_note(pairs), ["measure", "n"] + order + pair_columns(pairs), headline, "headline", kinds)]
     first = order[0]
     out.append(Table("HardEval: token error rate (TER) per subset; bold: significantly lower"
                      + _family(results, "HardEval subsets") + _pairs_note(pairs),
@@ -190,13 +202,14 @@ def tables(results: Mapping) -> List[Table]:
                       + [_tested(results, "hardeval", f"ter_{x}", s, systems[s]["hardeval"][f"ter_{x}"],
                                  systems[first]["hardeval"][f"n_{x}"]) for s in order]
                       + pair_cells(_stored_tests(results, "hardeval", f"ter_{x}"), pairs) for x in HARDEVAL_SUBSETS],
-                     "hardeval"))
+                     "hardeval", kinds))
     out.append(Table("Tough Mentions Recall per subset; bold: significantly higher" + _family(results, "TMR subsets")
                      + _pairs_note(pairs), ["subset", "n"] + order + pair_columns(pairs),
                      [[Cell(x), Cell(systems[first]["tmr"][f"n_{x}"])]
                       + [_tested(results, "tmr", f"recall_{x}", s, systems[s]["tmr"][f"recall_{x}"],
                                  systems[first]["tmr"][f"n_{x}"]) for s in order]
-                      + pair_cells(_stored_tests(results, "tmr", f"recall_{x}"), pairs) for x in TMR_SUBSETS], "tmr"))
+                      + pair_cells(_stored_tests(results, "tmr", f"recall_{x}"), pairs) for x in TMR_SUBSETS], "tmr",
+                     kinds))
     bucket_rows = []
     for attribute in ATTRIBUTES:
         cells = {s: {_key(r["interval"]): r for r in results["details"][s]["bucket_f1"]["buckets"][attribute]}
@@ -210,7 +223,9 @@ def tables(results: Mapping) -> List[Table]:
                    for s in order] + pair_cells(_stored_tests(results, "bucket_f1", key), pairs))
     out.append(Table("Bucket F1 per attribute bucket (n: gold entities); bold: significantly better"
                      + _family(results, "bucket F1 table") + _pairs_note(pairs),
-                     ["attribute", "bucket", "n"] + order + pair_columns(pairs), bucket_rows, "buckets"))
+                     ["attribute", "bucket", "n"] + order + pair_columns(pairs), bucket_rows, "buckets",
+                     ["plain"] + kinds))
+    out.append(per_type_table(results))
     with_nrb = [s for s in order if "nrb" in systems[s]]
     if with_nrb:
         out.append(Table("Name Regularity Bias: accuracy on NRB and WTS", ["set", "n"] + with_nrb,
@@ -227,6 +242,28 @@ def tables(results: Mapping) -> List[Table]:
         out.append(Table("RockNER: F1 on attacked test sets (n: gold entities of the last set)",
                          ["system", "attacked set", "n", "F1", "drop", "relative drop"], rows, "rockner"))
     return out
+
+
+def per_type_table(results: Mapping) -> Table:
+    """Precision, recall and F1 of each type with their intervals (``report.per_type_rows``),
+    F1 in bold where the bucket F1 table's verdict says a system is significantly better."""
+    from .report import per_type_rows
+
+    order = list(results["summary"]["systems"])
+    typed = per_type_rows(results)
+    rows = []
+    for precision, recall, f1 in zip(typed[0::3], typed[1::3], typed[2::3]):
+        cells = [Cell(f1["type"]), Cell(f1["n"][order[0]])]
+        for s in order:
+            cells += [Cell(precision["n"][s])] + [
+                Cell(row["values"][s], row["ci"].get(s), s in row["best"], small=row["small"][s])
+                for row in (precision, recall, f1)]
+        rows.append(cells)
+    return Table("Precision, recall and F1 per type (strict spans; n: gold entities of the type, n predicted: the "
+                 "system's); bold: F1 significantly better" + _family(results, "bucket F1 table")
+                 + "; precision and recall are not tested" + _pairs_note(()),
+                 ["type", "n"] + [f"{s} {c}" for s in order for c in ("n predicted", "precision", "recall", "F1")],
+                 rows, "per-type", ["plain", "plain"] + ["plain", "value", "value", "tested"] * len(order))
 
 
 def _key(interval):
@@ -298,11 +335,63 @@ def markdown_tables(tables_: Sequence[Table], digits: int = 4) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
+# What a column of each kind adds beside its value in CSV: its interval's bounds, a value's
+# sample std over runs (only when some cell has one), its small-n mark and whether it is in bold
+# (a tested value: significantly better; a difference: significant).
+CSV_FIELDS = {"plain": (), "value": ("low", "high", "std", "small"), "tested": ("low", "high", "std", "small", "best"),
+              "difference": ("low", "high", "significant")}
+
+
+def _csv_value(value):
+    """A number as a number (NaN as an empty cell); text, and True / False, as they are."""
+    return None if isinstance(value, float) and math.isnan(value) else value
+
+
+def csv_table(table: Table) -> str:
+    """A table as CSV (``formatting.csv_text``: formula-like text neutralised, numbers as
+    numbers): a column per field of ``CSV_FIELDS``, named ``SYSTEM low``, ``SYSTEM best``, ...
+    (a pair's difference column without its `` [CI]``); the title is not written."""
+    kinds = table.kinds or ["plain"] * len(table.columns)
+    header, fields = [], []
+    for j, (name, kind) in enumerate(zip(table.columns, kinds)):
+        name = name[:-len(" [CI]")] if name.endswith(" [CI]") else name
+        extra = [f for f in CSV_FIELDS[kind] if f != "std" or any(row[j].std is not None for row in table.rows)]
+        header += [name] + [f"{name} {field}" for field in extra]
+        fields.append(extra)
+    rows = []
+    for row in table.rows:
+        out = []
+        for cell, extra in zip(row, fields):
+            known = cell.ci is not None and not any(v is None or math.isnan(v) for v in cell.ci)
+            low, high = (float(cell.ci[0]), float(cell.ci[1])) if known else (None, None)
+            marks = {"low": low, "high": high, "std": cell.std, "small": cell.small, "best": cell.bold,
+                     "significant": cell.bold}
+            out += [_csv_value(cell.value)] + [_csv_value(marks[field]) for field in extra]
+        rows.append(out)
+    return csv_text(header, rows)
+
+
+# Every table's label, as ``tables`` gives them (NRB and RockNER only when the report has them):
+# the CSV files a --csv folder may get, which the commands check against their inputs first.
+LABELS = ("headline", "hardeval", "tmr", "buckets", "per-type", "nrb", "rockner")
+
+
+def csv_files(results: Mapping) -> Dict[str, str]:
+    """Every table as CSV (``csv_table``), by file name: ``headline.csv``, ``hardeval.csv``, ..."""
+    return {f"{table.label}.csv": csv_table(table) for table in tables(results)}
+
+
 def write(results: Mapping, path, fmt: str) -> None:
-    """Write ``latex`` or ``markdown`` tables to ``path`` atomically."""
+    """Write ``latex`` or ``markdown`` tables to the file ``path``, or ``csv`` tables into the
+    folder ``path`` (``csv_files``), each file atomically."""
     import os
 
     from .._util import write_atomic
 
+    if fmt == "csv":
+        os.makedirs(path, exist_ok=True)
+        for name, text in csv_files(results).items():
+            write_atomic(os.path.join(path, name), text)
+        return
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     write_atomic(path, {"latex": latex, "markdown": markdown}[fmt](results))

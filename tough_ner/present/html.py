@@ -13,7 +13,7 @@ from ..methods.buckets import ATTRIBUTES, interval_text
 from .formatting import format_interval, format_p, format_value, row_label
 from .labels import UNITS, bucket_label, empty_bucket, totals
 from .report import (decoding_line, format_sizes, format_cell, format_test, headline_family, last_attacked_set,
-                     significant_buckets)
+                     per_type_rows, significant_buckets)
 from ..core.uncertainty import SMALL
 
 STYLE = """
@@ -700,36 +700,29 @@ def heatmap(comparison: Mapping[str, dict], counts: Optional[Mapping[str, int]] 
 
 
 def per_type_section(results: dict) -> str:
-    """Precision, recall and F1 per type (the tag buckets), F1 with its interval and marked
-    when its stored verdict says a system is significantly better."""
+    """Precision, recall and F1 per type (the tag buckets, ``report.per_type_rows``), each with
+    its interval, F1 marked when its stored verdict says a system is significantly better."""
     systems = list(results["systems"])
-    tables = {s: {row["interval"]: row for row in results["details"][s]["bucket_f1"]["buckets"]["tag"]}
-              for s in systems}
-    types = list(dict.fromkeys(t for s in systems for t in tables[s]))
-    tests = results.get("tests", {}).get("bucket_f1", {})
+    typed = per_type_rows(results)
     rows, best = [], []
-    for entity_type in types:
-        verdict = tests.get(f"tag_{entity_type}_f1", {})
-        n_gold = next((tables[s][entity_type]["n_gold"] for s in systems if entity_type in tables[s]), 0)
-        row, marks = [entity_type, n_gold], []
-        for s in systems:
-            cell = tables[s].get(entity_type, {})
-            ci = verdict.get("ci", {}).get(s)
-            f1 = format_value(_number(cell.get("f1")))
-            row += [_number(cell.get("precision")), cell.get("n_pred", 0), _number(cell.get("recall")),
-                    f"{f1} {format_interval([_number(v) for v in ci]) if ci else ''}".strip()]
-            marks += [False, False, False, s in verdict.get("best", [])]
+    for precision, recall, f1 in zip(typed[0::3], typed[1::3], typed[2::3]):
+        row, marks = [f1["type"], f1["n"][systems[0]]], []
+        for s in systems:  # format_cell: value [interval], † when n < 30; the winner in bold, not starred
+            row += [format_cell(precision, s).rstrip(" *"), precision["n"][s], format_cell(recall, s).rstrip(" *"),
+                    format_cell(f1, s).rstrip(" *")]
+            marks += [False, False, False, s in f1["best"]]
         rows.append(row)
         best.append([False] + marks)
     confidence = results.get("statistics", {}).get("confidence", 0.95)
     header = ["type", term("n gold", "n")] + [h for s in systems for h in (
-        term(f"{s} precision", "precision"), f"{s} n predicted", term(f"{s} recall", "recall"),
-        term(f"{s} F1 [{confidence:.0%} interval]", "f1"))]
-    return ("<h3 id='per-type'>Precision, recall and F1 per type</h3><p class='note'>Strict span matching; the F1 "
-            "interval and the bold mark (significantly better, "
+        term(f"{s} precision [{confidence:.0%} interval]", "precision"), f"{s} n predicted",
+        term(f"{s} recall [{confidence:.0%} interval]", "recall"), term(f"{s} F1 [{confidence:.0%} interval]", "f1"))]
+    return ("<h3 id='per-type'>Precision, recall and F1 per type</h3><p class='note'>Strict span matching; every "
+            "interval comes from the resamples of the bucket F1 table, whose type buckets these are, and the bold "
+            "mark (F1 significantly better, "
             f"{html.escape(results.get('families', {}).get('bucket F1 table', {}).get('description', 'Holm-adjusted'))}"
-            ") are those of the bucket F1 table's type buckets. Precision and recall are given with their n "
-            "(predicted and gold entities of the type).</p>" + _table(header, rows, best))
+            f") from its verdicts; precision and recall are not tested. n: gold entities of the type (recall, F1) "
+            f"and each system's predicted ones (precision); † n &lt; {SMALL}.</p>" + _table(header, rows, best))
 
 
 def averages_section(results: dict) -> str:

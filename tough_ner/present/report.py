@@ -243,6 +243,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                 aggregated = results["runs"][name].get("bucket_f1", {}).get(bucket_key(attribute, i, row["interval"]))
                 if aggregated:
                     row["f1"], row["f1_std"] = aggregated["mean"], aggregated["std"]
+        if "tag" in buckets:
+            _type_means(buckets["tag"], [details[label]["bucket_f1"]["buckets"]["tag"] for label in runs[name]])
         for method, by_label in counts.items():
             mine = [by_label.pop(label) for label in runs[name] if label in by_label]
             why = f"{len(mine)} of its {len(runs[name])} runs have them" if len(mine) != len(runs[name]) else None
@@ -274,6 +276,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                 attribute: [analyses["bucket_f1"][bucket_key(attribute, i, row["interval"])]["ci"][name]
                             for i, row in enumerate(rows)] for attribute, rows in bucket["buckets"].items()}
             bucket["diagnostics"]["bootstrap"]["f1"] = analyses["bucket_f1"]["f1"]["ci"][name]
+            type_intervals(bucket["buckets"]["tag"], analyses["bucket_f1"], name)
     families: Dict[str, dict] = {}
     results["comparisons"] = [{"systems": [a, b], "family": f"bucket F1, {a} - {b}", "bucket_f1": bucket_comparison(
         {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
@@ -310,6 +313,41 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
     results["findings"] = findings(results)
     return results
+
+
+MEASURES = {"precision": "precision", "recall": "recall", "f1": "F1"}
+
+
+def per_type_rows(results: Mapping) -> List[dict]:
+    """Precision, recall and F1 of each type (the tag buckets: strict spans) as rows of a table
+    of systems, three a type: ``label`` (``LOC precision``), ``type``, ``measure``, each
+    system's value, interval and n (its predicted entities of the type for precision, the gold
+    ones for recall and F1), ``small`` when n < 30; an F1 row carries the stored verdicts of
+    the bucket F1 table (``best``, ``tests``), precision and recall are not tested."""
+    order = list(results["systems"])
+    tables = {s: {row["interval"]: row for row in results["details"][s]["bucket_f1"]["buckets"]["tag"]}
+              for s in order}
+    verdicts = results.get("tests", {}).get("bucket_f1", {})
+    out = []
+    for entity_type in dict.fromkeys(t for s in order for t in tables[s]):
+        cells = {s: tables[s].get(entity_type, {}) for s in order}
+        for measure, word in MEASURES.items():
+            key = bucket_key("tag", 0, entity_type, measure)
+            verdict = verdicts.get(key, {}) if measure == "f1" else {}
+            n = {s: cell.get("n_pred" if measure == "precision" else "n_gold", 0) for s, cell in cells.items()}
+            ci = verdict.get("ci", {}) if measure == "f1" else \
+                {s: cell[f"{measure}_ci"] for s, cell in cells.items() if f"{measure}_ci" in cell}
+            out.append({"label": f"{entity_type} {word}", "type": entity_type, "measure": measure,
+                        "method": "bucket_f1", "key": key, "better": "high",
+                        "values": {s: _nan(cell.get(measure)) for s, cell in cells.items()},
+                        "ci": {s: [_nan(v) for v in ci[s]] for s in order if s in ci}, "n": n,
+                        "small": {s: count < SMALL for s, count in n.items()},
+                        "best": verdict.get("best", []), "tests": verdict.get("tests", [])})
+    return out
+
+
+def _nan(value) -> float:
+    return math.nan if value is None else value
 
 
 def averages_table(results: Mapping, analysis: Mapping[str, dict], systems: Sequence[str]) -> Dict[str, dict]:
@@ -353,6 +391,25 @@ def _add_run_tests(results: dict) -> None:
             a, b = (runs.get(s, {}).get(row["method"], {}).get(row["key"]) for s in (test["a"], test["b"]))
             if a and b and a["runs"] == b["runs"]:
                 test["runs_test"] = wilcoxon_runs(a["values"], b["values"])
+
+
+def type_intervals(rows: Sequence[dict], analysis: Mapping[str, dict], system: str) -> None:
+    """Each type's precision and recall interval (``precision_ci``, ``recall_ci`` beside the
+    values in its tag bucket row), from the resamples every bucket F1 interval is drawn from."""
+    for row in rows:
+        for measure in ("precision", "recall"):
+            cell = analysis.get(bucket_key("tag", 0, row["interval"], measure))
+            row[f"{measure}_ci"] = cell["ci"][system] if cell else [math.nan, math.nan]
+
+
+def _type_means(rows: Sequence[dict], runs: Sequence[Sequence[dict]]) -> None:
+    """A system with several runs: each type's precision and recall shown is the runs' mean,
+    as its F1 (a type some run never saw keeps the first run's values)."""
+    for row in rows:
+        found = [r for run in runs for r in run if r["interval"] == row["interval"]]
+        if len(found) == len(runs):
+            for measure in ("precision", "recall"):
+                row[measure] = sum(r[measure] for r in found) / len(found)
 
 
 def _same_sentences(by_system: Mapping[str, Counts]) -> bool:
@@ -545,6 +602,13 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
         lines.append(f"intervals: {statistics['interval']}, {statistics['n_resamples']} resamples of "
                      f"{statistics['unit']}s (seed {statistics['seed']}); tests: {statistics['test']}")
     if full:
+        typed = per_type_rows(results)
+        if typed:
+            lines += ["", "precision, recall and F1 per type: strict spans; n: the system's predicted entities of "
+                          "the type for precision, the gold ones for recall and F1; * F1 significantly better "
+                          f"({results.get('families', {}).get('bucket F1 table', {}).get('description', 'Holm')})"]
+            rows, typed_shown = side_by_side(typed, [row["label"] for row in typed], order, wide=wide, width=width)
+            lines += (legend(typed_shown) if typed_shown != shown else []) + rows
         names = list(results["systems"])
         short = dict(zip(names, names)) if wide else short_names(names, 12)
         for method in dict.fromkeys(m for scores in results["systems"].values() for m in scores):
