@@ -104,6 +104,8 @@ def cmd_evaluate(args) -> None:
         if not args.model:
             return
     models = [load(spec, name, args.device, args.batch_size, args.aggregation) for name, spec in specs]
+    if getattr(args, "recorded", None) is not None:  # report --rerun: before any prediction
+        same_models(models, *args.recorded)
     cache = None if args.no_cache else args.cache_dir or True
     progress = not args.quiet and sys.stderr.isatty()
     prepared = evaluation.prepare(models, test, stats, names=[name for name, _ in specs], sets=sets,
@@ -136,6 +138,21 @@ def cmd_evaluate(args) -> None:
         written.append(args.save)
     if written:
         print("\nwrote " + ", ".join(written))
+
+
+def same_models(models, report: str, inputs) -> None:
+    """``report --rerun``: each model a report ran is the one its spec loads now, as the
+    prediction cache knows a model (its ``identity``: a model folder's files with their sizes and
+    modification times, a spaCy package's version, a function's module source); an error names
+    the first that is not and what differs.  (A ``jsonl`` model's files are checked with the
+    other inputs, by their SHA-256.)"""
+    for model, then in zip(models, inputs.get("models", [])):
+        now, before = model.identity or {}, then.get("identity") or {}
+        differ = [key for key in dict.fromkeys([*before, *now]) if now.get(key) != before.get(key)]
+        if differ:
+            raise ValueError(f"--rerun {report}: the model {model.name} ({model.spec}) is not the one the report ran "
+                             f"(it differs in: {', '.join(differ)}; a model is known as the prediction cache knows "
+                             "it)")
 
 
 def _evaluate_arguments(p) -> None:

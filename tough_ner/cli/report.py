@@ -55,16 +55,19 @@ def run_id(version: str, inputs: dict, options: dict) -> str:
 
 def _outputs(args) -> list:
     return [("--json", args.json), ("--html", args.html), ("--errors", args.errors), ("--latex", args.latex),
-            ("--markdown", args.markdown)]
+            ("--markdown", args.markdown), ("--csv", args.csv)]
 
 
 def _written(args) -> list:
-    """``_outputs`` and the files written beside them (the page's error table): what must not
-    be an input."""
+    """``_outputs`` and the files written beside them (the page's error table) or in them (the
+    CSV tables): what must not be an input."""
     from ..present.errors import beside
+    from ..present.export import LABELS
 
     implied = [(f"the error table beside --html {args.html}:", path) for _, path in beside(args.html)] \
         if args.html else []
+    implied += [(f"a table of --csv {args.csv}:", os.path.join(args.csv, f"{label}.csv")) for label in LABELS] \
+        if args.csv else []
     return _outputs(args) + implied
 
 
@@ -127,8 +130,10 @@ def cmd_report(args) -> Optional[int]:
 
 def rerun(path: str) -> int:
     """``--rerun REPORT.json``: the command that wrote the report, run again on its inputs
-    (each must be the file it read: same path, same SHA-256), writing nothing; says whether the
-    results are identical (the provenance block aside) and returns 1 when they are not."""
+    (each must be the file it read: same path, same SHA-256; each model of ``evaluate`` the
+    one it ran: ``evaluate.same_models``), writing nothing but the prediction cache of a model
+    that predicts again; says whether the results are identical (the provenance block aside)
+    and returns 1 when they are not."""
     import json
 
     from . import _parser
@@ -142,9 +147,9 @@ def rerun(path: str) -> int:
                          "written before tough-ner recorded one?)")
     check_inputs(stored.get("inputs", {}), path)
     args = _parser(command[1:]).parse_args(command[1:])
-    for flag, _ in _outputs(args) + [("--model-index", None), ("--save", None)]:
+    for flag, _ in _outputs(args) + [("--model-index", None), ("--save", None), ("--write-inputs", None)]:
         setattr(args, flag[2:].replace("-", "_"), None)
-    args.quiet, args.rerunning = True, []
+    args.quiet, args.rerunning, args.recorded = True, [], (path, stored.get("inputs", {}))
     args.run(args)
     again = json.loads(_json(args.rerunning[0]["results"]))
     differences = list(_differences(stored["results"], again, "results"))
@@ -196,7 +201,7 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
                  scored=None) -> tuple:
     """Run the report (``present.report.run``, or ``scored(**report options)``) on the
     systems' predictions over ``test``, print it and write the outputs the options ask for
-    (--json, --html, --errors, --latex, --markdown); (the report, the paths written).
+    (--json, --html, --errors, --latex, --markdown, --csv); (the report, the paths written).
     ``options`` adds to what the run id digests."""
     from .. import __version__
     from ..present.provenance import KEY, provenance
@@ -244,7 +249,7 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
 
         write(rows, args.errors, report["run_id"])
         written.append(args.errors)
-    for path, fmt in ((args.latex, "latex"), (args.markdown, "markdown")):
+    for path, fmt in ((args.latex, "latex"), (args.markdown, "markdown"), (args.csv, "csv")):
         if path:
             from ..present.export import write as export
 
@@ -284,8 +289,10 @@ def output_options(p) -> None:
     p.add_argument("--html", help="write the HTML report here")
     p.add_argument("--json", help="write the JSON report here")
     p.add_argument("--errors", metavar="FILE", help="write every system's per-entity error table (.csv or .jsonl)")
-    p.add_argument("--latex", metavar="FILE", help="write the headline and subset tables as LaTeX (booktabs)")
-    p.add_argument("--markdown", metavar="FILE", help="write the headline and subset tables as Markdown")
+    p.add_argument("--latex", metavar="FILE", help="write the headline, subset and per-type tables as LaTeX (booktabs)")
+    p.add_argument("--markdown", metavar="FILE", help="write the headline, subset and per-type tables as Markdown")
+    p.add_argument("--csv", metavar="FOLDER", help="write the headline, subset and per-type tables as CSV into this "
+                                                   "folder, a file a table (headline.csv, hardeval.csv, ...)")
 
 
 def report_options(p) -> None:

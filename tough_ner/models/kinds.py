@@ -22,7 +22,7 @@ import inspect
 import os
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from .cache import slug
@@ -40,7 +40,8 @@ class Model:
     sentence; a model loaded from a spec is loaded when it first predicts (``load_seconds``),
     so a run whose predictions are all in the cache never loads it.  ``identity`` is what the
     prediction cache keys it by (None: never cached); ``format`` its output format (None:
-    detected); ``folder`` the per-split files of a ``jsonl`` model.
+    detected); ``folder`` the per-split files of a ``jsonl`` model, ``files`` those it read
+    (path and SHA-256: inputs a report records).
     """
 
     name: str
@@ -51,6 +52,7 @@ class Model:
     identity: Optional[dict] = None
     format: Optional[str] = None
     folder: Optional[str] = None
+    files: List[dict] = field(default_factory=list)
     load_seconds: float = 0.0
 
     def load_now(self) -> "Model":
@@ -68,9 +70,9 @@ class Model:
         return self.load_now().function(sentences)
 
     def describe(self) -> dict:
-        """What a report says about the model: name, kind, spec and identity."""
+        """What a report says about the model: name, kind, spec, identity and the files it read."""
         return {"name": self.name, "kind": self.kind, "spec": self.spec,
-                **({"identity": self.identity} if self.identity else {})}
+                **({"identity": self.identity} if self.identity else {}), **({"files": self.files} if self.files else {})}
 
 
 def split_spec(text: str) -> Tuple[Optional[str], str]:

@@ -182,6 +182,11 @@ def _stored(model: Model, split: str, tokens: Sequence[Sequence[str]]) -> List[A
                          f"--write-inputs FOLDER, run the model on each file, and keep one prediction per line in "
                          f"{file_name(split)})")
     predictions = read_jsonl(path)
+    if all(item["path"] != path for item in model.files):  # a report records it: --rerun checks it is unchanged
+        import hashlib
+
+        with open(path, "rb") as handle:
+            model.files.append({"split": split, "path": path, "sha256": hashlib.sha256(handle.read()).hexdigest()})
     if len(predictions) != len(tokens):
         raise ValueError(f"model {model.name}: {path} holds {len(predictions)} lines for the {len(tokens)} sentences "
                          f"of the {split} split")
