@@ -680,7 +680,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.determiner = before.lower() in DETERMINERS
             m.article_at = start - 1 if before.lower() in ("a", "an") else -1
             after = words[end] if end < len(words) else ""
-            m.possessive_at = end if after in ("'s", "'") and " " not in m.suffix else -1
+            m.possessive_at = end if after in ("'s", "'") and " " not in m.suffix and \
+                (i + 1 == len(spans) or spans[i + 1][0] != end) else -1  # (never another entity's token)
             m.next_word = after.lower()
             m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
@@ -977,7 +978,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
         def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
                   determiner=any(m.determiner for m in members), after_the=any(m.the for m in members),
-                  acronym_shape=pool_key[3][0] == "acronym", enough=enough, avoid=avoid, spells=key in spelled):
+                  acronym_shape=pool_key[3][0] == "acronym", enough=enough, avoid=avoid, spells=key in spelled,
+                  longer=scheme is not None and len(members[0].stem.replace(".", "")) > 2):
+            if longer and len(candidate.replace(".", "")) == 2:
+                return False  # built-in names: "Li" for "Ivanov", "SL" for "UK" read as a cut; two letters only for two
             if enough is not None and not enough(candidate):
                 return False  # too few clubs of its country left for the others of its sentence
             if spells and (initials(candidate) in excluded or initials(candidate).casefold() in avoid):

