@@ -480,6 +480,22 @@ def test_a_country_in_a_sport_not_every_nation_plays_is_one_of_its_nations_or_ke
     assert [origins[r["replacement"]] for _, r in records(attacked)] == ["AT", "NO"]
 
 
+def test_a_city_district_is_a_lookup_alias_never_drawn():
+    from tough_ner.data.make_entities import _district
+
+    madrid = {"countrycode": "ES", "population": 3_255_944, "latitude": 40.4165, "longitude": -3.7026}
+    cells = {(40, -4): [madrid]}
+    part = {"countrycode": "ES", "population": 205_000, "latitude": 40.3833, "longitude": -3.7333}  # 4.5 km
+    assert _district(part, cells)
+    assert not _district({**part, "countrycode": "PT"}, cells)  # a neighbour across a border is a city
+    assert not _district({**part, "population": 2_000_000}, cells)  # a twin city of a like size too
+    assert not _district({**part, "latitude": 40.6}, cells)  # 20 km away: a town of its own
+    cities, aliases = dictionaries.builtin("conll")["LOC"]["city"], dictionaries.builtin_aliases()["city"]
+    for district in ("Carabanchel", "Islington", "Setagaya"):
+        assert district not in cities and district in aliases
+    assert {"Madrid", "London", "Tokyo", "Manila"} <= set(cities)
+
+
 def test_the_persons_of_a_document_have_names_of_one_origin():
     origins = dictionaries.builtin_origins()
     tokens = [["RUGBY", "UNION", "-", "SQUAD", "."],

