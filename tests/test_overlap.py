@@ -114,7 +114,8 @@ def test_a_type_only_a_nested_span_has_gets_its_row():
 def test_select_keeps_the_overlapping_spans_of_the_sentences_it_keeps():
     b = batch([[(0, 1, "PER")], GOLD, [(4, 8, "PER")]], [[(0, 1, "PER")], [(0, 3, "ORG"), (2, 3, "LOC")], []])
     part = select(b, [1, 2])
-    assert part.gold_spans == [sorted(GOLD), [(4, 8, "PER")]] and part.pred_spans == [[(0, 3, "ORG"), (2, 3, "LOC")], []]
+    assert part.gold_spans == [sorted(GOLD), [(4, 8, "PER")]]
+    assert part.pred_spans == [[(0, 3, "ORG"), (2, 3, "LOC")], []]
     assert part.overlapping["gold"][0] == 0 and span_scores(part)["recall"] == 2 / 5
     flat = select(b, [0, 2])
     assert not flat.overlapping and flat.gold_spans == [[(0, 1, "PER")], [(4, 8, "PER")]]
@@ -197,8 +198,8 @@ def _spans(draw, length, overlapping=True):
 @st.composite
 def documents(draw, overlapping=True):
     n, length = draw(st.integers(1, 5)), draw(st.integers(1, 10))
-    return ([_spans(draw, length, overlapping) for _ in range(n)], [_spans(draw, length, overlapping) for _ in range(n)],
-            length)
+    sides = [[_spans(draw, length, overlapping) for _ in range(n)] for _ in ("gold", "pred")]
+    return sides[0], sides[1], length
 
 
 def _same(a, b):
