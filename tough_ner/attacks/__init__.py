@@ -845,7 +845,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     def code_of(name: str) -> Optional[str]:
         """The country of a country name or a demonym (its ISO code)."""
         folded = name.casefold()
-        return folded_codes.get(folded) or folded_origins().get(folded)
+        return folded_codes.get(folded) or _folded_origins().get(folded)
 
     replaced_codes: Dict[Tuple, Optional[str]] = {}  # a country's unit -> its replacement's code
     club_codes: Dict[int, str] = {}  # sentence -> the country of the clubs drawn in it
@@ -1164,7 +1164,7 @@ def _surname_origins() -> Dict[str, Tuple[str, ...]]:
 
 
 @lru_cache(maxsize=1)
-def folded_origins() -> Dict[str, str]:
+def _folded_origins() -> Dict[str, str]:
     """Demonyms (casefolded) -> their country's ISO code."""
     from .dictionaries import builtin_facets
 
