@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 from ..core.stats import TrainStats
-from ..present.formatting import format_interval, format_p, format_value, to_json as _json
+from ..present.formatting import format_interval, format_p, format_value, json_pieces, to_json as _json
 from ._common import (_add_pred_format, _columns_flag, _decoding, _decoding_flags, _names, _print_flat, _read,
                       _read_batch, _resampling, _resampling_flags, _runs, _versus, display_names, seed)
 
@@ -79,11 +80,14 @@ def cmd_buckets(args) -> None:
         from ..core.uncertainty import analyse
 
         a, b = names[:2]
-        analysis = analyse({name: counts(stats, batches[name], **options) for name in (a, b)}, None,
-                           max(args.resamples, 1), args.confidence, args.seed, args.unit, args.alpha)
+        pair = {name: counts(stats, batches[name], **options) for name in (a, b)}
+        f1_keys = [key for key in pair[a].keys if key.endswith("f1")]  # what the comparison reads: a third of the keys
+        analysis = analyse(pair, f1_keys, max(args.resamples, 1), args.confidence, args.seed, args.unit, args.alpha)
+        del pair  # the counts, not needed any more: a table per type
         table["comparison"] = bucket_comparison(first, second, analysis, a, b, args.alpha)
     if args.json:
-        print(_json(table))
+        sys.stdout.writelines(json_pieces(table))  # a bucket per type: the text is never held whole
+        print()
         return
     from ..present.labels import bucket_label
     from ..present.report import fit, short_names

@@ -773,18 +773,40 @@ def _randomisation_entries(formulas, columns, entries: Entries, width: int, a: i
     at = (total_a + total_b) / 2
     name_of = {j: name for name, j in columns.items()}
     rank = {key: i for i, key in enumerate(formulas)}
+    lengths = np.diff(entries.starts)  # each column's entries
     out = {}
-    for start in range(0, len(keys), _TESTED_AT_ONCE):
-        block = keys[start:start + _TESTED_AT_ONCE]
-        used_of = [_columns_of(formulas, columns, key) for key in block]
-        for key, used, delta in zip(block, used_of, _key_differences(entries, width, a, b, used_of)):
+    for block in _gathered_blocks(keys, [_columns_of(formulas, columns, key) for key in keys],
+                                  lambda used: int(lengths[a * width + used].sum() + lengths[b * width + used].sum())):
+        used_of = [used for _, used in block]
+        for (key, used), delta in zip(block, _key_differences(entries, width, a, b, used_of)):
             sub, local = _local(formulas, [key], used, name_of, rank)
             out[key] = _tested(sub, local, key, total_a[used], total_b[used], delta, float(observed[key]),
                                lambda: _contributions(sub, local, at[used], delta)[key])
     return out
 
 
-_TESTED_AT_ONCE = 4096  # keys whose count differences are gathered together
+# Keys whose count differences are gathered together: at most this many, reading at most
+# _GATHERED_AT_ONCE entries (some hundred bytes each while grouped: a 20,000-type pair's first
+# keys, each bucket's three over 20,000 sentences, took 100 MB at once).
+_TESTED_AT_ONCE = 4096
+_GATHERED_AT_ONCE = 1 << 18
+
+
+def _gathered_blocks(keys: Sequence[str], used_of: Sequence[List[int]], read) -> Iterator[List[tuple]]:
+    """The keys with their columns, ``(key, columns)``, in blocks of at most ``_TESTED_AT_ONCE``
+    keys whose columns hold at most ``_GATHERED_AT_ONCE`` entries together (``read(columns)``),
+    a key over that alone in its block."""
+    block, gathered = [], 0
+    for key, used in zip(keys, used_of):
+        used = np.asarray(used, dtype=np.int64)
+        size = read(used)
+        if block and (len(block) == _TESTED_AT_ONCE or gathered + size > _GATHERED_AT_ONCE):
+            yield block
+            block, gathered = [], 0
+        block.append((key, used.tolist()))
+        gathered += size
+    if block:
+        yield block
 
 
 def _key_differences(entries: Entries, width: int, a: int, b: int,
