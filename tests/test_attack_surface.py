@@ -430,13 +430,15 @@ def test_a_person_named_with_a_country_or_nationality_has_a_name_of_its_origin()
     tokens = [["1.", "Hermann", "Maier", "(", "Austria", ")", "1:23.45"],
               ["Argentine", "Nestor", "Sensini", "is", "injured", "."],
               ["Senegal", "'s", "President", "Abdou", "Diouf", "spoke", "."],
-              ["2.", "Wang", "Junxia", "(", "China", ")", "24.88"]]
+              ["2.", "Wang", "Junxia", "(", "China", ")", "24.88"],
+              ["Tim", "Guldimann", ",", "the", "Swiss", "diplomat", ",", "spoke", "."]]
     tags = [["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"], ["B-MISC", "B-PER", "I-PER", "O", "O", "O"],
-            ["B-LOC", "O", "O", "B-PER", "I-PER", "O", "O"], ["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"]]
+            ["B-LOC", "O", "O", "B-PER", "I-PER", "O", "O"], ["O", "B-PER", "I-PER", "O", "B-LOC", "O", "O"],
+            ["B-PER", "I-PER", "O", "O", "B-MISC", "O", "O", "O", "O"]]
     pairs = [("Hermann Maier", "Austria"), ("Nestor Sensini", "Argentine"), ("Abdou Diouf", "Senegal"),
-             ("Wang Junxia", "China")]
+             ("Wang Junxia", "China"), ("Tim Guldimann", "Swiss")]
     for seed in range(6):
-        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3], year=1996)
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3, 4], year=1996)
         found = by_original(attacked)
         kept = {k["original"] for ks in attacked["kept"] for k in ks}
         for person, frame in pairs:

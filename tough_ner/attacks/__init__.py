@@ -1123,8 +1123,9 @@ ROLE_WORD = re.compile(r"^[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*$")  # "striker"
 
 def _mark_framed(mentions: Sequence[_Mention], tokens: Sentences) -> None:
     """A person named with the country or nationality they are of: "Hermann Maier ( Austria )",
-    "Argentine Nestor Sensini", "French midfielder Daniel Bravo", "Senegal 's President Abdou
-    Diouf" (up to three role words between, no other entity); its ``frame`` is that mention."""
+    "Tim Guldimann , the Swiss diplomat", "Argentine Nestor Sensini", "French midfielder Daniel
+    Bravo", "Senegal 's President Abdou Diouf" (up to three role words between, no other entity);
+    its ``frame`` is that mention."""
     for k, m in enumerate(mentions):
         if m.name not in PERSON_CLASSES:
             continue
@@ -1134,11 +1135,15 @@ def _mark_framed(mentions: Sequence[_Mention], tokens: Sentences) -> None:
                 and words[after.end:after.end + 1] == [")"]:
             m.frame = after
             continue
+        if after is not None and after.name in FRAME_CLASSES and not after.suffix and \
+                [w.lower() for w in words[m.end:after.start]] in ([","], [",", "the"], [",", "a"], [",", "an"]):
+            m.frame = after  # "Tim Guldimann , the Swiss diplomat", "Michael Johnson , U.S."
+            continue
         before = mentions[k - 1] if k > 0 and mentions[k - 1].s == m.s else None
         if before is None or before.name not in FRAME_CLASSES or before.suffix:
             continue
         between = words[before.end:m.start]
-        if between[:1] == ["'s"] and before.name == "country":
+        if [w.lower() for w in between[:1]] == ["'s"] and before.name == "country":  # "PANAMA 'S" in a headline
             between = between[1:]
         if len(between) <= 3 and all(ROLE_WORD.match(w) and w.lower() not in NOT_A_ROLE for w in between):
             m.frame = before
