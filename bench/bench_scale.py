@@ -12,8 +12,8 @@ memory-mapped Arrow file of string tags, alone and with ``num_proc=2`` (its CPU 
 memory are the main process's only), and the pre-Arrow list build ("lists": ``ds[column]``
 through ``from_lists``, 1M only).  At 100M, the same corpus cut into 8 shard files built by
 ``build_distributed`` on a ``distributed.LocalCluster`` of 2 single-thread worker processes
-(started before the clock; its wall time against the one-process build's, and the workers'
-peak RSS).  Shown: wall and CPU time of the build, peak RSS, saved file size and load time;
+(started before the clock, given the command's memory setting as ``tough-ner stats --dask``
+gives it; its wall time against the one-process build's, and the workers' peak RSS).  Shown: wall and CPU time of the build, peak RSS, saved file size and load time;
 every build of a size must write the same file (saved without the text, so that builds with
 and without it compare).  Generated corpora (about 3 GB at 100M) are deleted at exit.
 
@@ -61,6 +61,9 @@ def child(spec: dict) -> None:
         cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
         client.run(lambda: __import__("tough_ner.core.stats") and None)  # the workers' imports before the clock
+        from tough_ner.cli._process import keep_freed_memory
+
+        client.run(keep_freed_memory)  # as `tough-ner stats --dask` does (Dask's workers trim every free)
     wall, cpu = time.perf_counter(), time.process_time()  # the build only (imports and opening excluded)
     if how == "after":
         stats = TrainStats.from_conll(spec["path"])

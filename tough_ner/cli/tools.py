@@ -30,6 +30,7 @@ def _distributed(args):
 
     from ..core.stats import build_distributed
     from ._common import _decoding, refuse_overwriting
+    from ._process import keep_freed_memory
 
     if not args.train:
         raise SystemExit("tough-ner stats: --dask builds the shards of --train PATTERN (not --merge)")
@@ -42,6 +43,8 @@ def _distributed(args):
     except ImportError:
         raise SystemExit("tough-ner stats --dask needs the dask extra: pip install 'tough-ner[dask]'") from None
     with Client(args.dask) as client:
+        if getattr(args, "as_command", False):  # the workers build for the command: its setting (_process)
+            client.run(keep_freed_memory)
         return build_distributed(shards, client, keep_text=args.keep_text, **_decoding(args))
 
 
