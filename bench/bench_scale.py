@@ -15,7 +15,8 @@ through ``from_lists``, 1M only).  At 100M, the same corpus cut into 8 shard fil
 (started before the clock, given the command's memory setting as ``tough-ner stats --dask``
 gives it; its wall time against the one-process build's, and the workers' peak RSS).  Shown:
 wall and CPU time of the build, peak RSS, saved file size and load time; every build of a size
-must write the same file (saved without the text, so that builds with and without it compare).  Generated corpora (about 3 GB at 100M) are deleted at exit.
+must write the same file (saved without the text, so that builds with and without it compare).
+Generated corpora (about 3 GB at 100M) are deleted at exit.
 
     python bench/bench_scale.py [CONLL_DIR] [--quick]
 """
