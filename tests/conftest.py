@@ -405,3 +405,26 @@ def at_work(process, cpu_seconds: float, signals, timeout: float = 120.0) -> boo
             return True
         time.sleep(0.02)
     return False
+
+
+
+def version_1_bytes(stats, shareable: bool = False) -> bytes:
+    """``stats`` in a file of version 1 (before the label counts were sparse): a dense
+    vocabulary x labels ``label_counts`` member and no recorded decoding (the default)."""
+    import io
+    import json
+    import zipfile
+
+    import numpy as np
+
+    with zipfile.ZipFile(io.BytesIO(stats.to_bytes(shareable))) as archive:
+        arrays = {name[:-4]: np.load(io.BytesIO(archive.read(name))) for name in archive.namelist()}
+    meta = json.loads(arrays.pop("meta.json").tobytes())
+    assert meta.pop("decoding") == {"scheme": "auto", "mode": "lenient", "repair": "conlleval"}
+    meta["version"] = 1
+    for name in ("label_starts", "label_columns", "label_values"):
+        del arrays[name]
+    out = io.BytesIO()
+    np.savez(out, **{"meta.json": np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8),
+                     "label_counts": stats.label_counts.dense()}, **arrays)
+    return out.getvalue()

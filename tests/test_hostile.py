@@ -535,6 +535,28 @@ def test_tough_ner_buckets_on_20000_types_stays_under_300_mb(tmp_path):
     assert peak <= 300
 
 
+def test_the_20000_type_file_as_training_data_stays_under_300_mb(tmp_path):
+    """The same file as training data: its statistics held a dense vocabulary x labels table
+    (20,003 tokens x 20,002 labels: 3.2 GB); the counts are now sparse, so ``stats`` and
+    ``hardeval`` on it stay within 300 MB.  The test file's tokens carry their training counts."""
+    train = _issue_types_file(tmp_path / "types.txt")
+    test = write(tmp_path / "test.txt", "Germany B-LOC B-LOC\nw7 B-T8 B-T7\nx O B-T1\n\nzz O O\n")
+    code, out, err, peak = command_peak(["stats", "--train", train, "--out", tmp_path / "s.npz"], tmp_path)
+    print(f"tough-ner stats, 20,000 types in training: peak RSS {peak:.0f} MB")
+    assert code == 0, err[-3000:]
+    assert "20001 sentences, 40001 tokens, 20002 types of token" in out and peak <= 300
+    assert "'T10003', 'T10004', … 19990 more]" in out and len(out) < 400  # the labels, not 20,002 of them
+    for train_data in (train, tmp_path / "s.npz"):
+        code, out, err, peak = command_peak(["hardeval", "--train", train_data, "--test", test, "--json",
+                                             "--detailed"], tmp_path)
+        print(f"tough-ner hardeval, 20,000 types in training ({train_data.name}): peak RSS {peak:.0f} MB")
+        assert code == 0, err[-3000:]
+        result = json.loads(out)
+        assert peak <= 300 and result["n_diff_E"] == 1  # w7 is gold T8, trained as T7 only
+        (row,) = result["hard_tokens"]["diff_E"]
+        assert row["token"] == "w7" and row["train"] == {"T7": 1}
+
+
 def test_two_systems_on_20000_types_compared_under_300_mb(tmp_path):
     """Two systems on the issue's file, side by side with their paired comparison (a test per
     bucket, Holm over the family), peaked at 500 MB: the tests' count differences were gathered

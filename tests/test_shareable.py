@@ -130,7 +130,8 @@ def test_shareable_file_holds_no_text_and_refuses_what_needs_it(tmp_path):
     stats.save(tmp_path / "full.npz")
     stats.save(tmp_path / "shared.npz", shareable=True)
     with zipfile.ZipFile(tmp_path / "shared.npz") as archive:
-        assert sorted(archive.namelist()) == ["label_counts.npy", "meta.json.npy"]
+        assert sorted(archive.namelist()) == ["label_columns.npy", "label_starts.npy", "label_values.npy",
+                                              "meta.json.npy"]
     loaded = TrainStats.load(tmp_path / "shared.npz")
     assert loaded.shareable and not TrainStats.load(tmp_path / "full.npz").shareable
     assert loaded.n_tokens == 7 and loaded.n_sentences == 2 and loaded.mentions == stats.mentions

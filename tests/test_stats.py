@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tough_ner import TrainStats
+from tough_ner.core.stats import LabelCounts
 
-from conftest import write
+from conftest import version_1_bytes, write
 
 WORDS = ["a", "b", "Paris", "May", "x-y"]
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-geo-loc"]
@@ -49,7 +50,7 @@ def test_save_load_roundtrip_and_bad_files(tmp_path, monkeypatch):
     with monkeypatch.context() as patch:
         patch.setattr("tough_ner.stats.VERSION", 9)
         stats.save(tmp_path / "v9.npz")
-    with pytest.raises(ValueError, match="stats format version 9; this tough-ner reads version 1"):
+    with pytest.raises(ValueError, match="stats format version 9; this tough-ner reads versions 1 and 2"):
         TrainStats.load(tmp_path / "v9.npz")
     with zipfile.ZipFile(tmp_path / "other.npz", "w") as archive:
         archive.writestr("x.npy", b"")
@@ -117,7 +118,7 @@ HAND_TAGS = [["B-PER", "I-PER", "O", "B-LOC"], ["B-PER", "I-PER", "O"], ["S-PER"
 def test_small_corpus_by_hand():
     stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
     assert stats.vocab == ["Bo", "Lee", "met", "ran", "bo", "MET"] and stats.labels == ["O", "LOC", "PER"]
-    assert stats.label_counts.tolist() == [[0, 1, 3], [0, 0, 2], [1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0]]
+    assert stats.label_counts.dense().tolist() == [[0, 1, 3], [0, 0, 2], [1, 0, 0], [1, 0, 0], [0, 1, 0], [1, 0, 0]]
     assert list(stats.mentions.items()) == [(("Bo Lee", "PER"), 2), (("Bo", "LOC"), 1), (("Bo", "PER"), 1),
                                             (("bo", "LOC"), 1)]
     assert stats.token_ids.tolist() == [0, 1, 2, 0, 0, 1, 3, 0, 4, 5]
@@ -146,13 +147,13 @@ def test_small_corpus_by_hand():
 def test_lowercased_by_hand():
     lowered = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).lowercased()
     assert lowered.vocab == ["bo", "lee", "met", "ran"] and lowered.labels == ["O", "LOC", "PER"]
-    assert lowered.label_counts.tolist() == [[0, 2, 3], [0, 0, 2], [2, 0, 0], [1, 0, 0]]
+    assert lowered.label_counts.dense().tolist() == [[0, 2, 3], [0, 0, 2], [2, 0, 0], [1, 0, 0]]
     assert lowered.mentions == {("bo lee", "PER"): 2, ("bo", "LOC"): 2, ("bo", "PER"): 1}
     assert lowered.token_ids.tolist() == [0, 1, 2, 0, 0, 1, 3, 0, 0, 2]
     assert lowered.sentence_starts.tolist() == [0, 4, 7, 8, 10]
     assert lowered.describe()["ambiguous_mentions"] == 3
     assert lowered.occurrences([["bo", "met"], ["bo"], ["met"]]).tolist() == [1, 5, 2]
-    assert lowered.label_counts.dtype == np.int64 and TrainStats.from_bytes(lowered.to_bytes()) == lowered
+    assert lowered.label_counts.values.dtype == np.int64 and TrainStats.from_bytes(lowered.to_bytes()) == lowered
 
 
 def test_shareable_statistics_by_hand():
@@ -218,9 +219,10 @@ def test_constructor_needs_either_the_text_or_the_three_shareable_parts():
 
 def test_equality_looks_at_every_part():
     stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
-    vocab, labels, counts, mentions, ids, starts = (stats.vocab, stats.labels, stats.label_counts, stats.mentions,
-                                                    stats.token_ids, stats.sentence_starts)
+    vocab, labels, counts, mentions, ids, starts = (stats.vocab, stats.labels, stats.label_counts.dense(),
+                                                    stats.mentions, stats.token_ids, stats.sentence_starts)
     assert TrainStats(list(vocab), list(labels), counts.copy(), dict(mentions), ids.copy(), starts.copy()) == stats
+    assert TrainStats(vocab, labels, stats.label_counts, mentions, ids, starts) == stats  # sparse or dense alike
     variants = [TrainStats(["X"] + vocab[1:], labels, counts, mentions, ids, starts),
                 TrainStats(vocab, labels[:1] + labels[:0:-1], counts, mentions, ids, starts),  # types swapped
                 TrainStats(vocab, labels, counts + np.eye(6, 3, dtype=np.int64), mentions, ids, starts),
@@ -404,7 +406,8 @@ def _archive(members: dict) -> bytes:
 def _changed(shareable=False, meta=None, drop=(), raw_meta=None, **arrays) -> bytes:
     """The hand corpus' file with metadata keys set (``meta``) or dropped, or its metadata bytes
     replaced (``raw_meta``), and members replaced (``name=array or bytes``; None removes one)."""
-    members = _members(TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).to_bytes(shareable))
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)  # a dense label_counts: a file of version 1
+    members = _members(version_1_bytes(stats, shareable) if "label_counts" in arrays else stats.to_bytes(shareable))
     content = json.loads(np.load(io.BytesIO(members["meta.json.npy"])).tobytes())
     content.update(meta or {})
     for key in drop:
@@ -419,7 +422,7 @@ def _changed(shareable=False, meta=None, drop=(), raw_meta=None, **arrays) -> by
     return _archive(members)
 
 
-COUNTS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).label_counts
+COUNTS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).label_counts.dense()
 IDS = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).token_ids  # 10 ids of a vocabulary of 6
 
 
@@ -648,8 +651,8 @@ def test_label_counts_do_not_depend_on_how_many_tokens_are_counted_at_once(monke
     whole = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
     monkeypatch.setattr(stats_module, "_COUNTED_AT_ONCE", 3)
     chunked = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
-    assert chunked.label_counts.tolist() == whole.label_counts.tolist() and chunked == whole
-    assert int(chunked.label_counts.sum()) == sum(map(len, HAND_TOKENS))
+    assert chunked.label_counts.dense().tolist() == whole.label_counts.dense().tolist() and chunked == whole
+    assert chunked.label_counts.total() == sum(map(len, HAND_TOKENS))
 
 
 def test_messages_are_whole_and_number_sentences_from_first():
@@ -830,9 +833,10 @@ def test_every_build_decodes_training_tags_as_declared_and_records_it(tmp_path):
         loaded = TrainStats.load(tmp_path / "s.npz")
         assert loaded.decoding == stats.decoding and loaded == stats
         assert loaded.lowercased().decoding == loaded.without_text().decoding == stats.decoding
-    # the default is left out of the file, so files written before the option read as the default
+    # a file of version 1 (written before the option) records none: read as the default
     meta = json.loads(np.load(io.BytesIO(default.to_bytes()))["meta.json"].tobytes())
-    assert "decoding" not in meta and TrainStats.from_bytes(default.to_bytes()).decoding == default.decoding
+    assert meta["decoding"] == {"scheme": "auto", "mode": "lenient", "repair": "conlleval"}
+    assert TrainStats.from_bytes(version_1_bytes(default)) == default
 
 
 def test_a_recorded_decoding_is_checked_and_merges_need_one_decoding():
@@ -884,3 +888,93 @@ def test_the_stats_command_records_the_decoding(tmp_path):
     main(["stats", "--train", str(train), "--out", str(tmp_path / "s.npz"), "--scheme", "IOB2", "--repair", "discard"])
     stats = TrainStats.load(tmp_path / "s.npz")
     assert stats.decoding == ("IOB2", "lenient", "discard") and stats.mentions == {("Bo", "PER"): 1}
+
+
+# ---- sparse label counts (#33) ----------------------------------------------------------------
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 4), st.integers(-2, 5)), max_size=40),
+       st.lists(st.integers(0, 7), min_size=1, max_size=12))
+def test_label_counts_read_as_their_dense_table(entries, probe):
+    """Every reading of the sparse counts equals the same reading of a dense table built by
+    hand; entries at one place add up, and a place adding up to 0 is left out."""
+    dense = np.zeros((7, 5), dtype=np.int64)
+    for row, column, value in entries:
+        dense[row, column] += value
+    rows, columns, values = (np.array(x, dtype=np.int64).reshape(-1) for x in zip(*entries)) if entries else \
+        (np.zeros(0, dtype=np.int64),) * 3
+    counts = LabelCounts.from_entries(rows, columns, values, 7, 5)
+    assert counts.dense().tolist() == dense.tolist() and len(counts.values) == np.count_nonzero(dense)
+    assert counts == LabelCounts.from_dense(dense) and counts.totals.tolist() == dense.sum(axis=1).tolist()
+    probe = np.array(probe) - 1  # -1: an unseen token, a row of zeros
+    assert counts.dense(probe).tolist() == np.where(probe[:, None] >= 0, dense[probe], 0).tolist()
+    for column in range(5):
+        assert counts.column(column).tolist() == dense[:, column].tolist()
+        assert counts.get(probe.clip(0), np.full(len(probe), column)).tolist() == dense[probe.clip(0), column].tolist()
+    if (dense >= 0).all():  # counts as a build makes them: the largest entity count and its first type
+        assert counts.entity_max.tolist() == dense[:, 1:].max(axis=1).tolist()
+        assert counts.usual_entity.tolist() == np.where(dense[:, 1:].max(axis=1) > 0, 1 + dense[:, 1:].argmax(axis=1),
+                                                        0).tolist()
+    assert all(counts.row(r) == {c: int(v) for c, v in enumerate(dense[r]) if v} for r in range(7))
+    remap = np.array([0, 1, 0, 2, 1, 0, 2])
+    merged = np.zeros((3, 5), dtype=np.int64)
+    np.add.at(merged, remap, dense)
+    assert counts.merge_rows(remap, 3).dense().tolist() == merged.tolist()
+
+
+def test_files_of_version_1_read_as_the_statistics_they_hold(tmp_path):
+    stats = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS)
+    for shareable in (False, True):
+        old = TrainStats.from_bytes(version_1_bytes(stats, shareable))
+        assert old == stats and old.decoding == stats.decoding and old.shareable == shareable
+        assert old.to_bytes(shareable) == stats.to_bytes(shareable)  # saved again: version 2, the same file
+    with pytest.raises(ValueError, match=r"version 1 with the label counts of version 2"):
+        TrainStats.from_bytes(_changed(meta={"version": 1}))
+    with pytest.raises(ValueError, match=r"version 2 with the label counts of version 1"):
+        TrainStats.from_bytes(_changed(meta={"version": 2}, label_counts=COUNTS))
+
+
+SPARSE = TrainStats.from_lists(HAND_TOKENS, HAND_TAGS).label_counts  # 6 tokens, 3 labels
+
+
+@pytest.mark.parametrize("members, message", [
+    ({"label_starts": SPARSE.starts[:-1]}, "label count rows do not run from 0 to the"),
+    ({"label_starts": SPARSE.starts + 1}, "label count rows do not run from 0 to the"),
+    ({"label_values": SPARSE.values[1:]}, "label counts for"),
+    ({"label_columns": SPARSE.columns + 3}, "label columns outside the 3 labels"),
+    ({"label_columns": SPARSE.columns[[1, 0, 2, 3, 4, 5, 6]]}, "a token's label columns are not increasing"),
+    ({"label_values": SPARSE.values - 1}, "label counts below 1"),
+    ({"label_values": SPARSE.values + 2 ** 62}, "label counts add up to 2**53 or more"),
+    ({"label_values": SPARSE.values * 2}, "label counts disagree with the training token ids"),
+])
+def test_every_check_of_the_sparse_label_counts(members, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        TrainStats.from_bytes(_changed(**members))
+
+
+def test_methods_read_the_sparse_counts_as_the_dense_table_on_conll(conll_stats, conll_test):
+    """HardEval's subsets and the memorization baseline on CoNLL-2003 test, from the sparse
+    counts, equal their rules applied to the dense table (the code before #33, by hand)."""
+    from tough_ner.attacks.baselines import memorization
+    from tough_ner.methods.hardeval import classify
+
+    dense = conll_stats.label_counts.dense()
+    assert dense.shape == (len(conll_stats.vocab), 5) and int(dense.sum()) == conll_stats.n_tokens
+    tokens = [token for sentence in conll_test.tokens for token in sentence]
+    gold = [tag.partition("-")[2] or "O" for sentence in conll_test.tags for tag in sentence]
+    ids = conll_stats.ids(tokens)
+    rows = np.where(ids[:, None] >= 0, dense[ids], 0)
+    o, entity = rows[:, 0], rows[:, 1:].sum(axis=1)
+    columns = np.array([conll_stats.label_index.get(t, 0) for t in gold])
+    masks = classify(conll_stats, tokens, gold)
+    is_entity, seen = np.array([t != "O" for t in gold]), ids >= 0
+    assert masks["diff_I"].tolist() == (seen & is_entity & (entity < o)).tolist()
+    assert masks["diff_O"].tolist() == (seen & ~is_entity & (o < entity)).tolist()
+    gold_count = rows[np.arange(len(ids)), columns]
+    usually_other = gold_count < rows[:, 1:].max(axis=1)
+    assert masks["diff_E"].tolist() == (seen & is_entity & (entity >= o) & usually_other).tolist()
+    assert masks["diff_E"].sum() > 100 and masks["diff_I"].sum() > 100
+    usual = np.where((o <= entity) & (entity > 0), 1 + rows[:, 1:].argmax(axis=1), 0)
+    expected = [conll_stats.labels[u] for u in usual]
+    predicted = [tag.partition("-")[2] or "O" for sentence in memorization(conll_stats, conll_test.tokens)
+                 for tag in sentence]
+    assert predicted == expected

@@ -17,11 +17,12 @@ def memorization(stats: TrainStats, tokens: Sequence[Sequence[str]]) -> List[Lis
     if not tokens:
         return []
     flat = [token for sentence in tokens for token in sentence]
-    counts = stats.counts_of(flat)
-    type_counts = counts[:, 1:]
-    entity = type_counts.sum(axis=1)
-    usual = np.where(counts[:, 0] > entity, 0, 1 + np.argmax(type_counts, axis=1) if type_counts.shape[1] else 0)
-    usual[entity == 0] = 0  # unseen words, and words only ever O
+    ids = stats.ids(flat)
+    seen = ids >= 0
+    counts = stats.label_counts
+    o_count = np.where(seen, counts.get(ids, 0), 0)
+    entity = np.where(seen, stats.token_totals[ids], 0) - o_count
+    usual = np.where(seen & (o_count <= entity), counts.usual_entity[ids], 0)  # 0 where only ever O, or unseen
     labels = [stats.labels[i] for i in usual]
     result, start = [], 0
     for sentence in tokens:

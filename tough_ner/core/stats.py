@@ -36,7 +36,8 @@ from .corpus import (STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, re
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 
 FORMAT = "tough-ner-train-stats"
-VERSION = 1
+VERSION = 2  # 2: label counts sparse (label_starts, label_columns, label_values), decoding recorded
+READS = (1, 2)  # 1: a dense label_counts table
 _META = "meta.json"
 # from_conll reads a file in pieces of about this size: the reader's arrays (about 16 bytes
 # per byte of text) stay near 8 MB, so each piece reuses the memory the one before freed;
@@ -53,7 +54,8 @@ class TrainStats:
     Attributes:
         vocab: token strings; a token's id is its index (first-occurrence order).
         labels: ``"O"`` then the entity types, sorted; the columns of ``label_counts``.
-        label_counts: ``int64 [len(vocab), len(labels)]`` occurrences of each token with each label.
+        label_counts: ``LabelCounts``, the occurrences of each token (row: its id) with each
+            label (column: its index in ``labels``), sparse.
         mentions: ``{(text, type): count}`` of training mentions (text = tokens joined by spaces),
             first-seen order; statistics built from the data count them when first read.
         token_ids: ``int32`` ids of all training tokens, sentences concatenated.
@@ -66,7 +68,7 @@ class TrainStats:
             batch decoded otherwise (``checks.check_inputs``).
     """
 
-    def __init__(self, vocab: List[str], labels: List[str], label_counts: np.ndarray,
+    def __init__(self, vocab: List[str], labels: List[str], label_counts: Union["LabelCounts", np.ndarray],
                  mentions: Union[Dict[Tuple[str, str], int], "MentionSpans"], token_ids: Optional[np.ndarray] = None,
                  sentence_starts: Optional[np.ndarray] = None, *, n_sentences: Optional[int] = None,
                  mention_occurrences: Optional[Dict[str, int]] = None,
@@ -89,7 +91,8 @@ class TrainStats:
             self.mentions = mentions
         self.vocab = vocab
         self.labels = labels
-        self.label_counts = label_counts
+        self.label_counts = label_counts if isinstance(label_counts, LabelCounts) else \
+            LabelCounts.from_dense(np.asarray(label_counts, dtype=np.int64))
         self.shareable = token_ids is None
         if self.shareable:
             if sentence_starts is not None or n_sentences is None or mention_occurrences is None \
@@ -98,7 +101,7 @@ class TrainStats:
                                 "lower_occurrences (and no sentence_starts)")
             self._text = None
             self._n_sentences = n_sentences
-            self._n_tokens = int(label_counts.sum())
+            self._n_tokens = self.label_counts.total()
             self.__dict__["_mention_occurrences"] = mention_occurrences
             self._lower_occurrences = lower_occurrences
         else:
@@ -260,7 +263,7 @@ class TrainStats:
         mentions, sentences, the occurrences of every mention text), and the running text
         when both hold it (statistics without the text equal the ones with it they come from)."""
         if not (isinstance(other, TrainStats) and self.vocab == other.vocab
-                and self.labels == other.labels and np.array_equal(self.label_counts, other.label_counts)
+                and self.labels == other.labels and self.label_counts == other.label_counts
                 and self.mentions == other.mentions and self.n_sentences == other.n_sentences
                 and self.decoding == other.decoding):
             return False
@@ -273,7 +276,8 @@ class TrainStats:
 
     def __repr__(self) -> str:
         return (f"TrainStats({self.n_sentences} sentences, {self.n_tokens} tokens, {len(self.vocab)} types of token, "
-                f"{self.n_mentions} mentions, labels={self.labels}{', without the text' if self.shareable else ''})")
+                f"{self.n_mentions} mentions, labels={_some(self.labels)}"
+                f"{', without the text' if self.shareable else ''})")
 
     # ---- the running text (absent from shareable statistics) ----------------------------
     def require_text(self, what: str) -> None:
@@ -315,16 +319,19 @@ class TrainStats:
         return np.fromiter(map(self.token_index.get, tokens, repeat(-1)), dtype=np.int64)
 
     def counts_of(self, tokens: Iterable[str]) -> np.ndarray:
-        """``[n, len(labels)]`` training label counts of each token (zeros when unseen)."""
-        ids = self.ids(tokens)
-        counts = self.label_counts[ids]
-        counts[ids < 0] = 0
-        return counts
+        """``[n, len(labels)]`` training label counts of each token (zeros when unseen): a dense
+        table, for a few tokens (the methods read ``label_counts``)."""
+        return self.label_counts.dense(self.ids(tokens))
+
+    def train_counts(self, token: str) -> Dict[str, int]:
+        """``{label: count}`` of one token in training (empty when unseen)."""
+        counts = self.label_counts.row(self.token_index.get(token, -1))
+        return {self.labels[column]: count for column, count in counts.items()}
 
     @cached_property
     def token_totals(self) -> np.ndarray:
         """Training occurrences of each vocabulary token (any label)."""
-        return self.label_counts.sum(axis=1)
+        return self.label_counts.totals
 
     @cached_property
     def lower_vocab(self) -> frozenset:
@@ -351,9 +358,8 @@ class TrainStats:
         with no_gc():  # many small objects: the collector would rescan the caller's data each time
             texts, rows, _ = factorize([text for text, _ in self.mentions])
             columns = [self.label_index[name] for _, name in self.mentions]
-        counts = np.zeros((len(texts), len(self.labels)), dtype=np.int64)
-        counts[rows, columns] = list(self.mentions.values())
-        return MentionTable(dict(zip(texts, range(len(texts)))), counts, counts.sum(axis=1))
+        counts = LabelCounts.from_entries(rows, columns, list(self.mentions.values()), len(texts), len(self.labels))
+        return MentionTable(dict(zip(texts, range(len(texts)))), counts, counts.totals)
 
     def occurrences(self, sequences: Sequence[Sequence[str]], texts: Optional[Sequence[str]] = None) -> np.ndarray:
         """Training occurrences (annotated or not, within one sentence) of each token sequence
@@ -448,8 +454,7 @@ class TrainStats:
             index: Dict[str, int] = {}
             remap = np.fromiter((index.setdefault(token.lower(), len(index)) for token in self.vocab),
                                 dtype=np.int32, count=len(self.vocab))
-            counts = np.zeros((len(index), len(self.labels)), dtype=np.int64)
-            np.add.at(counts, remap, self.label_counts)
+            counts = self.label_counts.merge_rows(remap, len(index))
             mentions: Counter = Counter()
             for (text, entity_type), count in self.mentions.items():
                 mentions[(text.lower(), entity_type)] += count
@@ -495,9 +500,8 @@ class TrainStats:
     def to_bytes(self, shareable: bool = False) -> bytes:
         meta = {"format": FORMAT, "version": VERSION, "vocab": self.vocab, "labels": self.labels,
                 "mentions": [[text, entity_type, count] for (text, entity_type), count in self.mentions.items()]}
-        if self.decoding != DEFAULT_DECODING:  # the default left unwritten: such files read as they always did
-            meta["decoding"] = dict(zip(("scheme", "mode", "repair"), self.decoding))
-        arrays = {"label_counts": self.label_counts}
+        meta["decoding"] = dict(zip(("scheme", "mode", "repair"), self.decoding))
+        arrays = dict(zip(_SPARSE, self.label_counts.arrays()))
         if shareable or self.shareable:  # statistics without the text can only be written without it
             lowered = self._lower_occurrences if self.shareable else self.lowercased()._mention_occurrences
             meta.update(shareable=True, n_sentences=self.n_sentences,
@@ -547,6 +551,14 @@ class TrainStats:
                 "unseen_mentions": sum(text not in seen for text in texts),
                 "unique_mentions": len(unique),
                 "unseen_unique_mentions": sum(text not in seen for text in unique)}
+
+
+def _some(labels: List[str], shown: int = 12) -> str:
+    """The labels for a message: all of them, or the first few and how many more (a training
+    file may hold thousands of types: its one-line summary stays one line)."""
+    if len(labels) <= shown:
+        return str(labels)
+    return f"{str(labels[:shown])[:-1]}, … {len(labels) - shown} more]"
 
 
 def describe_decoding(decoding: Tuple[str, str, str]) -> str:
@@ -643,6 +655,177 @@ def _batches(dataset, tokens_column: str, tags_column: str, batch_size: int):
         yield batch[tokens_column], batch[tags_column]
 
 
+class LabelCounts:
+    """How often each row (a vocabulary token, or a mention text) was seen with each label,
+    stored sparse: row ``r``'s labels are ``columns[starts[r]:starts[r + 1]]`` (increasing)
+    and their counts ``values[...]`` (each >= 1).  Memory follows the rows and the distinct
+    (row, label) pairs, never rows x labels (20,000 entity types made a dense table 3 GB).
+    Everything the methods read is a vector over rows or a lookup of pairs."""
+
+    def __init__(self, starts: np.ndarray, columns: np.ndarray, values: np.ndarray, n_labels: int):
+        self.starts, self.columns, self.values, self.n_labels = starts, columns, values, n_labels
+
+    @classmethod
+    def from_entries(cls, rows, columns, values, n_rows: int, n_labels: int) -> "LabelCounts":
+        """Counts given as entries ``(rows[e], columns[e]) += values[e]`` in any order."""
+        keys = np.asarray(rows, dtype=np.int64) * n_labels + np.asarray(columns, dtype=np.int64)
+        order = np.argsort(keys, kind="stable")
+        keys, values = keys[order], np.asarray(values, dtype=np.int64)[order]
+        if len(keys):
+            first = np.flatnonzero(np.append(True, keys[1:] != keys[:-1]))
+            keys, values = keys[first], np.add.reduceat(values, first)
+            kept = values != 0
+            keys, values = keys[kept], values[kept]
+        starts = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(np.bincount(keys // n_labels, minlength=n_rows), out=starts[1:])
+        return cls(starts, (keys % n_labels).astype(np.int32), values, n_labels)
+
+    @classmethod
+    def from_dense(cls, dense: np.ndarray) -> "LabelCounts":
+        rows, columns = np.nonzero(dense)
+        return cls.from_entries(rows, columns, dense[rows, columns], dense.shape[0], dense.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, LabelCounts) and self.n_labels == other.n_labels
+                and all(np.array_equal(a, b) for a, b in zip(self.arrays(), other.arrays())))
+
+    def arrays(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self.starts, self.columns, self.values
+
+    @cached_property
+    def rows(self) -> np.ndarray:
+        """Each entry's row."""
+        return np.repeat(np.arange(len(self), dtype=np.int64), np.diff(self.starts))
+
+    @cached_property
+    def _keys(self) -> np.ndarray:  # row * n_labels + column, increasing: pairs found by bisection
+        return self.rows * self.n_labels + self.columns
+
+    @cached_property
+    def totals(self) -> np.ndarray:
+        """Each row's count over all labels."""
+        running = np.zeros(len(self.values) + 1, dtype=np.int64)
+        np.cumsum(self.values, out=running[1:])
+        return running[self.starts[1:]] - running[self.starts[:-1]]
+
+    def total(self) -> int:
+        return int(self.values.sum())
+
+    def get(self, rows: np.ndarray, columns) -> np.ndarray:
+        """The counts at ``(rows[k], columns[k])`` (0 where never seen)."""
+        keys = np.asarray(rows, dtype=np.int64) * self.n_labels + np.asarray(columns, dtype=np.int64)
+        at = np.minimum(np.searchsorted(self._keys, keys), max(len(self._keys) - 1, 0))
+        if not len(self._keys):
+            return np.zeros(keys.shape, dtype=np.int64)
+        return np.where(self._keys[at] == keys, self.values[at], 0)
+
+    def column(self, column: int) -> np.ndarray:
+        """Each row's count of one label."""
+        return self.get(np.arange(len(self)), np.full(len(self), column))
+
+    @cached_property
+    def entity_max(self) -> np.ndarray:
+        """Each row's largest count of an entity type (0 without one); ``usual_entity``: that
+        type's column, the first (by name) on a tie, 0 without one."""
+        return self._usual[0]
+
+    @cached_property
+    def usual_entity(self) -> np.ndarray:
+        return self._usual[1]
+
+    @cached_property
+    def _usual(self) -> Tuple[np.ndarray, np.ndarray]:
+        entity = np.flatnonzero(self.columns > 0)
+        # per row, the largest count first and, among equal counts, the smallest column
+        order = np.lexsort((self.columns[entity], -self.values[entity], self.rows[entity]))
+        entity = entity[order]
+        rows = self.rows[entity]
+        first = entity[np.append(True, rows[1:] != rows[:-1])] if len(entity) else entity
+        largest, usual = np.zeros(len(self), dtype=np.int64), np.zeros(len(self), dtype=np.int64)
+        largest[self.rows[first]] = self.values[first]
+        usual[self.rows[first]] = self.columns[first]
+        return largest, usual
+
+    def dense(self, rows: Optional[np.ndarray] = None) -> np.ndarray:
+        """``[len(rows), n_labels]`` counts of some rows (all by default; -1: a row of zeros):
+        for a few rows, or a table known to be small."""
+        rows = np.arange(len(self)) if rows is None else np.asarray(rows, dtype=np.int64)
+        table = np.zeros((len(rows), self.n_labels), dtype=np.int64)
+        known = np.flatnonzero(rows >= 0)
+        lengths = np.diff(self.starts)[rows[known]]
+        entries = span_positions(self.starts[rows[known]], self.starts[rows[known]] + lengths)
+        table[np.repeat(known, lengths), self.columns[entries]] = self.values[entries]
+        return table
+
+    def row(self, row: int) -> Dict[int, int]:
+        """``{column: count}`` of one row (-1: empty)."""
+        if row < 0:
+            return {}
+        entries = slice(int(self.starts[row]), int(self.starts[row + 1]))
+        return dict(zip(self.columns[entries].tolist(), self.values[entries].tolist()))
+
+    def merge_rows(self, remap: np.ndarray, n_rows: int) -> "LabelCounts":
+        """Row ``r`` added into row ``remap[r]`` of ``n_rows``."""
+        return LabelCounts.from_entries(remap[self.rows], self.columns, self.values, n_rows, self.n_labels)
+
+
+class _LabelTally:
+    """Label counts added up batch by batch: the ``O`` count of each token in a vector (most
+    tokens are ``O``: one bincount), each (token, entity type) pair as a sorted key with its
+    count, batches' keys merged once they hold as many as the merged ones (so each key is
+    merged a logarithmic number of times).  Entity types are numbered as met (1, 2, ...)."""
+
+    def __init__(self):
+        self.o = np.zeros(0, dtype=np.int64)
+        self.keys: List[np.ndarray] = [np.zeros(0, dtype=np.int64)]  # token id << 32 | type id; [0] merged
+        self.counts: List[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self.held = 0
+
+    def add(self, token_ids: np.ndarray, label_ids: np.ndarray, n_vocab: int) -> None:
+        o = label_ids == 0
+        if len(self.o) < n_vocab:
+            self.o = np.concatenate([self.o, np.zeros(max(n_vocab - len(self.o), len(self.o) // 4), np.int64)])
+        found = np.bincount(token_ids[o], minlength=n_vocab)
+        self.o[:len(found)] += found
+        keys = token_ids[~o].astype(np.int64) << 32
+        keys |= label_ids[~o]
+        keys, counts = _summed(np.sort(keys))
+        self.keys.append(keys)
+        self.counts.append(counts)
+        self.held += len(keys)
+        if self.held >= len(self.keys[0]):
+            self._merge()
+
+    def _merge(self) -> None:
+        keys, counts = np.concatenate(self.keys), np.concatenate(self.counts)
+        order = np.argsort(keys, kind="stable")  # sorted runs: merged in linear time
+        keys, counts = _summed(keys[order], counts[order])
+        self.keys, self.counts, self.held = [keys], [counts], 0
+
+    def result(self, n_vocab: int, column_of_type: np.ndarray) -> LabelCounts:
+        """The counts, a type id's label in column ``column_of_type[id]``."""
+        self._merge()
+        keys, counts = self.keys[0], self.counts[0]
+        seen_o = np.flatnonzero(self.o[:n_vocab])
+        rows = np.concatenate([seen_o, keys >> 32])
+        columns = np.concatenate([np.zeros(len(seen_o), dtype=np.int64), column_of_type[keys & 0xFFFFFFFF]])
+        return LabelCounts.from_entries(rows, columns, np.concatenate([self.o[seen_o], counts]), n_vocab,
+                                        len(column_of_type))
+
+
+def _summed(keys: np.ndarray, counts: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
+    """Sorted keys made distinct, each with its count (``counts``: each key's, else 1)."""
+    if not len(keys):
+        return keys, np.zeros(0, dtype=np.int64)
+    first = np.flatnonzero(np.append(True, keys[1:] != keys[:-1]))
+    if counts is None:
+        return keys[first], np.diff(np.append(first, len(keys)))
+    return keys[first], np.add.reduceat(counts, first)
+
+
 class MentionSpans(NamedTuple):
     """The training mentions as spans of the running text, in order: tokens
     ``[starts[k], ends[k])`` of ``token_ids``, typed ``labels[labels_k]``."""
@@ -652,10 +835,10 @@ class MentionSpans(NamedTuple):
 
 
 class MentionTable(NamedTuple):
-    """Training mention texts (first-seen order): ``rows[text]`` its row; ``counts[row, c]``
+    """Training mention texts (first-seen order): ``rows[text]`` its row; ``counts.get(row, c)``
     its mentions typed ``labels[c]`` (column 0, "O", is 0); ``totals[row]`` of any type."""
     rows: Dict[str, int]
-    counts: np.ndarray
+    counts: LabelCounts
     totals: np.ndarray
 
 
@@ -687,8 +870,8 @@ class _Builder:
         if not keep_text:
             self.mentions: Counter = Counter()
             self.type_names: List[str] = []  # by type id - 1
-            self.counts = np.zeros((0, 1), dtype=np.int64)  # label counts added so far, columns as met
-            self.pending = 0  # tokens in self.token_ids not added to self.counts yet
+            self.tally = _LabelTally()  # label counts added so far, types numbered as met
+            self.pending = 0  # tokens in self.token_ids not added to self.tally yet
             self.spill = _Spill()
             self.keep_spill = False  # build_distributed's second round reads the spill again
 
@@ -773,28 +956,19 @@ class _Builder:
             self._count_pending()
 
     def _count_pending(self) -> None:
-        """Add the label counts of the tokens kept since the last call to ``self.counts``."""
-        width = len(self.types) + 1
-        rows, columns = self.counts.shape
-        if len(self.index) > rows or width > columns:  # grow (rows by a quarter: the bincount below is as large)
-            grown = np.zeros((max(len(self.index), rows + rows // 4), width), dtype=np.int64)
-            grown[:rows, :columns] = self.counts
-            self.counts = grown
+        """Add the label counts of the tokens kept since the last call to ``self.tally``."""
         token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
         label_ids = np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int8)])
         self.token_ids, self.label_ids, self.pending = [], [], 0
-        rows = len(self.counts)
-        keys = token_ids.astype(np.int64) * width
-        keys += label_ids
-        self.counts += np.bincount(keys, minlength=rows * width).reshape(rows, width)
+        self.tally.add(token_ids, label_ids, len(self.index))
 
     def _bounded_stats(self, labels: List[str], order: List[int]) -> "TrainStats":
         self._count_pending()
         vocab = list(self.index)
-        counts = np.ascontiguousarray(self.counts[: len(vocab)][:, order])
+        counts = self.tally.result(len(vocab), np.argsort(order))
         mentions = dict(self.mentions)
         texts = list(dict.fromkeys(text for text, _ in mentions))
-        occurrences, lowered = self.spill.occurrences(self.index, counts.sum(axis=1), texts)
+        occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
         if not self.keep_spill:
             self.spill.close()
         stats = TrainStats(vocab, labels, counts, mentions, n_sentences=self.n_sentences,
@@ -810,16 +984,13 @@ class _Builder:
         token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
         label_ids = np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int8)])
         self.token_ids, self.label_ids = [token_ids], [label_ids]  # the batches' arrays go (peak memory)
-        width = len(self.types) + 1
-        counts = np.zeros(len(self.index) * width, dtype=np.int64)
-        for start in range(0, len(token_ids), _COUNTED_AT_ONCE):  # a key per token for a few million at a time
-            keys = token_ids[start:start + _COUNTED_AT_ONCE].astype(np.int64) * width
-            keys += label_ids[start:start + _COUNTED_AT_ONCE]
-            counts += np.bincount(keys, minlength=len(counts))
-        counts = counts.reshape(len(self.index), width)
+        tally = _LabelTally()
+        for start in range(0, len(token_ids), _COUNTED_AT_ONCE):  # a few million at a time
+            tally.add(token_ids[start:start + _COUNTED_AT_ONCE], label_ids[start:start + _COUNTED_AT_ONCE],
+                      len(self.index))
         column = np.argsort(order)  # a type id's column in labels
         spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
-        stats = TrainStats(list(self.index), labels, np.ascontiguousarray(counts[:, order]),
+        stats = TrainStats(list(self.index), labels, tally.result(len(self.index), column),
                            MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts),
                            decoding=self.decoding)
         stats.token_index = self.index
@@ -1017,8 +1188,8 @@ class _Merger:
 
     def __init__(self):
         self.token_index: Dict[str, int] = {}
-        self.labels: List[str] = ["O"]  # column order of self.counts (first seen)
-        self.counts = np.zeros((0, 1), dtype=np.int64)
+        self.labels: Dict[str, int] = {"O": 0}  # label -> its column in self.entries (first seen)
+        self.entries: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # label counts: (rows, columns, values)
         self.mentions: Counter = Counter()
         self.token_ids: List[np.ndarray] = []
         self.lengths: List[np.ndarray] = []
@@ -1040,16 +1211,9 @@ class _Merger:
         index = self.token_index
         remap = np.fromiter((index.setdefault(token, len(index)) for token in stats.vocab), dtype=np.int64,
                             count=len(stats.vocab))
-        for label in stats.labels:
-            if label not in self.labels:
-                self.labels.append(label)
-        rows, columns = self.counts.shape
-        if len(index) > rows or len(self.labels) > columns:  # grow (rows by doubling)
-            grown = np.zeros((max(len(index), 2 * rows), len(self.labels)), dtype=np.int64)
-            grown[:rows, :columns] = self.counts
-            self.counts = grown
-        # vocab entries are distinct, so remap is one-to-one: plain += is exact
-        self.counts[remap[:, None], [self.labels.index(x) for x in stats.labels]] += stats.label_counts
+        columns = np.array([self.labels.setdefault(label, len(self.labels)) for label in stats.labels], dtype=np.int64)
+        counts = stats.label_counts
+        self.entries.append((remap[counts.rows], columns[counts.columns], counts.values))
         self.mentions.update(stats.mentions)
         self.n_sentences += stats.n_sentences
         if occurrences is not None:
@@ -1067,26 +1231,31 @@ class _Merger:
     def result(self, decoding: Optional[Tuple[str, str, str]] = None) -> "TrainStats":
         """The merged statistics (``decoding``: the parts', where no part holds a token)."""
         decoding = self.decoding or decoding or DEFAULT_DECODING
-        labels = ["O"] + sorted(self.labels[1:])
-        order = [self.labels.index(label) for label in labels]
+        labels = ["O"] + sorted(list(self.labels)[1:])
+        column = np.zeros(len(labels), dtype=np.int64)  # a label's column in labels, by its column as met
+        column[[self.labels[label] for label in labels]] = np.arange(len(labels))
+        rows, met, values = (np.concatenate(part) for part in zip(*self.entries)) if self.entries else \
+            (np.zeros(0, dtype=np.int64),) * 3
+        counts = LabelCounts.from_entries(rows, column[met], values, len(self.token_index), len(labels))
         if self.occurrences is not None:
-            return TrainStats(list(self.token_index), labels,
-                              np.ascontiguousarray(self.counts[: len(self.token_index)][:, order]), dict(self.mentions),
+            return TrainStats(list(self.token_index), labels, counts, dict(self.mentions),
                               n_sentences=self.n_sentences, mention_occurrences=dict(self.occurrences),
                               lower_occurrences=dict(self.lowered), decoding=decoding)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
-        counts = np.ascontiguousarray(self.counts[: len(self.token_index)][:, order])  # a file holds C order
         return TrainStats(list(self.token_index), labels, counts,
                           dict(self.mentions), token_ids, starts, decoding=decoding)
 
 
 # ---- validated loading --------------------------------------------------------------------
 # Each array of the file: its dtype (as written by to_bytes) and number of dimensions.
-_ARRAYS = {_META: (np.uint8, 1), "label_counts": (np.int64, 2), "token_ids": (np.int32, 1),
+_ARRAYS = {_META: (np.uint8, 1), "label_counts": (np.int64, 2), "label_starts": (np.int64, 1),
+           "label_columns": (np.int32, 1), "label_values": (np.int64, 1), "token_ids": (np.int32, 1),
            "sentence_starts": (np.int64, 1)}
+_SPARSE = ("label_starts", "label_columns", "label_values")  # the label counts of version 2 (LabelCounts)
+_DENSE = "label_counts"  # version 1's: a vocabulary x labels table
 _TEXT = ("token_ids", "sentence_starts")  # the running text, left out of a shareable file
 # np.savez stores members uncompressed; a re-compressed file may shrink, but a member that
 # would expand beyond this factor of the whole file (plus 1 MiB) is refused unread (zip bomb).
@@ -1127,8 +1296,9 @@ def _read_archive(blob: bytes, source: str):
         infos = {info.filename: info for info in archive.infolist()}
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
         raise bad(str(error)) from None
-    expected = {name + ".npy" for name in _ARRAYS}
-    if set(infos) == {name + ".npy" for name in _ARRAYS if name not in _TEXT}:
+    counted = (_DENSE,) if _DENSE + ".npy" in infos else _SPARSE  # version 1's members, or version 2's
+    expected = {name + ".npy" for name in (_META, *counted, *_TEXT)}
+    if set(infos) == {name + ".npy" for name in (_META, *counted)}:
         expected = set(infos)  # a shareable file: no running text (its metadata must say so)
     if set(infos) != expected:
         missing, extra = sorted(expected - set(infos)), sorted(set(infos) - expected)
@@ -1175,11 +1345,13 @@ def _read_archive(blob: bytes, source: str):
         raise bad("metadata nested too deeply") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise ValueError(f"{source} is not a tough-ner stats file")
-    if meta.get("version") != VERSION or type(meta.get("version")) is not int:
+    if meta.get("version") not in READS or type(meta.get("version")) is not int:
         found = meta.get("version")
         shown = found if type(found) is int else quote(json.dumps(found))  # "1" is not 1
-        raise ValueError(f"{source} has stats format version {shown}; this tough-ner reads version {VERSION} "
-                         f"(a number): rebuild the stats")
+        raise ValueError(f"{source} has stats format version {shown}; this tough-ner reads versions "
+                         f"{' and '.join(map(str, READS))} (a number): rebuild the stats")
+    if (meta["version"] == 1) != (_DENSE in arrays):
+        raise bad(f"version {meta['version']} with the label counts of version {2 if meta['version'] == 1 else 1}")
     return _check_contents(meta, arrays, source)
 
 
@@ -1225,13 +1397,7 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
             mentions[(row[0], row[1])] = row[2]
         if sum(mentions.values()) >= MAX_COUNT:
             raise wrong(f"its mention counts add up to 2**53 or more (at most {MAX_COUNT - 1})")
-    counts = arrays["label_counts"]
-    if counts.shape != (len(vocab), len(labels)):
-        raise wrong(f"label counts of shape {counts.shape} for {len(vocab)} tokens and {len(labels)} labels")
-    if counts.size and counts.min() < 0:
-        raise wrong("negative label counts")
-    if counts.size and (counts.max() >= MAX_COUNT or float(counts.sum(dtype=np.float64)) >= MAX_COUNT):
-        raise wrong(f"label counts add up to 2**53 or more (at most {MAX_COUNT - 1})")
+    counts = _label_counts(arrays, len(vocab), len(labels), wrong)
     if bool(meta.get("shareable")) != ("token_ids" not in arrays):
         raise wrong("its metadata and its members disagree on whether it holds the training text")
     decoding = {"decoding": _decoding_of(meta, wrong)}
@@ -1242,9 +1408,38 @@ def _check_contents(meta: dict, arrays: Dict[str, np.ndarray], source: str):
         raise wrong(f"token ids outside the vocabulary of {len(vocab)}")
     if len(starts) < 1 or starts[0] != 0 or starts[-1] != len(ids) or (np.diff(starts) < 0).any():
         raise wrong("sentence starts do not run from 0 to the number of tokens")
-    if not np.array_equal(counts.sum(axis=1), np.bincount(ids, minlength=len(vocab))):
+    if not np.array_equal(counts.totals, np.bincount(ids, minlength=len(vocab))):
         raise wrong("label counts disagree with the training token ids")
     return (vocab, labels, counts, mentions, ids, starts), decoding
+
+
+def _label_counts(arrays: Dict[str, np.ndarray], n_vocab: int, n_labels: int, wrong) -> LabelCounts:
+    """The file's label counts, checked: version 1's dense table, or version 2's sparse rows
+    (each row's columns increasing within the labels, every count >= 1: one file per
+    statistics); every count and their sum below ``MAX_COUNT``."""
+    if _DENSE in arrays:
+        dense = arrays[_DENSE]
+        if dense.shape != (n_vocab, n_labels):
+            raise wrong(f"label counts of shape {dense.shape} for {n_vocab} tokens and {n_labels} labels")
+        if dense.size and dense.min() < 0:
+            raise wrong("negative label counts")
+        values = dense[dense != 0]
+    else:
+        starts, columns, values = (arrays[name] for name in _SPARSE)
+        if len(starts) != n_vocab + 1 or starts[0] != 0 or starts[-1] != len(columns) or (np.diff(starts) < 0).any():
+            raise wrong(f"label count rows do not run from 0 to the {len(columns)} entries over {n_vocab} tokens")
+        if len(values) != len(columns):
+            raise wrong(f"{len(values)} label counts for {len(columns)} label columns")
+        if len(columns) and (columns.min() < 0 or columns.max() >= n_labels):
+            raise wrong(f"label columns outside the {n_labels} labels")
+        counts = LabelCounts(starts, columns, values, n_labels)
+        if (np.diff(counts._keys) <= 0).any():
+            raise wrong("a token's label columns are not increasing")
+        if len(values) and values.min() < 1:
+            raise wrong("label counts below 1 (a label never seen is left out)")
+    if len(values) and (values.max() >= MAX_COUNT or float(values.sum(dtype=np.float64)) >= MAX_COUNT):
+        raise wrong(f"label counts add up to 2**53 or more (at most {MAX_COUNT - 1})")
+    return LabelCounts.from_dense(arrays[_DENSE]) if _DENSE in arrays else counts
 
 
 def _decoding_of(meta: dict, wrong) -> Tuple[str, str, str]:

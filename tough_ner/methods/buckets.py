@@ -102,7 +102,7 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
         column = type_columns[types]
         typed = (row >= 0) & (column >= 0)
         annotated = np.zeros(len(texts), dtype=np.int64)
-        annotated[typed] = mentions.counts[row[typed], column[typed]]
+        annotated[typed] = mentions.counts.get(row[typed], column[typed])
         known = np.flatnonzero(annotated > 0).tolist()
         counts_of[which] = text_counts, annotated, known
         sequences += [flat[bounds[i]] for i in known]
@@ -129,7 +129,7 @@ def _attribute_values(stats: TrainStats, batch: Batch, lowercase: bool, match: s
         token_types = np.repeat(types, width)
         column = type_columns[token_types]
         labelled = np.where(seen[positions] & (column >= 0),
-                            stats.label_counts[ids[positions], np.maximum(column, 0)], 0)
+                            stats.label_counts.get(ids[positions], np.maximum(column, 0)), 0)
         other = pred_token_types if which == "gold" else gold_token_types
         token = {
             "tFre": _share(totals[positions], stats.n_tokens),

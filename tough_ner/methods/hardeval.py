@@ -51,7 +51,8 @@ def classify_ids(stats: TrainStats, ids: np.ndarray, type_ids: np.ndarray, type_
     seen = ids >= 0
     where = np.flatnonzero(seen)
     known = ids[where]
-    o_count = stats.label_counts[known, 0]
+    counts = stats.label_counts  # sparse: each count is read for the tokens that need it
+    o_count = counts.get(known, 0)
     entity_count = stats.token_totals[known] - o_count
     entity_here = gold_entity[where]
     if strict:
@@ -60,10 +61,9 @@ def classify_ids(stats: TrainStats, ids: np.ndarray, type_ids: np.ndarray, type_
         diff_i, diff_o = entity_count < o_count, o_count < entity_count
     # diff-E: gold entity tokens that are usually entities; their gold type's count.
     chosen = np.flatnonzero(entity_here & (entity_count >= o_count))
-    counts = stats.label_counts[known[chosen]]
     gold_column = column[type_ids[where[chosen]]]
-    gold_type_count = np.where(gold_column > 0, counts[np.arange(len(chosen)), np.maximum(gold_column, 0)], 0)
-    diff_e = gold_type_count == 0 if strict else gold_type_count < counts[:, 1:].max(axis=1, initial=0)
+    gold_type_count = np.where(gold_column > 0, counts.get(known[chosen], np.maximum(gold_column, 0)), 0)
+    diff_e = gold_type_count == 0 if strict else gold_type_count < counts.entity_max[known[chosen]]
     masks = {"unseen_I": ~seen & gold_entity, "unseen_O": ~seen & ~gold_entity}
     for name, mask in (("diff_I", entity_here & diff_i), ("diff_O", ~entity_here & diff_o)):
         masks[name] = np.zeros(len(ids), dtype=bool)
@@ -197,9 +197,8 @@ def hard_tokens(stats: TrainStats, tokens: Sequence[str], types: Sequence[str],
             wrong[key] += int(errors[i])
         rows = []
         for (token, gold), n in sorted(count.items(), key=lambda item: (-item[1], item[0])):
-            train = stats.counts_of([token])[0]
             rows.append({"token": token, "gold": gold, "n": n, "errors": wrong[(token, gold)],
-                         "train": {label: int(c) for label, c in zip(stats.labels, train) if c}})
+                         "train": stats.train_counts(token)})
         table[name] = rows
     return table
 
