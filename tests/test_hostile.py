@@ -104,7 +104,7 @@ def space_server(tmp_path_factory):
     lines = []
     threading.Thread(target=lambda: [lines.append(line) for line in process.stdout], daemon=True).start()
     try:
-        for _ in range(240):
+        for _ in range(2400):  # gradio starts in about 10 s of CPU; at load 15, three minutes went by
             port = next((int(line.split()[1]) for line in list(lines) if line.startswith("PORT ")), None)
             if port or process.poll() is not None:
                 break
@@ -162,7 +162,7 @@ def test_space_refuses_a_512_mb_paste_from_its_length_header(space_server):
     print(f"512 MB paste refused after {sent / SPACE_MB:.0f} MB sent, in {seconds:.2f} s, server peak "
           f"+{growth / SPACE_MB:.1f} MB")
     assert status == 413
-    assert json.loads(body)["detail"] == ("the request is 512 MB; the limit is 40 MB "
+    assert json.loads(body)["detail"] == ("the request is 512 MB; the limit is 16 MB "
                                           "(TOUGH_NER_MAX_REQUEST_MB sets it)")
     assert growth <= 200 * SPACE_MB and seconds < 5
 
@@ -176,17 +176,50 @@ def test_space_refuses_a_streamed_body_once_it_passes_the_limit(space_server):
                                (megabyte for _ in range(512)))
     growth = _vm(pid, "VmHWM") - before
     print(f"streamed body refused after {sent / SPACE_MB:.0f} MB sent, server peak +{growth / SPACE_MB:.1f} MB")
-    assert status == 413 and "the limit is 40 MB (TOUGH_NER_MAX_REQUEST_MB sets it)" in json.loads(body)["detail"]
-    assert sent <= 50 * SPACE_MB and growth <= 200 * SPACE_MB
+    assert status == 413 and "the limit is 16 MB (TOUGH_NER_MAX_REQUEST_MB sets it)" in json.loads(body)["detail"]
+    assert sent <= 26 * SPACE_MB and growth <= 200 * SPACE_MB
 
 
-def _event(port: int, session: str, dependency: int, data: list, timeout: float = 60.0) -> dict:
+def _event_body(session: str, dependency: int, data: list) -> bytes:
+    """An event's request body as a browser sends it: JSON in UTF-8, other characters as they are."""
+    return json.dumps({"data": data, "fn_index": dependency, "session_hash": session, "event_data": None,
+                       "trigger_id": None}, ensure_ascii=False).encode("utf-8")
+
+
+@pytest.mark.parametrize("four_byte", [False, True])
+def test_space_parses_the_largest_body_it_accepts_within_200_mb(space_server, four_byte):
+    """gradio parses an accepted body whole (its bytes twice, the body decoded as one text and
+    the strings in it): under the former default limit, a 40 MB body took +251 MB in 4-byte
+    characters.  The default accounts for it: a body just under the limit, ASCII or with an
+    emoji in each text (Python then keeps the whole text at 4 bytes a character, the worst
+    case), costs at most 200 MB more while parsed; the texts are then refused by their lines."""
+    from tough_ner import spaces
+
+    pid, port = space_server["pid"], space_server["port"]
+    dependency, _ = _dependency(port, "tmr-run")
+    limit = int(spaces.max_request_mb() * SPACE_MB)
+    line = "a O O\n"
+    text = line * ((limit - 2048) // 2 // len(json.dumps(line)[1:-1]))
+    if four_byte:
+        text = "\U0001F600" + text[1:]
+    body = _event_body(f"largest-{four_byte}", dependency, [text, None, text, None, ""])
+    assert limit - 4096 < len(body) <= limit
+    del text
+    before = _reset_peak(pid)
+    message = _event(port, f"largest-{four_byte}", dependency, [], timeout=120, body=body)
+    growth = _vm(pid, "VmHWM") - before
+    print(f"largest accepted body ({len(body) / SPACE_MB:.1f} MB, 4-byte characters: {four_byte}): server peak "
+          f"+{growth / SPACE_MB:.0f} MB")
+    assert "TOUGH_NER_MAX_LINES sets it" in unescape(message["output"]["data"][0])  # parsed, then refused
+    assert growth <= 200 * SPACE_MB
+
+
+def _event(port: int, session: str, dependency: int, data: list, timeout: float = 60.0, body: bytes = b"") -> dict:
     """Run an event of the app as the page would (join the queue, read the event stream) and
-    return its last message."""
+    return its last message (``body``: the request's body as sent, else made of ``data``)."""
     import urllib.request
 
-    body = json.dumps({"data": data, "fn_index": dependency, "session_hash": session, "event_data": None,
-                       "trigger_id": None}).encode()
+    body = body or _event_body(session, dependency, data)
     request = urllib.request.Request(f"http://127.0.0.1:{port}/gradio_api/queue/join", body,
                                      {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=timeout) as response:

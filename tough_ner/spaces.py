@@ -56,7 +56,7 @@ MAX_BOOTSTRAP = 1000
 # ---- bounds on a request --------------------------------------------------------------------
 # (variable, default, what it bounds): the one list of the limits, which the Space card shows.
 LIMITS = (
-    ("TOUGH_NER_MAX_REQUEST_MB", "2 × TOUGH_NER_MAX_INPUT_MB", "MB in one request's body"),
+    ("TOUGH_NER_MAX_REQUEST_MB", 16, "MB in one request's body"),
     ("TOUGH_NER_MAX_INPUT_MB", 20, "MB in one pasted text or uploaded file"),
     ("TOUGH_NER_MAX_LINES", 300_000, "lines in one pasted text or uploaded file"),
     ("TOUGH_NER_MAX_TYPES", 1000, "distinct entity types in one request"),
@@ -75,11 +75,15 @@ def max_lines() -> int:
 
 
 def max_request_mb() -> float:
-    """The size limit of one request's body, in MB (``TOUGH_NER_MAX_REQUEST_MB``; default twice
-    ``max_input_mb()``).  gradio parses a body whole, at about 4 times its size (a 60 MB body:
-    +250 MB), so this bounds a request's memory before any text is checked; texts within
-    ``max_lines()`` make far smaller bodies."""
-    return _positive("TOUGH_NER_MAX_REQUEST_MB", 2 * max_input_mb())
+    """The size limit of one request's body, in MB (``TOUGH_NER_MAX_REQUEST_MB``; default 16).
+    gradio parses a body whole: its bytes twice, the body decoded as one text and the strings
+    parsed out of it, and Python keeps a text holding one 4-byte character (an emoji) at 4
+    bytes a character.  Measured, the worst case (a 4-byte character in each pasted text) costs
+    about 9 times the body (24 MB: +220 MB; ASCII about 3 times), so 16 MB keeps the largest
+    body accepted within 200 MB while it is parsed, before any text is checked.  It binds
+    before ``max_input_mb()`` for one large paste or upload; texts within ``max_lines()`` of
+    usual CoNLL lines make far smaller bodies."""
+    return _positive("TOUGH_NER_MAX_REQUEST_MB", 16)
 
 
 def max_types() -> int:
