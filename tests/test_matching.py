@@ -105,6 +105,22 @@ def test_identical_to_nervaluate_on_random_flat_spans(docs, percent):
                 _same(ours[scheme]["per_type"][name], theirs["entities"][name][NERVALUATE[scheme]], n_gold, n_pred)
 
 
+@settings(max_examples=300, deadline=None)
+@given(documents())
+def test_each_types_table_is_the_table_of_that_types_spans_alone(docs):
+    """A type's row is its spans matched among themselves (found in one pass over the
+    sentences): the overall table of a batch holding only that type's spans."""
+    gold, pred, length = docs
+    ours = match_scores(batch(gold, pred, length), detailed=True)
+    for name in {t for doc in gold + pred for *_, t in doc}:
+        only = [[s for s in doc if s[2] == name] for doc in gold], [[s for s in doc if s[2] == name] for doc in pred]
+        alone = match_scores(batch(*only, length))
+        for scheme in SCHEMES:
+            row = ours[scheme]["per_type"][name]
+            assert counts(row) == counts(alone[scheme]) and (row["possible"], row["actual"]) == \
+                (alone[scheme]["possible"], alone[scheme]["actual"])
+
+
 def test_credits_by_hand():
     from tough_ner.matching import credits
 
