@@ -31,7 +31,7 @@ import numpy as np
 
 from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import span_positions
-from .corpus import (STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, read_pieces,
+from .corpus import (PIECE_BYTES, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, read_pieces,
                      factorize, scan, source_name, tag_names)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 
@@ -39,11 +39,6 @@ FORMAT = "tough-ner-train-stats"
 VERSION = 2  # 2: label counts sparse (label_starts, label_columns, label_values), decoding recorded
 READS = (1, 2)  # 1: a dense label_counts table
 _META = "meta.json"
-# from_conll reads a file in pieces of about this size: the reader's arrays (about 16 bytes
-# per byte of text) stay near 8 MB, so each piece reuses the memory the one before freed;
-# with 4 MB pieces a fresh process faulted in ~9k more pages for CoNLL-2003 train (~20 ms of
-# system time).  Smaller pieces make more strings: a token's string is made once per piece.
-PIECE_BYTES = 2 ** 19
 _COUNTED_AT_ONCE = 2 ** 22  # tokens whose label counts one bincount adds (its keys: 32 MB)
 _SPILL_CHUNK = 2 ** 20  # token ids read back at once from a build's temporary file (4 MB; 8-byte positions)
 
