@@ -68,3 +68,11 @@ def quote(value) -> str:
     """``repr`` of (at most the first 200 characters of) a value, for error messages."""
     text = value if isinstance(value, str) else str(value)
     return repr(text[:QUOTE]) + ("…" if len(text) > QUOTE else "")
+
+
+def file_sha256(path) -> str:
+    """The SHA-256 of a file's content (hex): how reports record their inputs and a model's source."""
+    import hashlib  # here, not at start-up: it loads OpenSSL
+
+    with open(path, "rb") as handle:
+        return hashlib.sha256(handle.read()).hexdigest()

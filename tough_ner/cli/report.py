@@ -5,7 +5,7 @@ import os
 import sys
 from typing import Optional
 
-from .._util import write_atomic
+from .._util import file_sha256, write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
 from ..present.formatting import to_json as _json
@@ -15,10 +15,7 @@ from ._common import (_columns_flag, _decoding, _decoding_flags, _mention_flags,
 
 def _file_input(path) -> dict:
     """A report input: its path and the SHA-256 of its content."""
-    import hashlib
-
-    with open(path, "rb") as handle:
-        return {"path": os.fspath(path), "sha256": hashlib.sha256(handle.read()).hexdigest()}
+    return {"path": os.fspath(path), "sha256": file_sha256(path)}
 
 
 def _progress(quiet: bool):

@@ -15,7 +15,6 @@ Nothing is downloaded: a name that is no local folder, installed package or modu
 """
 from __future__ import annotations
 
-import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -25,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
+from .._util import file_sha256
 from .cache import slug
 from .taggers import AGGREGATIONS, spacy_pipeline, spacy_spans, transformers_tagger
 
@@ -244,8 +244,7 @@ def _source_digest(module) -> Optional[str]:
         return None
     if path is None or not os.path.isfile(path):
         return None
-    with open(path, "rb") as handle:
-        return hashlib.sha256(handle.read()).hexdigest()
+    return file_sha256(path)
 
 
 def from_callable(function: Callable[[List[List[str]]], Sequence[Any]], name: Optional[str] = None,

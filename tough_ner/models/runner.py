@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Union
 
-from .._util import quote
+from .._util import file_sha256, quote
 from ..core.batch import Batch
 from ..core.formats import as_batch, convert, detect, read_jsonl
 from .cache import Entry, slug
@@ -183,10 +183,7 @@ def _stored(model: Model, split: str, tokens: Sequence[Sequence[str]]) -> List[A
                          f"{file_name(split)})")
     predictions = read_jsonl(path)
     if all(item["path"] != path for item in model.files):  # a report records it: --rerun checks it is unchanged
-        import hashlib
-
-        with open(path, "rb") as handle:
-            model.files.append({"split": split, "path": path, "sha256": hashlib.sha256(handle.read()).hexdigest()})
+        model.files.append({"split": split, "path": path, "sha256": file_sha256(path)})
     if len(predictions) != len(tokens):
         raise ValueError(f"model {model.name}: {path} holds {len(predictions)} lines for the {len(tokens)} sentences "
                          f"of the {split} split")
