@@ -405,8 +405,9 @@ def type_intervals(rows: Sequence[dict], analysis: Mapping[str, dict], system: s
 def _type_means(rows: Sequence[dict], runs: Sequence[Sequence[dict]]) -> None:
     """A system with several runs: each type's precision and recall shown is the runs' mean,
     as its F1 (a type some run never saw keeps the first run's values)."""
+    by_run = [{r["interval"]: r for r in run} for run in runs]  # a type's bucket once per run
     for row in rows:
-        found = [r for run in runs for r in run if r["interval"] == row["interval"]]
+        found = [rows_of[row["interval"]] for rows_of in by_run if row["interval"] in rows_of]
         if len(found) == len(runs):
             for measure in ("precision", "recall"):
                 row[measure] = sum(r[measure] for r in found) / len(found)

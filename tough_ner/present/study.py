@@ -251,17 +251,17 @@ def run_dataset(spec: Spec, index: int) -> dict:
                          beta=options["beta"])
     from .report import _batch
 
+    batches = [_batch(test, predictions, decoding) for predictions in test.predictions]  # one per run
     domains = {}
     for other in spec.datasets if _shown(options, "hardeval") else ():  # each run's TERs, then the runs' mean
         other_stats = stats if other.name == dataset.name else _stats(other, folder, decoding)
-        scored = [hardeval(other_stats, _batch(test, predictions, decoding)) for predictions in test.predictions]
+        scored = [hardeval(other_stats, batch) for batch in batches]
         domains[other.name] = {system: {key: _mean([s[key] for s, n in zip(scored, names) if n == system])
                                         for key in HARDEVAL_KEYS + ("n_unseen", "n_diff")}
                                for system in dict.fromkeys(names)}
     from .errors import error_rows
 
-    errors = [row for label, predictions in zip(run_labels(names), test.predictions)
-              for row in error_rows(stats, _batch(test, predictions, decoding), label)]
+    errors = [row for label, batch in zip(run_labels(names), batches) for row in error_rows(stats, batch, label)]
     return {"results": results, "hardeval_domains": domains, "names": names, "errors": errors}
 
 
