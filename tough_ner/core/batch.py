@@ -358,9 +358,7 @@ class Batch:
             spans = self.gold_spans if which == "gold" else self.pred_spans
             return [" ".join(self.tokens[s][a:b]) for s, found in enumerate(spans) for a, b, _ in found]
         values, ids = self._codes["tokens"]
-        words = list(map(values.__getitem__, ids[span_positions(starts, ends)].tolist()))
-        bounds = np.cumsum(ends - starts).tolist()
-        return [" ".join(words[a:b]) for a, b in zip([0] + bounds[:-1], bounds)]
+        return _span_texts(values, ids, starts, ends)
 
     def span_type_counts(self, which: str = "gold") -> Dict[str, int]:
         """``{type: spans}`` of the gold or predicted side, for the types it has."""
@@ -399,6 +397,16 @@ def span_positions(starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The positions inside the spans ``[start, end)``, span after span."""
     lengths = ends - starts
     return np.repeat(starts, lengths) + _offsets_within(lengths)
+
+
+def _span_texts(vocab: List[str], token_ids: Optional[np.ndarray], starts: np.ndarray, ends: np.ndarray) -> List[str]:
+    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids
+    into ``vocab`` (None: ``vocab`` is the running text itself): tokens joined by single spaces."""
+    lengths = ends - starts
+    positions = span_positions(starts, ends)
+    words = list(map(vocab.__getitem__, (positions if token_ids is None else token_ids[positions]).tolist()))
+    ends = np.cumsum(lengths)
+    return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
 
 
 def _offsets_within(lengths: np.ndarray) -> np.ndarray:

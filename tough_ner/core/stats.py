@@ -30,7 +30,7 @@ from typing import Dict, Iterable, List, NamedTuple, NoReturn, Optional, Sequenc
 import numpy as np
 
 from .._util import QUOTE, no_gc, quote, write_atomic
-from .batch import span_positions
+from .batch import _span_texts, span_positions
 from .corpus import (PIECE_BYTES, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, read_pieces,
                      factorize, scan, source_name, tag_names)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
@@ -666,11 +666,9 @@ class LabelCounts:
         keys = np.asarray(rows, dtype=np.int64) * n_labels + np.asarray(columns, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
         keys, values = keys[order], np.asarray(values, dtype=np.int64)[order]
-        if len(keys):
-            first = np.flatnonzero(np.append(True, keys[1:] != keys[:-1]))
-            keys, values = keys[first], np.add.reduceat(values, first)
-            kept = values != 0
-            keys, values = keys[kept], values[kept]
+        keys, values = _summed(keys, values)
+        kept = values != 0
+        keys, values = keys[kept], values[kept]
         starts = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(np.bincount(keys // n_labels, minlength=n_rows), out=starts[1:])
         return cls(starts, (keys % n_labels).astype(np.int32), values, n_labels)
@@ -1149,16 +1147,6 @@ def _arrow_codes(tokens, tags, names):
     starts = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=starts[1:])
     return token_codes, tag_codes, starts
-
-
-def _span_texts(vocab: List[str], token_ids: Optional[np.ndarray], starts: np.ndarray, ends: np.ndarray) -> List[str]:
-    """The texts of the spans ``[starts[k], ends[k])`` of a running text given as token ids
-    into ``vocab`` (None: ``vocab`` is the running text itself)."""
-    lengths = ends - starts
-    positions = span_positions(starts, ends)
-    words = list(map(vocab.__getitem__, (positions if token_ids is None else token_ids[positions]).tolist()))
-    ends = np.cumsum(lengths)
-    return list(map(" ".join, map(words.__getitem__, map(slice, (ends - lengths).tolist(), ends.tolist()))))
 
 
 def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, batch_size, decoding=DEFAULT_DECODING):
