@@ -911,7 +911,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         target_class = pool_key[1]
         sentences = {m.s for m in members if listed(m)}
         enough = None  # a test of the country's clubs left in the document
-        whole = None  # the pool before a document's origin narrowed it
+        any_origin = None  # the pool before a document's origin narrowed it
         # the country a candidate must be of: its pool narrowed
         if key in framed:  # a name of the origin of its country's replacement (or of the country's own)
             code = replaced_codes.get(framed[key]) or code_of(framed[key][2])
@@ -928,7 +928,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             roster = pools.narrowed(pool_key, ("origin", zone), lambda x, zone=zone, c=target_class:
                                     zone in _name_origins(x, c, origins))
             if pools._pools[roster]:
-                pool_key, whole = roster, pool_key
+                pool_key, any_origin = roster, pool_key
         elif key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
             code = replaced_codes[anchored[key]] or folded_codes.get(anchored[key][2])
             if code is None:
@@ -1007,8 +1007,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                        if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100, valid)
-        if base is None and whole is not None:  # the document's origin has no name left: any origin
-            base = pools.draw(whole, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
+        if base is None and any_origin is not None:  # the document's origin has no name left: any origin
+            base = pools.draw(any_origin, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                               demand[pool_key[0]] // 100, valid)
         if base is None:
             kept[key] = "no_candidate"
