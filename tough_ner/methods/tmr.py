@@ -33,15 +33,10 @@ from ..core.uncertainty import AVERAGE_KEYS, aggregate_runs, per_sentence, with_
 SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
 
 
-def mention_texts(batch: Batch) -> List[str]:
-    """Texts of the gold mentions, in ``span_arrays("gold")`` order."""
-    return batch.span_texts("gold")
-
-
 @no_gc()  # a string and a tuple per mention: the collector's scans grew with the test size
 def classify(stats: TrainStats, batch: Batch) -> Dict[str, np.ndarray]:
     """Boolean masks of the TMR subsets over gold mentions."""
-    texts = mention_texts(batch)
+    texts = batch.span_texts("gold")
     type_ids = batch.span_arrays("gold")[3]
     types = [batch.types[t] for t in type_ids.tolist()]
     training_texts = stats.mention_text_counts  # built once per statistics
@@ -88,10 +83,6 @@ def _checked(stats: TrainStats, batch: Batch, match: str):
     check_inputs(stats, batch)
     masks = batch.memo(("tmr",), stats, lambda: classify(stats, batch))
     return (masks, *_hits(batch, match))
-
-
-# The macro and support-weighted averages over types (``scoring.averages``), after the micro scores.
-AVERAGED = AVERAGE_KEYS
 
 
 def counts(stats: TrainStats, batch: Batch, match: str = "strict", beta: float = 1.0):
@@ -141,7 +132,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     masks, hit, pred_credit = _checked(stats, batch, match)
     spans = span_scores(batch, beta) if pred_credit is None else credit_scores(batch, hit, pred_credit, beta)
     f_beta = ("f_beta", "macro_f_beta", "weighted_f_beta") if beta != 1 else ()
-    result = {key: spans[key] for key in ("precision", "recall", "f1") + f_beta + AVERAGED}
+    result = {key: spans[key] for key in ("precision", "recall", "f1") + f_beta + AVERAGE_KEYS}
     subset_keys = _subset_keys(masks, hit, np.zeros(len(hit), dtype=np.int64), 1)[0]
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)

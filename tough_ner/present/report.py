@@ -30,9 +30,9 @@ from ..methods.rockner import rockner
 from ..core.schemes import DECODING_KEYS, DEFAULT_DECODING, check_decoding
 from ..core.scoring import check_beta, matched
 from ..core.stats import TrainStats, describe_decoding
-from ..methods.tmr import AVERAGED, mention_texts, tmr
-from ..core.uncertainty import (INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust, aggregate_runs,
-                          analyse, check_options, pooled, wilcoxon_runs)
+from ..methods.tmr import tmr
+from ..core.uncertainty import (AVERAGE_KEYS, INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust,
+                          aggregate_runs, analyse, check_options, pooled, wilcoxon_runs)
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).
 METHODS: Dict[str, Callable[..., dict]] = {
@@ -77,7 +77,7 @@ def _split(result: Mapping) -> Tuple[dict, dict]:
 
 def hard_mentions(stats: TrainStats, batch: Batch, top: int = 10) -> List[dict]:
     """The gold mentions missed most often (text, type, test count, misses, training counts by type)."""
-    texts = list(zip(mention_texts(batch), (batch.types[t] for t in batch.span_arrays("gold")[3].tolist())))
+    texts = list(zip(batch.span_texts("gold"), (batch.types[t] for t in batch.span_arrays("gold")[3].tolist())))
     hit = matched(batch).tolist()
     seen, missed = Counter(texts), Counter(key for key, found in zip(texts, hit) if not found)
     training = stats.mention_types()
@@ -359,7 +359,7 @@ def averages_table(results: Mapping, analysis: Mapping[str, dict], systems: Sequ
         scores = results["systems"][name].get("tmr", {})
         table[name] = {key: {"value": scores[key], "ci": analysis[key]["ci"].get(name) if key in analysis else None,
                              "n": scores.get("n_mentions")}
-                       for key in AVERAGED + ("macro_f_beta", "weighted_f_beta") if key in scores}
+                       for key in AVERAGE_KEYS + ("macro_f_beta", "weighted_f_beta") if key in scores}
     return table
 
 
