@@ -683,17 +683,18 @@ def _keep_overlapping(batch: Batch, spans: dict, overlapping: dict) -> None:
         batch.__dict__.pop("_arrays_" + side, None)
         batch.__dict__["_invalid_" + side] = 0  # written from spans: no tag to be invalid
     batch.overlapping = overlapping
-    extra = {t for found in spans.values() for sentence in found for _, _, t in sentence} - set(batch.types)
-    if extra:  # a type only an overlapped span has
-        batch.types = sorted(set(batch.types) | extra)
-        batch.type_index = {t: i for i, t in enumerate(batch.types)}
+    _add_types(batch, {t for found in spans.values() for sentence in found for _, _, t in sentence})
 
 
 def _set_hallucinated(batch: Batch, hallucinated: List[List[dict]]) -> None:
     batch.hallucinated = hallucinated
-    extra = {m["type"] for items in hallucinated for m in items} - set(batch.types)
-    if extra:  # a type only hallucinated mentions have still gets its per-type row
-        batch.types = sorted(set(batch.types) | extra)
+    _add_types(batch, {m["type"] for items in hallucinated for m in items})  # a per-type row for those types too
+
+
+def _add_types(batch: Batch, types: set) -> None:
+    """The batch's types with ``types`` added (a type its tags never had), in sorted order."""
+    if types - set(batch.types):
+        batch.types = sorted(set(batch.types) | types)
         batch.type_index = {t: i for i, t in enumerate(batch.types)}
 
 
