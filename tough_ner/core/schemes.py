@@ -271,13 +271,12 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
     scheme does not use is a ``ValueError`` naming its sentence (from ``first_sentence``) and position."""
     scheme, mode, repair = check_decoding(scheme, mode, repair)
     n = len(prefix)
-    moves = _Transitions(prefix, label, starts) if scheme != "auto" else None
-    if moves is not None and _has_prefix_outside(prefix, scheme):
+    if scheme != "auto" and _has_prefix_outside(prefix, scheme):
         i = int(np.argmax(~np.isin(prefix, [PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]])))
         s = int(np.searchsorted(starts, i, side="right")) - 1
         check_prefix(_LETTERS[prefix[i]], scheme, first_sentence + s, i - int(starts[s]))
     if mode == "strict":
-        return _strict(moves, *STRICT[scheme])
+        return _strict(_Transitions(prefix, label, starts), *STRICT[scheme])
     previous_open = np.zeros(n, dtype=bool)
     previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
     previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
@@ -291,7 +290,7 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
         # transition falls on the tag that cannot stand where it is.
         # Only a tag that cannot begin a span after an O (or end one before an O) may be to
         # blame: the transitions of those few alone are looked at.
-        moves, valid = moves or _Transitions(prefix, label, starts), VALID[scheme]
+        moves, valid = _Transitions(prefix, label, starts), VALID[scheme]
         letters = np.arange(5)
         cannot_open, cannot_close = ~valid[_code(0, letters, 0)], ~valid[_code(letters, 0, 0)]
         last = span_ends - 1
