@@ -19,6 +19,7 @@ from tough_ner import Batch
 from tough_ner.cli import main
 from tough_ner.core.corpus import read_batch
 from tough_ner.core.scoring import span_scores
+from tough_ner.core import schemes
 from tough_ner.core.schemes import check_decoding, decode
 
 from conftest import write
@@ -70,6 +71,19 @@ def test_strict_mode_finds_the_spans_of_seqeval_strict_mode(scheme):
         assert math.isclose(0.0 if math.isnan(ours) else ours, theirs, abs_tol=1e-12)
 
     check()
+
+
+def test_strict_mode_continues_a_span_where_the_lenient_rule_does():
+    """Strict mode and the discard repair keep or drop the lenient rule's spans whole
+    (schemes._kept_runs): that holds only while seqeval's inside patterns are exactly the
+    lenient continuations, for every transition between the prefixes a scheme uses."""
+    for scheme, (start, inside, end) in schemes.STRICT.items():
+        letters = schemes.SCHEME_PREFIXES[scheme]
+        for prev in letters:
+            for cur in letters:
+                for same in (0, 1):
+                    code = schemes._code(schemes.PREFIX_CODES[prev], schemes.PREFIX_CODES[cur], same)
+                    assert inside[code] == (prev in "BI" and cur in "IE" and bool(same)), (scheme, prev, cur, same)
 
 
 @settings(max_examples=150, deadline=None)

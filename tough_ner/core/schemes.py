@@ -20,7 +20,7 @@ finds (its start, inside and end patterns per scheme).
 from __future__ import annotations
 
 from functools import cached_property
-from typing import List, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -222,9 +222,14 @@ class _Transitions:
     ``O`` every scheme is valid and nothing starts."""
 
     def __init__(self, prefix: np.ndarray, label: np.ndarray, starts: np.ndarray):
-        self.prefix, self.label = prefix, label  # codes up to 49 fit the prefixes' int8
-        self.first = np.zeros(len(prefix) + 1, dtype=bool)  # a sentence begins here (or the tokens end)
-        self.first[starts] = True
+        self.prefix, self.label, self.starts = prefix, label, starts  # codes up to 49 fit the prefixes' int8
+
+    @cached_property
+    def first(self) -> np.ndarray:
+        """Whether a sentence begins at each token (or the tokens end there)."""
+        first = np.zeros(len(self.prefix) + 1, dtype=bool)
+        first[self.starts] = True
+        return first
 
     @cached_property
     def entities(self) -> np.ndarray:
@@ -275,8 +280,6 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
         i = int(np.argmax(~np.isin(prefix, [PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]])))
         s = int(np.searchsorted(starts, i, side="right")) - 1
         check_prefix(_LETTERS[prefix[i]], scheme, first_sentence + s, i - int(starts[s]))
-    if mode == "strict":
-        return _strict(_Transitions(prefix, label, starts), *STRICT[scheme])
     previous_open = np.zeros(n, dtype=bool)
     previous_open[1:] = ((prefix[:-1] == 1) | (prefix[:-1] == 2)) & (label[:-1] == label[1:])
     previous_open[starts[:-1][starts[:-1] < n]] = False  # a sentence's first token continues nothing
@@ -284,22 +287,12 @@ def decode_flat(prefix: np.ndarray, label: np.ndarray, starts: np.ndarray, schem
     entity = prefix > 0
     last = entity & ~np.append(continues[1:], False)  # the next token does not continue this span
     span_starts, span_ends = np.flatnonzero(entity & ~continues), np.flatnonzero(last) + 1
-    if repair == "discard" and len(span_starts):
-        # A span goes when its first tag cannot begin one there (nor after an O), or its last
-        # tag leaves it open where nothing may follow it (nor an O): the blame of each invalid
-        # transition falls on the tag that cannot stand where it is.
-        # Only a tag that cannot begin a span after an O (or end one before an O) may be to
-        # blame: the transitions of those few alone are looked at.
-        moves, valid = _Transitions(prefix, label, starts), VALID[scheme]
-        letters = np.arange(5)
-        cannot_open, cannot_close = ~valid[_code(0, letters, 0)], ~valid[_code(letters, 0, 0)]
-        last = span_ends - 1
-        keep = np.ones(len(span_starts), dtype=bool)
-        opening = np.flatnonzero(cannot_open[prefix[span_starts]])
-        keep[opening[~valid[moves.into(span_starts[opening])]]] = False
-        closing = np.flatnonzero(cannot_close[prefix[last]])
-        keep[closing[~moves.after(valid, last[closing])]] = False
-        span_starts, span_ends = span_starts[keep], span_ends[keep]
+    if (mode == "strict" or repair == "discard") and len(span_starts):
+        # The lenient spans are the runs of tags that continue one another (seqeval's strict
+        # "inside" transitions in every scheme): strict mode and the discard repair keep or
+        # drop whole runs by the transition into a run's first tag and out of its last.
+        span_starts, span_ends = _kept_runs(_Transitions(prefix, label, starts), span_starts, span_ends,
+                                            *_RUN_RULES[scheme, mode, repair])
     return span_starts, span_ends
 
 
@@ -312,31 +305,82 @@ def _has_prefix_outside(prefix: np.ndarray, scheme: str) -> bool:
     return any((prefix == code).any() for code in range(max(allowed)) if code not in allowed)
 
 
-def _strict(moves: _Transitions, start: np.ndarray, inside: np.ndarray, end: np.ndarray):
-    """seqeval's strict spans: cut the entity tags into runs, each a tag that continues
-    nothing followed by the tags that continue it; a run's span begins at its first tag where
-    a span may start and runs to the end of the run, kept if the run ends where a span may end."""
-    entities = moves.entities
-    prefix, label = moves.prefix[entities], moves.label[entities]
-    # Whether each entity tag but the last has the next one right after it in its sentence:
-    # then the transition between them is from one to the other, else through an O.
-    adjacent = np.zeros(len(entities), dtype=bool)
-    adjacent[:-1] = (entities[1:] - entities[:-1] == 1) & ~moves.first[entities[1:]]
-    codes = np.empty(len(entities), dtype=np.int8)  # the transition into each entity tag
-    codes[1:] = _code(np.where(adjacent[:-1], prefix[:-1], 0), prefix[1:], adjacent[:-1] & (label[1:] == label[:-1]))
-    codes[:1] = _code(0, prefix[:1], 0)
-    breaks = ~inside[codes]  # nothing continues across an O: each run is adjacent tokens
-    run = np.cumsum(breaks) - 1  # each entity tag's run
-    run_last = np.append(np.flatnonzero(breaks)[1:], len(entities)) - 1  # each run's last entity tag
-    may_start = np.flatnonzero(start[codes])
-    first = may_start
-    if len(may_start) and (start & inside).any():  # (IOB1) a run may hold several tags where a span may start
-        runs_of = run[may_start]
-        first = may_start[np.append(True, runs_of[1:] != runs_of[:-1])]
-    last = run_last[run[first]]
-    out = np.where(adjacent[last], codes[np.minimum(last + 1, len(entities) - 1)], _code(prefix[last], 0, 0))
-    kept = end[out]
-    return entities[first[kept]], entities[last[kept]] + 1
+def _kept_runs(moves: _Transitions, starts: np.ndarray, ends: np.ndarray, opens: "_Rule", closes: "_Rule",
+               later_start: Optional[np.ndarray]) -> Tuple[np.ndarray, np.ndarray]:
+    """The runs ``[starts, ends)`` kept: a run whose first tag passes ``opens`` at the
+    transition into it and whose last tag passes ``closes`` at the transition out of it.
+    ``later_start`` (IOB1's strict mode): the transitions inside a run where a span may start,
+    so that a run whose first tag cannot begin a span begins at the first tag that can."""
+    keep = opens.passes(moves, starts, into=True)
+    if later_start is not None and not keep.all():
+        late = np.flatnonzero(~keep)
+        lengths = ends[late] - starts[late] - 1  # the tags after the first of each such run
+        inner = np.repeat(starts[late] + 1 - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
+        can = later_start[_code(moves.prefix[inner - 1], moves.prefix[inner], 1)]
+        runs, first = np.unique(np.repeat(late, lengths)[can], return_index=True)
+        starts = starts.copy()
+        starts[runs], keep[runs] = inner[can][first], True
+    keep &= closes.passes(moves, ends - 1, into=False)
+    return starts[keep], ends[keep]
+
+
+class _Rule:
+    """Whether a run may begin (``into``: the transition into its first tag) or end (out of
+    its last tag) where it is, ``table`` over transitions.  Most prefixes decide it alone
+    (``always``: every transition that does not continue a run passes), so the transitions
+    are looked at only for the tags of the prefixes where it depends (``depends``); both are
+    sets of prefix codes held as bits, read for many tags at once by a shift."""
+
+    def __init__(self, table: np.ndarray, scheme: str, into: bool):
+        self.table = table
+        letters = [PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]]
+        self.always, self.depends = 0b11111, 0
+        for tag in letters[1:]:  # a run's first or last tag is an entity tag
+            passes = {bool(table[_code(other, tag, same) if into else _code(tag, other, same)])
+                      for other in letters for same in ((0, 1) if other else (0,))
+                      if not _CONTINUES[_code(other, tag, same) if into else _code(tag, other, same)]}
+            if passes != {True}:
+                self.always &= ~(1 << tag)
+            if len(passes) == 2:
+                self.depends |= 1 << tag
+
+    def passes(self, moves: _Transitions, positions: np.ndarray, into: bool) -> np.ndarray:
+        if self.always == 0b11111:
+            return np.ones(len(positions), dtype=bool)
+        prefix = moves.prefix[positions]
+        keep = _members(self.always, prefix)
+        if self.depends:
+            unsure = np.flatnonzero(_members(self.depends, prefix))
+            keep[unsure] = (self.table[moves.into(positions[unsure])] if into
+                            else moves.after(self.table, positions[unsure]))
+        return keep
+
+
+def _members(bits: int, prefix: np.ndarray) -> np.ndarray:
+    """Whether each prefix code is in the set ``bits`` (bit k: code k)."""
+    return ((np.int8(bits) >> prefix) & 1).view(bool)
+
+
+# The lenient rule's continuations: a run of tags, each continuing the one before it.
+_CONTINUES = _table(lambda p, c, same: p in "BI" and c in "IE" and same)
+
+
+def _run_rules(scheme: str, mode: str) -> tuple:
+    """``_kept_runs``' rules for a scheme in strict mode (seqeval's start and end patterns) or
+    under the discard repair (a run goes when its first tag is invalid where it is and could
+    not begin a span even after an O, or its last tag is invalid where it is and could not
+    end one even before an O: the blame of an invalid transition falls on the tag that cannot
+    stand there)."""
+    if mode == "strict":
+        start, inside, end = STRICT[scheme]
+        return _Rule(start, scheme, True), _Rule(end, scheme, False), start & inside if (start & inside).any() else None
+    valid, letters = VALID[scheme], np.arange(50) // 2
+    can_open, can_close = valid[_code(0, letters % 5, 0)], valid[_code(letters // 5, 0, 0)]
+    return _Rule(valid | can_open, scheme, True), _Rule(valid | can_close, scheme, False), None
+
+
+_RUN_RULES = {(scheme, mode, repair): _run_rules(scheme, mode) for scheme in SCHEME_PREFIXES
+              for mode, repair in (("strict", "conlleval"), ("lenient", "discard")) if (scheme, mode) != ("auto", "strict")}
 
 
 def spans_to_tags(spans: Sequence[Span], length: int, scheme: str = "bio") -> List[str]:
