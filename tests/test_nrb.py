@@ -409,3 +409,36 @@ def test_detailed_lists_the_hallucinated_mentions():
     batch.hallucinated = [[], [{"text": "Ross", "type": "PER"}]]
     assert nrb(batch, "ontonotes")["n_hallucinated"] == 1 and "hallucinated" not in nrb(batch, "ontonotes")
     assert nrb(batch, "ontonotes", detailed=True)["hallucinated"] == [{"sentence": 1, "text": "Ross", "type": "PER"}]
+
+
+def test_the_declared_decoding_reads_the_systems_tags_and_the_benchmark_keeps_its_targets(tmp_path, capsys):
+    """#37: NRB decodes as declared, like every method.  The metric decodes both sides; the
+    command decodes the system's tags (here BILOU), the benchmark file keeping its IOB2 targets,
+    which BIOES strict decoding would drop (B- then O ends no BIOES span)."""
+    path = str(ROOT / "metrics" / "nrb")
+    tags = [["I-LOC", "O", "O"], ["O", "O", "O", "I-GPE"], ["B-ORG", "O", "O"], ["O", "O", "B-FAC", "I-FAC", "O"],
+            ["O", "O", "O", "O"]]  # an I- that continues nothing: a span leniently, none in strict IOB2
+    lenient = evaluate.load(path, type_map="ontonotes", keep_in_memory=True).compute(
+        predictions=tags, references=GOLD, tokens=TOKENS)
+    strict = evaluate.load(path, type_map="ontonotes", scheme="IOB2", mode="strict", keep_in_memory=True).compute(
+        predictions=tags, references=GOLD, tokens=TOKENS)
+    assert (lenient["accuracy"], lenient["n_type_errors"], lenient["n_missed"]) == (3 / 5, 1, 1)
+    assert (strict["accuracy"], strict["n_type_errors"], strict["n_missed"]) == (2 / 5, 0, 3)
+    assert strict["n_invalid_transitions_pred"] == 2 and lenient["n_invalid_transitions_pred"] == 2
+    assert strict == nrb(Batch(TOKENS, GOLD, tags, scheme="IOB2", mode="strict"), "ontonotes")
+
+    benchmark = write(tmp_path / "en.nrb.conll", CONLL)
+    system = write(tmp_path / "nrb.pred", "Coutts U-ORG\nopened O\nmore O\nbranches O\n. O\n\n"
+                                          "He O\nmet O\n  O\nJordan B-PER\n\n"
+                                          "Flights O\nto O\nSan B-LOC\nJosé L-LOC\nresumed O\n")
+    shown = {}
+    for flags in ([], ["--scheme", "BILOU", "--mode", "strict"], ["--scheme", "BILOU", "--repair", "discard"]):
+        assert main(["nrb", "--nrb", str(benchmark), "--pred", str(system), "--type-map", "conll", "--json",
+                     *flags]) == 0
+        shown[tuple(flags)] = json.loads(capsys.readouterr().out)
+    assert shown[()]["accuracy"] == 1.0  # the lenient rule keeps Jordan's B-PER left open
+    for flags in list(shown)[1:]:  # Jordan's B-PER ends no BILOU span: missed; the targets are all found
+        assert (shown[flags]["accuracy"], shown[flags]["n_missed"]) == (pytest.approx(2 / 3), 1)
+        assert shown[flags]["n_invalid_transitions_pred"] == 1 and shown[flags]["n_invalid_transitions_gold"] == 0
+    assert main(["nrb", "--nrb", str(benchmark), "--pred", str(system), "--scheme", "IOB2"]) == 2
+    assert "sentence 0, position 0: prefix S- (or U-) is not in scheme IOB2" in capsys.readouterr().err

@@ -547,6 +547,26 @@ def test_report_decodes_as_declared_records_it_and_adds_f_beta(tmp_path, capsys,
     assert "identical" in capsys.readouterr().out
 
 
+def test_nrb_sets_decode_the_systems_tags_as_the_report_declares():
+    """#37: the report's NRB/WTS scores decode the systems' tags as declared (here strict IOB2,
+    where an I- that begins a span is dropped); the targets stay the sets' own."""
+    train, test = load_demo()
+    stats, strict_stats = TrainStats.from_corpus(train), TrainStats.from_corpus(train, scheme="IOB2", mode="strict")
+    sets = load_demo_nrb()
+    loose = [Corpus(c.tokens, c.tags, [[[("I" + t[1:]) if t.startswith("B-") else t for t in sentence]
+                                        for sentence in predictions] for predictions in c.predictions]) for c in sets]
+    strict = run(strict_stats, test, list(SYSTEMS), nrb_sets=tuple(loose), type_map="conll", bootstrap=0,
+                 scheme="IOB2", mode="strict")
+    lenient = run(stats, test, list(SYSTEMS), nrb_sets=tuple(loose), type_map="conll", bootstrap=0)
+    for i, system in enumerate(SYSTEMS):
+        scored = {name: (c.tokens, c.tags, c.predictions[i]) for name, c in zip(("nrb", "wts"), loose)}
+        shown = strict["systems"][system]["nrb"]
+        assert shown["nrb_accuracy"] == score_sets(scored, "conll", strict_stats, decoding={
+            "scheme": "IOB2", "mode": "strict", "declared": ("pred",)})["nrb_accuracy"]
+        assert shown["wts_accuracy"] == 0.0 < lenient["systems"][system]["nrb"]["wts_accuracy"]  # every span dropped
+        assert shown["n_invalid_transitions_gold"] == 0 and shown["n_invalid_transitions_pred"] > 0
+
+
 def test_a_batch_decoded_otherwise_than_the_report_is_refused():
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)

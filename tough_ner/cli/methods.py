@@ -152,17 +152,20 @@ def cmd_nrb(args) -> None:
         predictions = [tag(dataset["tokens"]) for _, dataset in sets]
     else:
         predictions = [read_nrb_predictions(path, dataset["tokens"]) for path, (_, dataset) in zip(args.pred, sets)]
-    stats = TrainStats.coerce(args.train) if args.train else None
+    stats = TrainStats.coerce(args.train, **_decoding(args)) if args.train else None
+    # The system's tags are decoded as declared; the targets are the benchmark's (IOB2 by its
+    # definition, one a sentence, as read_nrb reads them), whatever scheme the system uses.
+    decoding = {**_decoding(args), "declared": ("pred",)}
     scored = {name: (dataset["tokens"], dataset["ner_tags"], tags) for (name, dataset), tags in zip(sets, predictions)}
     if args.versus:
         if len(args.versus) != len(sets):
             raise ValueError(f"{len(sets)} benchmark file(s) but {len(args.versus)} --versus file(s)")
         other = {name: (dataset["tokens"], dataset["ner_tags"], read_nrb_predictions(path, dataset["tokens"]))
                  for path, (name, dataset) in zip(args.versus, sets)}
-        _versus(args, "nrb", {"A": sets_batch(scored), "B": sets_batch(other)},
+        _versus(args, "nrb", {"A": sets_batch(scored, decoding), "B": sets_batch(other, decoding)},
                 files=[args.pred[0], args.versus[0]] if args.pred else None, train=stats, type_map=type_map)
         return
-    result = score_sets(scored, type_map, stats, args.detailed, ci=args.ci, **_resampling(args))
+    result = score_sets(scored, type_map, stats, args.detailed, decoding, ci=args.ci, **_resampling(args))
     print(_json(result)) if args.json else _print_flat(result)
 
 
@@ -258,7 +261,8 @@ def _nrb_arguments(p) -> None:
     p.add_argument("--nrb", required=True, help="NRB file ({lang}.nrb.conll or .txt)")
     p.add_argument("--wts", help="WTS file ({lang}.wts.conll or .txt)")
     p.add_argument("--pred", action="append",
-                   help="predictions as 'token TAG' lines, one file per set (NRB first, then WTS)")
+                   help="predictions as 'token TAG' lines, one file per set (NRB first, then WTS), decoded as "
+                        "--scheme/--mode/--repair say (the benchmark files' targets are IOB2, one a sentence)")
     p.add_argument("--spacy", help="tag the sentences with this spaCy pipeline (name or path) instead")
     p.add_argument("--type-map", help="auto (default: detected from the system's labels), nrb, conll, ontonotes "
                                       "or a JSON file {type: NRB type}")
@@ -268,6 +272,7 @@ def _nrb_arguments(p) -> None:
     p.add_argument("--detailed", action="store_true", help="confusion counts (with --json)")
     p.add_argument("--json", action="store_true", help="print JSON")
     _resampling_flags(p, "nrb")
+    _decoding_flags(p)  # the system's tags (--pred, --versus, --spacy) and --train's
     p.set_defaults(run=cmd_nrb)
 
 

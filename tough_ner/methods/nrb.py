@@ -368,9 +368,11 @@ def nrb(batch: Batch, type_map: TypeMap = None, portion: Optional[Sequence[str]]
     return result
 
 
-def sets_batch(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]]) -> Tuple[Batch, Optional[List[str]]]:
+def sets_batch(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]],
+               decoding: Optional[Mapping] = None) -> Tuple[Batch, Optional[List[str]]]:
     """One batch of ``{"nrb": (tokens, gold, predictions), "wts": (...)}`` and the portion of
-    each sentence (None for one set)."""
+    each sentence (None for one set).  ``decoding``: ``Batch``'s keywords (``scheme``, ``mode``,
+    ``repair``, ``declared``; the lenient rule on both sides by default)."""
     wrong = sorted(set(sets) - set(PORTIONS))
     if wrong or not sets:
         raise ValueError(f"sets are named 'nrb' and/or 'wts', got {sorted(sets)}")
@@ -380,13 +382,15 @@ def sets_batch(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]]) -> Tuple
         gold += list(set_gold)
         predictions += list(set_predictions)
         portion += [name] * len(set_tokens)
-    return Batch(tokens, gold, predictions), (portion if len(sets) > 1 else None)
+    return Batch(tokens, gold, predictions, **(decoding or {})), (portion if len(sets) > 1 else None)
 
 
 def score_sets(sets: Mapping[str, Tuple[Sequence, Sequence, Sequence]], type_map: TypeMap = None,
-               stats: Optional[TrainStats] = None, detailed: bool = False, **resampling) -> dict:
+               stats: Optional[TrainStats] = None, detailed: bool = False, decoding: Optional[Mapping] = None,
+               **resampling) -> dict:
     """Score ``{"nrb": (tokens, gold, predictions), "wts": (...)}``: with both sets, the
-    NRB + WTS keys and the gap; with one, that set's own keys.  ``resampling``: ``ci``,
-    ``n_resamples``, ``confidence``, ``seed``, ``unit`` as for ``nrb``."""
-    batch, portion = sets_batch(sets)
+    NRB + WTS keys and the gap; with one, that set's own keys.  ``decoding`` as for
+    ``sets_batch``; ``resampling``: ``ci``, ``n_resamples``, ``confidence``, ``seed``, ``unit`` as
+    for ``nrb``."""
+    batch, portion = sets_batch(sets, decoding)
     return nrb(batch, type_map, portion, stats, detailed, **resampling)

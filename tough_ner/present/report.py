@@ -138,8 +138,9 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     pairs (a progress bar).  ``train_is_reference``: the training data is not the systems' own
     (seen/unseen are relative to it; said in ``warnings``).  ``scheme``, ``mode``, ``repair``:
     how the test set's and the attacked sets' tags are decoded (``Batch``; recorded in
-    ``decoding``; NRB/WTS keep the lenient rule: one target a sentence).  ``beta`` other than 1
-    adds TMR's span ``f_beta`` (and its macro and weighted averages) and an F-beta row.
+    ``decoding``; on NRB/WTS the systems' tags, the targets being the sets' own IOB2, one a
+    sentence).  ``beta`` other than 1 adds TMR's span ``f_beta`` (and its macro and weighted
+    averages) and an F-beta row.
     """
     if systems is not None and names is not None and list(systems) != list(names):
         raise ValueError("give the system names once: systems= or names=")
@@ -194,7 +195,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
 
         def step():
             batch, portion = sets_batch({"nrb": (nrb_set.tokens, nrb_set.tags, nrb_set.predictions[i]),
-                                         "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])})
+                                         "wts": (wts_set.tokens, wts_set.tags, wts_set.predictions[i])},
+                                        {**decoding, "declared": ("pred",)})  # the targets: the sets' own
             record(label, "nrb", nrb(batch, type_map, portion, stats, detailed=True), (batch, portion))
         return step
 
