@@ -299,3 +299,65 @@ def test_evaluate_mentions_mode_takes_the_placement_options(demo):
     assert (result["n_exact"], result["n_normalised"], result["n_hallucinated"]) == (1, 0, 1)
     with pytest.raises(TypeError, match="unexpected keyword argument\\(s\\) placement"):
         evaluate.load(path, train=stats, placement="ordered")  # tags mode: nothing to place
+
+
+# ---- allow_overlap: mentions inside or across placed ones ---------------------------------------
+BANK = ["Bank", "of", "America", "sued", "Bank", "of", "Boston", "in", "America"]
+
+
+@pytest.mark.parametrize("mentions, options, expected, hallucinated", [
+    # nested: "Boston" inside the placed "Bank of Boston" (flat, it would be hallucinated)
+    ([("Bank of Boston", "ORG"), ("Boston", "LOC")], {}, [(4, 7, "ORG", "exact"), (6, 7, "LOC", "exact")], []),
+    # a free occurrence first: the second "America" takes the last token, the third goes inside
+    ([("Bank of America", "ORG"), ("America", "LOC"), ("America", "GPE")], {},
+     [(0, 3, "ORG", "exact"), (2, 3, "GPE", "exact"), (8, 9, "LOC", "exact")], []),
+    # one mention an occurrence: a fourth "America" has no occurrence left
+    ([("Bank of America", "ORG"), ("America", "LOC"), ("America", "GPE"), ("America", "X")], {},
+     [(0, 3, "ORG", "exact"), (2, 3, "GPE", "exact"), (8, 9, "LOC", "exact")], ["America"]),
+    # across: "America sued" overlaps the end of the placed "Bank of America"
+    ([("Bank of America", "ORG"), ("America sued", "X")], {}, [(0, 3, "ORG", "exact"), (2, 4, "X", "exact")], []),
+    # the tiers: a normalised nested mention
+    ([("Bank of America", "ORG"), ("AMERICA,", "LOC"), ("america", "GPE")], {"normalised": True},
+     [(0, 3, "ORG", "exact"), (2, 3, "GPE", "normalised"), (8, 9, "LOC", "normalised")], []),
+    # ordered: "Bank" after "Boston" goes into the second "Bank of ...", not the first
+    ([("Bank of America", "ORG"), ("Bank of Boston", "ORG"), ("Bank", "X"), ("America", "LOC")],
+     {"placement": "ordered"},
+     [(0, 3, "ORG", "exact"), (4, 5, "X", "exact"), (4, 7, "ORG", "exact"), (8, 9, "LOC", "exact")], []),
+    # ordered: nested between its neighbours' starts, never before the previous one
+    ([("America", "LOC"), ("Bank of Boston", "ORG"), ("of", "X")], {"placement": "ordered"},
+     [(2, 3, "LOC", "exact"), (4, 7, "ORG", "exact"), (5, 6, "X", "exact")], []),
+])
+def test_allow_overlap_places_mentions_inside_or_across_placed_ones(mentions, options, expected, hallucinated):
+    listed = [{"text": text, "type": t} for text, t in mentions]
+    spans, unplaced = placed(listed, BANK, ["O"] * len(BANK), allow_overlap=True, **options)
+    assert sorted(spans) == expected and unplaced == hallucinated
+    flat_spans, _ = placed(listed, BANK, ["O"] * len(BANK), **options)
+    assert set(flat_spans) <= set(spans)  # the flat placement is kept
+
+
+def test_allow_overlap_with_mentions_reaches_the_scores_and_the_flat_methods_refuse_it(demo):
+    stats, _ = demo
+    gold = [[(0, 3, "ORG"), (2, 3, "LOC")]]
+    pred = [[{"text": "Bank of America", "type": "ORG"}, {"text": "America", "type": "LOC"}]]
+    batch = tough_ner.as_batch([BANK[:4]], gold, pred, "spans", "mentions", allow_overlap=True)
+    assert batch.overlapping == {"gold": (0, (0, 3, "ORG"), (2, 3, "LOC")), "pred": (0, (0, 3, "ORG"), (2, 3, "LOC"))}
+    assert tough_ner.tmr(stats, batch)["f1"] == 1.0 and batch.hallucinated == [[]]
+    with pytest.raises(ValueError, match="HardEval is defined on flat tags"):
+        tough_ner.hardeval(stats, batch)
+
+
+@given(st.lists(st.sampled_from(["a", "b", "A", "b.", "ab"]), min_size=1, max_size=10),
+       st.lists(st.tuples(st.text("abAB. ", min_size=1, max_size=4), st.sampled_from("XY")), max_size=6),
+       st.sampled_from(["leftmost", "ordered"]), st.booleans())
+def test_allow_overlap_keeps_the_flat_placement_and_adds_only_distinct_occurrences(tokens, mentions, placement,
+                                                                                 normalised):
+    listed = [{"text": text, "type": t} for text, t in mentions]
+    options = dict(placement=placement, normalised=normalised, prediction_format="mentions")
+    flat = tough_ner.as_batch([tokens], [["O"] * len(tokens)], [listed], **options)
+    allowed = tough_ner.as_batch([tokens], [["O"] * len(tokens)], [listed], allow_overlap=True, **options)
+    assert set(flat.pred_spans[0]) <= set(allowed.pred_spans[0])
+    assert len(allowed.pred_spans[0]) + len(allowed.hallucinated[0]) == len(listed)
+    assert len({(a, b) for a, b, _ in allowed.pred_spans[0]}) == len(allowed.pred_spans[0])  # one an occurrence
+    if not any(flat.hallucinated):  # flat input: nothing changes
+        assert allowed.pred_spans == flat.pred_spans and allowed.mention_status == flat.mention_status
+        assert not allowed.overlapping

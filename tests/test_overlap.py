@@ -95,13 +95,15 @@ def test_chars_keep_overlapping_spans():
     assert span_scores(b)["precision"] == 1.0
 
 
-def test_tags_and_mention_lists_stay_flat():
-    # tags cannot nest, and a mention list is placed on free occurrences: allow_overlap changes neither
+def test_tags_stay_flat_and_mention_lists_nest():
+    # tags cannot nest; a mention found on no free occurrence goes inside a placed one (tests/test_mentions.py)
     tags = tough_ner.as_batch([TOKENS], [GOLD], [["B-ORG", "I-ORG", "I-ORG"] + ["O"] * 5], allow_overlap=True)
     assert tags.overlapping == {"gold": (0, (0, 3, "ORG"), (2, 3, "LOC"))}
-    mentions = tough_ner.as_batch([TOKENS], [GOLD], [[{"text": "Bank of America", "type": "ORG"},
-                                                     {"text": "America", "type": "LOC"}]], allow_overlap=True)
-    assert mentions.pred_spans == [[(0, 3, "ORG")]] and mentions.hallucinated == [[{"text": "America", "type": "LOC"}]]
+    listed = [[{"text": "Bank of America", "type": "ORG"}, {"text": "America", "type": "LOC"}]]
+    mentions = tough_ner.as_batch([TOKENS], [GOLD], listed, allow_overlap=True)
+    assert mentions.pred_spans == [[(0, 3, "ORG"), (2, 3, "LOC")]] and mentions.hallucinated == [[]]
+    flat = tough_ner.as_batch([TOKENS], [GOLD[:1]], listed)
+    assert flat.pred_spans == [[(0, 3, "ORG")]] and flat.hallucinated == [[{"text": "America", "type": "LOC"}]]
 
 
 def test_a_type_only_a_nested_span_has_gets_its_row():
@@ -183,6 +185,11 @@ def test_metrics_take_allow_overlap_in_the_span_modes():
         hardeval.compute(predictions=[record], references=gold, tokens=[TOKENS])
     with pytest.raises(TypeError, match="allow_overlap"):  # tags cannot overlap: no such option
         evaluate.load(str(folder / "tmr"), train=stats, allow_overlap=True)
+    mentions = evaluate.load(str(folder / "tmr"), train=stats, config_name="mentions", keep_in_memory=True)
+    listed = [[{"text": "Bank of America", "type": "ORG"}, {"text": "America", "type": "LOC"}]]
+    flat = mentions.compute(predictions=listed, references=gold, tokens=[TOKENS])
+    nested = mentions.compute(predictions=listed, references=gold, tokens=[TOKENS], allow_overlap=True)
+    assert (flat["n_hallucinated"], nested["n_hallucinated"], nested["precision"]) == (1, 0, 0.5)
 
 
 # ---- properties ---------------------------------------------------------------------------
@@ -298,3 +305,46 @@ def test_match_scores_equal_nervaluate_on_overlapping_spans(docs, percent):
             assert counts(table) == (result.correct, result.incorrect, result.partial, result.missed, result.spurious)
             if table["possible"] and table["actual"]:
                 assert (table["precision"], table["recall"]) == pytest.approx((result.precision, result.recall))
+
+
+def test_a_spacy_span_group_is_read_with_spans_key_as_spacys_scorer_reads_it():
+    """#37: spaCy's span categorizer writes overlapping spans to ``doc.spans[key]``; with
+    ``spans_key`` they are read instead of ``doc.ents`` and scored as spaCy's ``score_spans``
+    scores that group (hand-made docs: nested, crossing, one span with two types, one missed)."""
+    spacy = need("spacy")
+    from spacy.scorer import Scorer
+    from spacy.tokens import Span
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    texts = ["Bank of America sued John Smith of Boston", "the University of Paris Hospital in Paris"]
+    gold_spans = [[(0, 3, "ORG"), (2, 3, "LOC"), (4, 8, "PER"), (7, 8, "LOC")],
+                  [(1, 4, "ORG"), (3, 5, "FAC"), (3, 4, "LOC"), (3, 4, "GPE"), (6, 7, "GPE")]]
+    pred_spans = [[(0, 3, "ORG"), (2, 3, "GPE"), (4, 6, "PER"), (7, 8, "LOC")],
+                  [(1, 4, "ORG"), (3, 5, "FAC"), (3, 4, "GPE"), (6, 7, "LOC")]]
+    examples = []
+    for text, gold, pred in zip(texts, gold_spans, pred_spans):
+        reference, predicted = nlp.make_doc(text), nlp.make_doc(text)
+        reference.spans["sc"] = [Span(reference, a, b, label=t) for a, b, t in gold]
+        predicted.spans["sc"] = [Span(predicted, a, b, label=t) for a, b, t in pred]
+        predicted.ents = [Span(predicted, 0, 3, "ORG")] if text.startswith("Bank") else []  # not read with spans_key
+        examples.append(Example(predicted, reference))
+    theirs = Scorer.score_spans(examples, "spans_sc", getter=lambda doc, attr: doc.spans.get(attr[len("spans_"):], []),
+                                allow_overlap=True)
+    batch = tough_ner.as_batch(None, examples, examples, spans_key="sc", allow_overlap=True)
+    assert batch.gold_spans == [sorted(spans) for spans in gold_spans]
+    assert batch.pred_spans == [sorted(spans) for spans in pred_spans]
+    ours = span_scores(batch)
+    assert (ours["precision"], ours["recall"], ours["f1"]) == pytest.approx(
+        (theirs["spans_sc_p"], theirs["spans_sc_r"], theirs["spans_sc_f"]))
+    assert ours["precision"] == 5 / 8 and ours["recall"] == 5 / 9
+    assert {t: row["f1"] for t, row in ours["per_type"].items()} == pytest.approx(
+        {t: row["f"] for t, row in theirs["spans_sc_per_type"].items()})
+    assert tough_ner.as_batch(None, examples, examples).pred_spans == [[(0, 3, "ORG")], []]  # ents by default
+    with pytest.raises(ValueError, match=r"spans_key='spans': no reference doc has that span group \(their groups: "
+                                         r"'sc'\)"):
+        tough_ner.as_batch(None, examples, examples, spans_key="spans", allow_overlap=True)
+    with pytest.raises(ValueError, match="sentence 0: reference spans 0-3 ORG and 2-3 LOC overlap or nest"):
+        tough_ner.as_batch(None, examples, examples, spans_key="sc")
+    with pytest.raises(ValueError, match="spans_key='sc' names a span group of spaCy docs, but no side is given"):
+        tough_ner.as_batch([TOKENS], [GOLD], [GOLD], spans_key="sc", allow_overlap=True)

@@ -176,7 +176,8 @@ def _mention_flags(p) -> None:
                         "as unparseable, predicting nothing, with a warning naming the line)")
     p.add_argument("--allow-overlap", action="store_true",
                    help="spans, chars: keep overlapping or nested spans (default: an error naming the line); "
-                        "only span scores, the match schemes and tmr score them, the other methods refuse them")
+                        "mentions: place one found on no free occurrence inside or across placed ones; only span "
+                        "scores, the match schemes and tmr score them, the other methods refuse them")
 
 
 def _mention_options(args) -> dict:

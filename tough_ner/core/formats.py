@@ -8,13 +8,14 @@ Per sentence, each side (gold or predicted) may be given as
             offsets over the sentence text (``text`` defaults to the tokens joined by spaces);
   mentions  a list of ``{"text", "type"}`` without positions (LLM output);
   spacy     a ``spacy.tokens.Doc`` or ``spacy.training.Example`` (its ``reference`` doc for the
-            gold side, its ``predicted`` doc for the predictions).
+            gold side, its ``predicted`` doc for the predictions): its ``ents``, or its span
+            group ``doc.spans[spans_key]`` with ``spans_key``.
 Each side's format is detected from its first non-empty sentence, or named.
 
 Rules (the metric cards repeat them):
   * Entities are flat: nested or overlapping spans on one side are an error naming the sentence,
-    unless ``allow_overlap=True`` keeps those of the sides given as spans, character spans or
-    spaCy docs (``Batch.overlapping``; the methods defined on flat tags refuse them).
+    unless ``allow_overlap=True`` keeps those of the sides given as spans, character spans,
+    mention lists or spaCy docs (``Batch.overlapping``; the methods defined on flat tags refuse them).
   * Character spans are aligned to the tokens (found left to right in the text, separated by
     whitespace only).  A span that does not start and end on token boundaries is expanded to
     the tokens it touches (``misaligned="snap"``, counted in ``n_snapped``) or refused
@@ -31,7 +32,11 @@ Rules (the metric cards repeat them):
     the first two occurrences.  ``placement="ordered"``: the list follows the text, so mention
     i + 1 is placed after mention i (a repeated mention on its next occurrence); the alignment
     places the most mentions, then the most exact, then the most normalised, then the highest
-    summed similarity.  A mention placed nowhere is *hallucinated* (status ``ungrounded``): a
+    summed similarity.  With ``allow_overlap=True``, a mention those rules place nowhere then
+    goes inside or across placed mentions, on an occurrence that is not exactly a placed one's
+    span (one mention an occurrence), tier after tier: the leftmost, or in an ordered list one
+    starting between the starts of its placed neighbours in the list; the flat placement of the
+    others is kept.  A mention placed nowhere is *hallucinated* (status ``ungrounded``): a
     false positive without a position, listed in ``Batch.hallucinated``; each placed one's
     status is in ``Batch.mention_status``.
   * A predicted mention list that is not one (text that is not JSON, JSON holding no list,
@@ -414,6 +419,30 @@ def _best_alignment(options: list) -> dict:
     return placed
 
 
+def _place_overlapping(placer: _Placer, needles: list, placed: dict, ordered: bool) -> None:
+    """``allow_overlap``: each mention the flat placement left unplaced goes on an occurrence
+    inside or across placed mentions, never exactly on one's span (one mention an occurrence),
+    tier after tier; ``ordered``: in the list's order, starting between the starts of its
+    placed neighbours in the list, else leftmost, longer mentions first."""
+    taken = {(a, b) for a, b, _ in placed.values()}
+    waiting = [k for k in range(len(needles)) if k not in placed]
+    options = {k: placer.candidates(*needles[k]) for k in waiting}
+    tiers = ["exact"] + (["normalised"] if placer.fold is not None else []) + (
+        ["fuzzy"] if placer.fuzzy is not None else [])
+    for status in tiers:
+        waiting = [k for k in waiting if k not in placed]
+        for k in waiting if ordered else sorted(waiting, key=lambda k: -len(needles[k][0])):
+            low, high = 0, len(placer.tokens)
+            if ordered:
+                low = max((placed[j][0] for j in placed if j < k), default=low)
+                high = min((placed[j][0] for j in placed if j > k), default=high)
+            pick = next(((a, b) for found, a, b, _ in options[k]
+                         if found == status and low <= a <= high and (a, b) not in taken), None)
+            if pick is not None:
+                placed[k] = (*pick, status)
+                taken.add(pick)
+
+
 def _mention_list(value) -> Tuple[Optional[list], Optional[str]]:
     """(the mentions, None), or (None, why the value is no mention list): a list of
     ``{"text", "type"}`` records with string values, given as such or as its JSON text (an
@@ -444,7 +473,7 @@ def _short(value, limit: int = 80) -> str:
 
 
 def _mention_spans(items, tokens: Sequence[str], placement: str, case_sensitive: bool, normalised: bool,
-                   fuzzy: Optional[float], hallucinated: list, statuses: list) -> List[Span]:
+                   fuzzy: Optional[float], hallucinated: list, statuses: list, allow_overlap: bool = False) -> List[Span]:
     """Place each mention (module docstring); the unplaced go to ``hallucinated``, the status
     of each placed one to ``statuses`` (``{(start, end): status}``)."""
     if not items:
@@ -457,21 +486,32 @@ def _mention_spans(items, tokens: Sequence[str], placement: str, case_sensitive:
         placed = _place_ordered(placer, needles)
     else:
         placed = _place_leftmost(placer, needles, len(tokens))
+    if allow_overlap and len(placed) < len(needles):
+        _place_overlapping(placer, needles, placed, placement == "ordered")
     labels = [item.get("type", item.get("label")) for item in items]
     hallucinated.append([{"text": item["text"], "type": labels[k]} for k, item in enumerate(items) if k not in placed])
     statuses.append({(a, b): status for a, b, status in placed.values()})
     return [(a, b, labels[k]) for k, (a, b, _) in placed.items()]
 
 
+def _spacy_doc(item, side: str):
+    """The doc of a side: a Doc itself, or an Example's reference (gold) or predicted doc."""
+    return (item.reference if side == "references" else item.predicted) if hasattr(item, "predicted") else item
+
+
 def _spacy_spans(sentence: int, item, side: str, tokens: Optional[Sequence[str]], misaligned: str,
-                 snapped: list) -> Tuple[List[str], List[Span]]:
-    doc = (item.reference if side == "references" else item.predicted) if hasattr(item, "predicted") else item
+                 snapped: list, spans_key: Optional[str] = None) -> Tuple[List[str], List[Span], bool]:
+    """(tokens, spans, whether the doc has the span group ``spans_key``): the doc's ``ents``, or
+    with ``spans_key`` its span group of that name (none when the doc has no such group)."""
+    doc = _spacy_doc(item, side)
+    has_group = spans_key is not None and spans_key in doc.spans
+    found = doc.ents if spans_key is None else doc.spans[spans_key] if has_group else ()
     words = [token.text for token in doc]
     if tokens is None or list(tokens) == words:
-        return words, [(ent.start, ent.end, ent.label_) for ent in doc.ents]
-    record = {"text": doc.text, "entities": [{"start": ent.start_char, "end": ent.end_char, "label": ent.label_}
-                                             for ent in doc.ents]}
-    return list(tokens), _char_spans(sentence, record, tokens, misaligned, snapped)
+        return words, [(span.start, span.end, span.label_) for span in found], has_group
+    record = {"text": doc.text, "entities": [{"start": span.start_char, "end": span.end_char, "label": span.label_}
+                                             for span in found]}
+    return list(tokens), _char_spans(sentence, record, tokens, misaligned, snapped), has_group
 
 
 def _flat(sentence: int, spans: List[Span], side: str) -> List[Span]:
@@ -541,9 +581,10 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
             side: str = "predictions", misaligned: str = "snap", case_sensitive: bool = True,
             type_map: Optional[Mapping[str, Optional[str]]] = None, placement: str = "leftmost",
             normalised: bool = False, fuzzy: Optional[float] = None, strict_json: bool = False,
-            allow_overlap: bool = False) -> Tuple[List[List[str]], Converted]:
+            allow_overlap: bool = False, spans_key: Optional[str] = None) -> Tuple[List[List[str]], Converted]:
     """(tokens, token spans of one side).  ``tokens`` may be None for spaCy docs (taken from them);
-    ``allow_overlap`` keeps overlapping or nested spans (an error otherwise)."""
+    ``allow_overlap`` keeps overlapping or nested spans (an error otherwise); ``spans_key``:
+    spaCy docs give their span group of that name instead of their ``ents``."""
     format = format or detect(sentences)
     if format not in FORMATS:
         raise ValueError(f"unknown format {format!r}: use one of {', '.join(FORMATS)}")
@@ -560,6 +601,7 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
     status: Optional[list] = [] if format == "mentions" else None
     unparseable: list = []
     snapped: list = []
+    groups = 0  # spaCy docs holding the span group spans_key
     for s, sentence in enumerate(sentences):
         words = None if tokens is None else tokens[s]
         if format == "tags":
@@ -579,11 +621,13 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
                                      ("" if side == "references" else " (strict_json)"))
                 unparseable.append({"sentence": s, "problem": problem})
                 items = ()
-            found = _mention_spans(items, words, placement, case_sensitive, normalised, fuzzy, hallucinated, status)
+            found = _mention_spans(items, words, placement, case_sensitive, normalised, fuzzy, hallucinated, status,
+                                   allow_overlap)
         else:
             if not _is_spacy(sentence):
                 raise ValueError(f"sentence {s}: expected a spaCy Doc or Example, got {type(sentence).__name__}")
-            words, found = _spacy_spans(s, sentence, side, words, misaligned, snapped)
+            words, found, has_group = _spacy_spans(s, sentence, side, words, misaligned, snapped, spans_key)
+            groups += has_group
             if tokens is None:
                 out_tokens.append(words)
         if type_map is not None and format != "tags":
@@ -592,6 +636,10 @@ def convert(tokens: Optional[Sequence[Sequence[str]]], sentences: Sequence[Any],
                 hallucinated[-1] = [{**m, "type": type_map.get(m["type"], m["type"])} for m in hallucinated[-1]
                                     if type_map.get(m["type"], m["type"]) is not None]
         spans.append(found if format == "tags" else (_sorted_spans if allow_overlap else _flat)(s, found, side))
+    if spans_key is not None and format == "spacy" and sentences and not groups:  # a misspelt key, not empty docs
+        names = sorted({key for sentence in sentences for key in _spacy_doc(sentence, side).spans})
+        raise ValueError(f"spans_key={spans_key!r}: no {SIDES[side]} doc has that span group (their groups: "
+                         f"{', '.join(map(repr, names)) or 'none'})")
     return out_tokens, Converted(spans, hallucinated, snapped, sentences if format == "tags" else None, status,
                                  unparseable)
 
@@ -610,7 +658,7 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
              type_map: Optional[Mapping[str, Optional[str]]] = None, documents: Optional[Sequence] = None,
              placement: str = "leftmost", normalised: bool = False, fuzzy: Optional[float] = None,
              strict_json: bool = False, source: Optional[str] = None, scheme: str = "auto", mode: str = "lenient",
-             repair: str = "conlleval", allow_overlap: bool = False) -> Batch:
+             repair: str = "conlleval", allow_overlap: bool = False, spans_key: Optional[str] = None) -> Batch:
     """The decoded ``Batch`` of gold and predictions given in any format (module docstring).
 
     ``scheme``, ``mode``, ``repair``: how the sides given as tags are decoded (``Batch``).
@@ -623,10 +671,14 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     list, scored as predicting nothing; ``strict_json=True`` makes it an error instead).
     ``source``: the file the predictions were read from, one sentence a line (warnings name its lines).
     ``allow_overlap``: keep overlapping or nested spans of the sides given as spans, character
-    spans or spaCy docs (``Batch.overlapping`` names the first of each side; ``Batch.require_flat``).
+    spans, mention lists or spaCy docs (``Batch.overlapping`` names the first of each side;
+    ``Batch.require_flat``).  ``spans_key``: spaCy docs give their span group of that name
+    (``doc.spans[spans_key]``, as spaCy's span categorizer writes and its scorer reads; a doc
+    without it has none) instead of ``doc.ents``; a key no doc of a side has is an error.
     """
     options = dict(misaligned=misaligned, case_sensitive=case_sensitive, type_map=type_map, placement=placement,
-                   normalised=normalised, fuzzy=fuzzy, strict_json=strict_json, allow_overlap=allow_overlap)
+                   normalised=normalised, fuzzy=fuzzy, strict_json=strict_json, allow_overlap=allow_overlap,
+                   spans_key=spans_key)
     tokens, gold = convert(tokens, references, reference_format, "references", **options)
     pred = None
     if predictions is not None:
@@ -648,6 +700,9 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
     batch = Batch(tokens, tags[0], tags[1], documents, scheme=scheme, mode=mode, repair=repair, declared=given_as_tags)
     batch.formats = {"references": reference_format or detect(references),
                      "predictions": None if predictions is None else prediction_format or detect(predictions)}
+    if spans_key is not None and "spacy" not in batch.formats.values():
+        raise ValueError(f"spans_key={spans_key!r} names a span group of spaCy docs, but no side is given as spaCy "
+                         f"docs (formats: {batch.formats['references']}, {batch.formats['predictions']})")
     if overlapping:
         _keep_overlapping(batch, {name: side.spans for name, side in (("gold", gold), ("pred", pred))
                                   if name in overlapping}, overlapping)

@@ -73,12 +73,13 @@ Input modes (config_name at load time; references are always gold tags):
     With "mentions", three more options say how the lists are placed (tough_ner.as_batch; docs/formats.md):
     placement ("leftmost", default, or "ordered"), normalised (default False) and fuzzy (a difflib
     similarity threshold, default None); results gain n_exact, n_normalised, n_fuzzy and n_unparseable.
-    With "spans" and "chars", allow_overlap=True keeps overlapping or nested predicted spans (default
-    False: an error naming the sentence); only tmr scores them, the other metrics refuse them."""
+    With "spans", "chars" and "mentions", allow_overlap=True keeps overlapping or nested predicted spans
+    (default False: an error naming the sentence; a mention found on no free occurrence is
+    hallucinated); only tmr scores them, the other metrics refuse them."""
 
 # The options of the "mentions" mode: how the predicted lists are placed (as_batch's).
 MENTIONS: Dict[str, Any] = {"placement": "leftmost", "normalised": False, "fuzzy": None}
-# The option of the "spans" and "chars" modes (as_batch's).
+# The option of the "spans", "chars" and "mentions" modes (as_batch's).
 OVERLAP: Dict[str, Any] = {"allow_overlap": False}
 
 
@@ -112,7 +113,7 @@ class ToughMetric(evaluate.Metric):
     def __init__(self, train=None, **kwargs):
         if kwargs.get("config_name") == "mentions":  # this instance also takes the placement options
             self.options = {**self.options, **MENTIONS}
-        if kwargs.get("config_name") in ("spans", "chars"):
+        if kwargs.get("config_name") in ("spans", "chars", "mentions"):
             self.options = {**self.options, **OVERLAP}
         unknown = sorted(set(kwargs) - set(EVALUATE_KEYWORDS) - set(self.options))
         if unknown:
