@@ -536,6 +536,16 @@ def test_report_decodes_as_declared_records_it_and_adds_f_beta(tmp_path, capsys,
     assert "f_beta" not in {row["key"] for row in lenient["results"]["summary"]["rows"]}
     averages = strict["results"]["averages"]["iob1"]
     assert averages["weighted_f_beta"]["value"] == pytest.approx(expected["weighted_f_beta"])
+    # the terminal shows every average with its interval, read from the stored table
+    for label, key in (("macro precision", "macro_precision"), ("weighted F1", "weighted_f1"),
+                       ("weighted F-beta (beta 2)", "weighted_f_beta")):
+        low, high = averages[key]["ci"]
+        line = [line for line in out.splitlines() if line.startswith(label + " ")][-1]  # the strict run's
+        assert f"{format_value(averages[key]['value'])} [{low:.4f}, {high:.4f}]" in line, line
+    planted = json.loads(json.dumps(strict["results"]))
+    planted["averages"]["iob1"]["weighted_recall"].update(value=0.123456, ci=[0.1, 0.2])
+    assert re.search(r"^weighted recall .*0\.1235 \[0\.1000, 0\.2000\]", format_text(planted), re.M)
+    assert "F-beta" not in format_text(lenient["results"]).split("averages over types")[1]
     assert averages["macro_recall"]["ci"][0] <= averages["macro_recall"]["value"] <= averages["macro_recall"]["ci"][1]
     page = Path("strict.html").read_text(encoding="utf-8")
     assert "<p class='note' id='decoding'>Tags decoded by scheme IOB2, strict mode; F-beta with beta = 2." in page

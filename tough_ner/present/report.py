@@ -348,6 +348,30 @@ def per_type_rows(results: Mapping) -> List[dict]:
     return out
 
 
+def average_rows(results: Mapping) -> List[dict]:
+    """TMR's macro and weighted averages over types (the stored ``averages`` table) as rows of a
+    table of systems: precision, recall, F1 (and F-beta), each system's value, interval and n
+    (its gold mentions); not tested, so no row marks a system better."""
+    table = results.get("averages", {})
+    order = [s for s in results["systems"] if table.get(s)]
+    if not order:
+        return []
+    words = {"precision": "precision", "recall": "recall", "f1": "F1", "f_beta": f"F-beta (beta {results.get('beta', 1):g})"}
+    rows = []
+    for average in ("macro", "weighted"):
+        for measure, word in words.items():
+            key = f"{average}_{measure}"
+            cells = {s: table[s][key] for s in order if key in table[s]}
+            if not cells:
+                continue
+            n = {s: cell["n"] for s, cell in cells.items()}
+            rows.append({"label": f"{average} {word}", "key": key, "better": "high",
+                         "values": {s: _nan(cell["value"]) for s, cell in cells.items()},
+                         "ci": {s: [_nan(v) for v in cell["ci"]] for s, cell in cells.items() if cell["ci"]},
+                         "n": n, "small": {s: count is not None and count < SMALL for s, count in n.items()}})
+    return rows
+
+
 def _nan(value) -> float:
     return math.nan if value is None else value
 
@@ -604,6 +628,14 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
     if statistics:
         lines.append(f"intervals: {statistics['interval']}, {statistics['n_resamples']} resamples of "
                      f"{statistics['unit']}s (seed {statistics['seed']}); tests: {statistics['test']}")
+    averages = average_rows(results)
+    if averages:
+        lines += ["", "averages over types (TMR's spans): macro, the mean over the types with a gold or a predicted "
+                      "mention; weighted, each type weighed by its gold mentions (as seqeval's classification_report); "
+                      "n: gold mentions; not tested"]
+        rows, averages_shown = side_by_side(averages, [row["label"] for row in averages],
+                                            [s for s in order if s in averages[0]["values"]], wide=wide, width=width)
+        lines += (legend(averages_shown) if averages_shown != shown else []) + rows
     if full:
         typed = per_type_rows(results)
         if typed:
