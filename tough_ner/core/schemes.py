@@ -312,7 +312,7 @@ def _kept_runs(moves: _Transitions, starts: np.ndarray, ends: np.ndarray, opens:
     ``later_start`` (IOB1's strict mode): the transitions inside a run where a span may start,
     so that a run whose first tag cannot begin a span begins at the first tag that can."""
     keep = opens.passes(moves, starts, into=True)
-    if later_start is not None and not keep.all():
+    if later_start is not None and keep is not None and not keep.all():
         late = np.flatnonzero(~keep)
         lengths = ends[late] - starts[late] - 1  # the tags after the first of each such run
         inner = np.repeat(starts[late] + 1 - np.cumsum(lengths) + lengths, lengths) + np.arange(int(lengths.sum()))
@@ -320,7 +320,10 @@ def _kept_runs(moves: _Transitions, starts: np.ndarray, ends: np.ndarray, opens:
         runs, first = np.unique(np.repeat(late, lengths)[can], return_index=True)
         starts = starts.copy()
         starts[runs], keep[runs] = inner[can][first], True
-    keep &= closes.passes(moves, ends - 1, into=False)
+    closing = closes.passes(moves, ends - 1, into=False)
+    keep = closing if keep is None else keep if closing is None else keep & closing
+    if keep is None or keep.all():  # nothing dropped (valid tags): the runs as they are
+        return starts, ends
     return starts[keep], ends[keep]
 
 
@@ -344,9 +347,11 @@ class _Rule:
             if len(passes) == 2:
                 self.depends |= 1 << tag
 
-    def passes(self, moves: _Transitions, positions: np.ndarray, into: bool) -> np.ndarray:
+    def passes(self, moves: _Transitions, positions: np.ndarray, into: bool) -> Optional[np.ndarray]:
+        """Whether the run beginning (``into``) or ending at each of ``positions`` passes; None:
+        every run does, whatever its tags (the rule holds for every prefix)."""
         if self.always == 0b11111:
-            return np.ones(len(positions), dtype=bool)
+            return None
         prefix = moves.prefix[positions]
         keep = _members(self.always, prefix)
         if self.depends:
