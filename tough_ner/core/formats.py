@@ -473,7 +473,8 @@ def _short(value, limit: int = 80) -> str:
 
 
 def _mention_spans(items, tokens: Sequence[str], placement: str, case_sensitive: bool, normalised: bool,
-                   fuzzy: Optional[float], hallucinated: list, statuses: list, allow_overlap: bool = False) -> List[Span]:
+                   fuzzy: Optional[float], hallucinated: list, statuses: list,
+                   allow_overlap: bool = False) -> List[Span]:
     """Place each mention (module docstring); the unplaced go to ``hallucinated``, the status
     of each placed one to ``statuses`` (``{(start, end): status}``)."""
     if not items:

@@ -385,7 +385,8 @@ def _run_rules(scheme: str, mode: str) -> tuple:
 
 
 _RUN_RULES = {(scheme, mode, repair): _run_rules(scheme, mode) for scheme in SCHEME_PREFIXES
-              for mode, repair in (("strict", "conlleval"), ("lenient", "discard")) if (scheme, mode) != ("auto", "strict")}
+              for mode, repair in (("strict", "conlleval"), ("lenient", "discard"))
+              if (scheme, mode) != ("auto", "strict")}
 
 
 def spans_to_tags(spans: Sequence[Span], length: int, scheme: str = "bio") -> List[str]:

@@ -356,7 +356,8 @@ def average_rows(results: Mapping) -> List[dict]:
     order = [s for s in results["systems"] if table.get(s)]
     if not order:
         return []
-    words = {"precision": "precision", "recall": "recall", "f1": "F1", "f_beta": f"F-beta (beta {results.get('beta', 1):g})"}
+    words = {"precision": "precision", "recall": "recall", "f1": "F1",
+             "f_beta": f"F-beta (beta {results.get('beta', 1):g})"}
     rows = []
     for average in ("macro", "weighted"):
         for measure, word in words.items():
