@@ -531,13 +531,74 @@ def test_the_clubs_of_one_sentence_are_of_one_country():
     assert len(countries) > 2  # a player's club in brackets is free; the score lines' countries vary
 
 
+def test_a_league_team_named_by_its_city_is_a_club_of_the_league_and_its_home_city_is_kept():
+    facets = {club.casefold(): sport for club, sport in dictionaries.builtin_facets()["sports_club"].items()}
+    tokens = [["NBA", "BASKETBALL", "-", "FRIDAY", "'S", "RESULTS", "."], ["NEW", "YORK", "1996-12-07"],
+              ["NEW", "YORK", "AT", "MIAMI"], ["CHARLOTTE", "AT", "PORTLAND"], ["Phoenix", "101", "Denver", "95"]]
+    tags = [["B-ORG"] + ["O"] * 6, ["B-LOC", "I-LOC", "O"], ["B-ORG", "I-ORG", "O", "B-LOC"],
+            ["B-ORG", "O", "B-LOC"], ["B-ORG", "O", "B-ORG", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0] * 5, year=1996)
+        found = by_original(attacked)
+        # a team named by its city (ORG; "Phoenix" also a company's name) becomes a club of the league
+        for team in ("NEW YORK", "CHARLOTTE", "Phoenix", "Denver"):
+            club = found[team]["replacement"]
+            assert found[team]["fine_class"] == "sports_club" and facets[club.casefold()] == "nba", found[team]
+        # never a club of the place the line names beside it ("MIAMI HEAT AT MIAMI")
+        for s, home in ((2, "miami"), (3, "portland")):
+            assert not found[tokens[s][0] if s == 3 else "NEW YORK"]["replacement"].casefold().startswith(home)
+        # the home team's city (LOC) and the dateline's state are kept: no other city has a team
+        kept = {(k["original"], k["reason"]) for ks in attacked["kept"] for k in ks}
+        assert {("MIAMI", "context"), ("PORTLAND", "context"), ("NEW YORK", "context")} <= kept
+
+
+def test_a_company_is_replaced_by_one_of_its_industry_or_kept():
+    industries = dictionaries.builtin_facets()["company"]
+    assert (industries["Norilsk"], industries["Heineken"], industries["Lockheed Martin"]) == \
+        ("mining", "beverage", "aerospace")
+    tokens = [["Norilsk", "'s", "debts", "worry", "analysts", "."],  # the dictionary's industry
+              ["Zywiec", "would", "start", "producing", "beer", "."],  # the sentence's word for it
+              ["Oil", "analysts", "at", "Rinaco", "Ltd", "said", "so", "."],  # the nearest: "analysts" (finance)
+              ["Qwertix", "Ltd", "said", "on", "Friday", "it", "was", "pleased", "."]]  # none: kept
+    tags = [["B-ORG", "O", "O", "O", "O", "O"], ["B-ORG", "O", "O", "O", "O", "O"],
+            ["O", "O", "O", "B-ORG", "I-ORG", "O", "O", "O"], ["B-ORG", "I-ORG", "O", "O", "O", "O", "O", "O", "O"]]
+    expected = {"Norilsk": "mining", "Zywiec": "beverage", "Rinaco Ltd": "finance"}
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, year=1996)
+        found = by_original(attacked)
+        for original, industry in expected.items():
+            assert found[original]["facet"] == industry
+            assert industries[found[original]["replacement"]] == industry, found[original]
+        assert [(k["original"], k["reason"]) for k in attacked[3]["kept"]] == [("Qwertix Ltd", "unclassified")]
+
+
+def test_a_dateline_city_is_a_capital_or_a_large_city():
+    datelines = dictionaries.builtin_dateline_cities()
+    cities = dictionaries.builtin("conll")["LOC"]["city"]
+    assert {"Beijing", "Ljubljana"} <= datelines and "Chenghua" not in datelines  # a small capital; a district
+    assert "Poole" in cities and "Poole" not in datelines  # a town of 150,000
+    tokens = [["BEIJING", "1996-12-06"], ["SINGAPORE", "1996-12-06"], ["NEW", "YORK", "1996-12-06"],
+              ["Talks", "in", "Beijing", "ended", "."]]
+    tags = [["B-LOC", "O"], ["B-LOC", "O"], ["B-LOC", "I-LOC", "O"], ["O", "O", "B-LOC", "O", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3])
+        found = {(s, r["original"]): r["replacement"] for s, r in records(attacked)}
+        assert found[(0, "BEIJING")].title() in datelines
+        # the city-state and the state in a dateline are kept (no other country or state is one)
+        assert [k["original"] for s in (1, 2) for k in attacked[s]["kept"]] == ["SINGAPORE", "NEW YORK"]
+    # in prose, any city of the country
+    drawn = {r["replacement"] for seed in range(30) for _, r in records(entity_attack(tokens[3:], tags[3:], seed=seed))}
+    assert not drawn <= datelines
+
+
 def test_names_out_of_use_in_the_corpus_year_are_not_drawn():
     later_1996 = attacks._later_names("conll", 1996)
     # a name first used later, a club renamed since, a company by today's name, none without a year
     assert {"CVS Health", "Anaheim Ducks", "Democratic Republic of the Congo", "GAVI", "National Post"} <= later_1996
     assert "Houston Oilers" not in later_1996 and "Houston Oilers" in attacks._later_names("conll", 2000)
     assert "Siemens" not in later_1996 and not attacks._later_names("conll", None)
-    tokens, tags = [["Shares", "in", "Acme", "Corp", "rose", "."]], [["O", "O", "B-ORG", "I-ORG", "O", "O"]]
+    tokens = [["Shares", "in", "Acme", "Corp", ",", "the", "carmaker", ",", "rose", "."]]
+    tags = [["O", "O", "B-ORG", "I-ORG", "O", "O", "O", "O", "O", "O"]]
     in_use = dictionaries.builtin_in_use_by()
     drawn = {by_original(entity_attack(tokens, tags, seed=seed, year=1996))["Acme Corp"]["replacement"]
              for seed in range(40)}
@@ -567,10 +628,10 @@ def test_an_acronym_in_brackets_is_the_initials_of_its_names_replacement():
     lookup = {x.casefold() for x in dictionaries.builtin("conll")["ORG"]["international"] +
               dictionaries.builtin_aliases().get("international", ())}
     tokens = [["The", "World", "Trade", "Organisation", "(", "WTO", ")", "met", "."], ["The", "WTO", "said", "no", "."],
-              ["South", "African", "Breweries", "Ltd", "(", "SAB", ")", "rose", "."],
+              ["Oil", "group", "Elf", "Aquitaine", "SA", "(", "EA", ")", "rose", "."],
               ["The", "Plastic", "Surgery", "Society", "(", "PSS", ")", "met", "."]]
     tags = [["O", "B-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"], ["O", "B-ORG", "O", "O", "O"],
-            ["B-ORG", "I-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"],
+            ["O", "O", "B-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"],
             ["O", "B-ORG", "I-ORG", "I-ORG", "O", "B-ORG", "O", "O", "O"]]
     for seed in range(6):
         attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 1, 2], year=1996)
@@ -578,8 +639,8 @@ def test_an_acronym_in_brackets_is_the_initials_of_its_names_replacement():
         wto = found[(0, "WTO")]
         assert wto == found[(1, "WTO")] == attacks.initials(found[(0, "World Trade Organisation")])
         assert wto.casefold() in lookup  # a public body's acronym the reader knows ("OECD", never "CC")
-        sab = found[(2, "SAB")]
-        assert sab == attacks.initials(found[(2, "South African Breweries Ltd")]) and 2 <= len(sab) <= 4
+        elf = found[(2, "EA")]  # (a legal form left out; an oil company's initials)
+        assert elf == attacks.initials(found[(2, "Elf Aquitaine SA")]) and 2 <= len(elf) <= 3
         kept = {k["original"]: k["reason"] for ks in attacked["kept"] for k in ks}
         assert kept == {"Plastic Surgery Society": "unclassified", "PSS": "context"}  # stays with its name
     assert attacks.initials("Organisation for Economic Co-operation and Development") == "OECD"
@@ -781,13 +842,17 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     assert facts["n_mentions"] == 5648 and facts["n_replaced"] + len(kept) == 5648
     # (85% before round five; the countries of sports not every nation plays are now kept when none of
     # the sport's nations is left, training mentions excluded: about 7% of the mentions)
-    assert facts["attacked_share"] >= 0.76 and facts["route_fallback"] == 0
+    # (77.5% before round six; a league's home team named by its city, a company whose industry nothing
+    # tells and a state or city-state in a dateline are now kept: about 4% of the mentions)
+    assert facts["attacked_share"] >= 0.72 and facts["route_fallback"] == 0
     assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)
     assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
     for entity_type in CONLL_TYPES:
         # at most 1% of a type's replaced mentions per string, unless one original repeated in one
         # document is already more (document consistency sets that floor), or a narrow pool allows no less
-        assert facts[f"max_share_{entity_type}"] <= max(0.025, facts[f"max_repeat_share_{entity_type}"])
+        # (ORG: a company's industry pool is narrow in 1996: one mining company is left, training mentions out)
+        assert facts[f"max_share_{entity_type}"] <= max(0.04 if entity_type == "ORG" else 0.025,
+                                                        facts[f"max_repeat_share_{entity_type}"])
     rows = attacked.to_dict()
     conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()
     states = {x.casefold() for x in conll["LOC"]["country"]}

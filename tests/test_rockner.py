@@ -570,7 +570,7 @@ def test_rockner_scores_match_seqeval_and_the_drop_is_their_difference(conll_sta
     assert result["f1_attacked"] == pytest.approx(f1_score(attacked["ner_tags"], attacked_pred), abs=1e-12)
     assert result["precision_attacked"] == pytest.approx(precision_score(attacked["ner_tags"], attacked_pred))
     assert result["recall_original"] == pytest.approx(recall_score(conll_test.tags, original_pred))
-    assert result["f1_drop"] == result["f1_original"] - result["f1_attacked"] > 0.2
+    assert result["f1_drop"] == result["f1_original"] - result["f1_attacked"] > 0.15
     assert result["f1_drop_relative"] == result["f1_drop"] / result["f1_original"]
     assert result["n_original"] == result["n_attacked"] == 5648
     for version in ("original", "attacked"):

@@ -31,16 +31,16 @@ from .._util import no_gc, write_atomic
 from ..core.batch import Batch
 from ..core.corpus import Corpus, Sentences, from_dataset
 from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes, builtin_continents,
-                           builtin_country_codes, builtin_name_zones, builtin_origins, builtin_sport_nations, normalize,
-                           scheme_for)
+                           builtin_country_codes, builtin_dateline_cities, builtin_name_zones, builtin_origins,
+                           builtin_sport_nations, normalize, scheme_for)
 from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
 from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
                            LEAGUE_SPORTS, ROUTES, TEAM_SPORTS, UNCLASSIFIED, Genders, competition_scope, demonym_form,
-                           document_sports, language_context, sentence_sport, split_suffix)
-from .surface import (DETERMINERS, distinctive_words, acronym_band, acronym_candidate, article_free, case_pattern,
-                      fits_band, indefinite_article, is_acronym, pluralize, possessive_for, shouting, takes_the,
-                      takes_the_as_acronym, the_fits, with_case)
+                           document_sports, industry_cue, language_context, sentence_sport, split_suffix)
+from .surface import (DATE, DETERMINERS, distinctive_words, acronym_band, acronym_candidate, article_free,
+                      case_pattern, fits_band, indefinite_article, is_acronym, pluralize, possessive_for, shouting,
+                      takes_the, takes_the_as_acronym, the_fits, with_case)
 from .taggers import Tagger
 
 Record = Dict[str, Union[str, int]]
@@ -235,8 +235,9 @@ def rewrite_column(values: Sequence[str], spans: Sequence[Span], moved: Sequence
 
 # ---- entity level ---------------------------------------------------------------------------
 _POOL_CACHE: Dict[str, Dict] = {}
-# Classes whose replacement needs its facet (a club of the same sport); without one the original is kept.
-FACET_NEEDED = frozenset({"sports_club", "event", "government"})
+# Classes whose replacement needs its facet (a club of the same sport, a company of the same industry);
+# without one the original is kept.
+FACET_NEEDED = frozenset({"sports_club", "event", "government", "company"})
 # Classes that also draw from another class's facet: a people noun ("Britons") takes "Italians" too.
 BORROWED = {"people": ("nationality", "dual")}
 BAND_ORDER = ("large", "medium", "small", "micro")  # states' size bands (make_entities.BANDS)
@@ -440,7 +441,7 @@ def _builtin_lookup(scheme: str):
 class _Mention:
     __slots__ = ("s", "i", "start", "end", "type", "text", "stem", "suffix", "pattern", "acronym", "part",
                  "name", "route", "facet", "the", "the_fits", "determiner", "article_at", "possessive_at",
-                 "next_word", "initials", "attached", "anchor", "spells", "frame")
+                 "next_word", "initials", "attached", "anchor", "spells", "frame", "dateline")
 
 
 def _surface(base: str, m: "_Mention", cross: bool = False) -> str:
@@ -479,6 +480,25 @@ def _league_clubs() -> frozenset:
 
     return frozenset(club.casefold() for club, sport in builtin_facets().get("sports_club", {}).items()
                      if sport in LEAGUE_SPORTS)
+
+
+def _places_of(club: str) -> List[str]:
+    """A club name's leading words (casefolded), the ways a place may be written in it."""
+    words = club.casefold().split()
+    return [" ".join(words[:k]) for k in range(1, len(words))]
+
+
+@lru_cache(maxsize=1)
+def _team_cities() -> Dict[str, frozenset]:
+    """Per North American league, the ways its clubs are named by their place (casefolded): every
+    name's words but its nickname ("Boston" of "Boston Red Sox", "New York" of "New York Knicks")."""
+    from .dictionaries import builtin_facets
+
+    found: Dict[str, set] = {}
+    for club, sport in builtin_facets().get("sports_club", {}).items():
+        if sport in LEAGUE_SPORTS:
+            found.setdefault(sport, set()).update(_places_of(club))
+    return {sport: frozenset(places) for sport, places in found.items()}
 
 
 def reads_with_the(name: str, fine_class: Optional[str]) -> bool:
@@ -565,11 +585,15 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     the origin of its replacement (``dictionaries.builtin_name_zones``), a document's other persons
     names of one origin (that of its clubs, countries and places), and in a document about a sport
     not every nation plays, a country is replaced only by one of the sport's nations
-    (``dictionaries.builtin_sport_nations``).  The ``kept`` column
+    (``dictionaries.builtin_sport_nations``).  A company is replaced by one of its industry (the
+    dictionary's, else the sentence's word for it: "the metals producer"), a North American league's
+    team named by its city by a club of the league, and a dateline's city by a capital or a large
+    city (``dictionaries.builtin_dateline_cities``).  The ``kept`` column
     lists the originals left as they are (``unclassified``; ``no_candidate``: no candidate of the
     class, facet and shape is left; ``context``: a continent or world region, a party or
     militant group, a place attached to the entity beside it and that entity, see
-    ``_mark_attached``, or a country whose city or club beside it is kept, and the reverse);
+    ``_mark_attached``, or a country whose city or club beside it is kept, and the reverse; a
+    league's home team named by its city (LOC), a state or country in a dateline);
     ``summary`` counts them per type.  An acronym after "the" is
     replaced only by one read with "the" (``surface.takes_the_as_acronym``).
     """
@@ -670,6 +694,19 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 m.name, m.route = "language", "rule"
             elif m.name == "international" and m.route == "rule" and sport is not None:
                 m.name, m.route = None, UNCLASSIFIED  # a federation in sport is a sports body: no class drawn
+            if sport in LEAGUE_SPORTS and m.stem.casefold() in _team_cities().get(sport, ()):
+                # "NEW YORK AT MIAMI", "St Louis 4 COLORADO 3": a league's team named by its city. A club
+                # (ORG) is replaced by a club of the league; a place (LOC) is kept: another city has no
+                # team in the league, and the league's cities are the training data's too.
+                m.name, m.route = ("sports_club", "rule") if "sports_club" in deciders.classes.get(
+                    entity_type, ()) else (m.name, m.route)
+                m.attached = m.name != "sports_club"
+            else:
+                m.attached = False
+            # a dateline's place ("BEIJING 1996-12-06", "DILI , East Timor 1996-12-06"); a region or a
+            # country first there is kept ("NEW YORK" the state, "SINGAPORE" the city-state: no other is one)
+            m.dateline = start == 0 and len(words) <= end + 4 and bool(DATE.match(words[-1]))
+            m.attached = m.attached or (m.dateline and m.name in ("region", "country"))
             m.pattern = case_pattern(m.stem)
             m.acronym = (m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12
                          and is_acronym(m.stem, shouting(words)))
@@ -685,7 +722,6 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.next_word = after.lower()
             m.initials = m.name == "person" and end - start > 1 and bool(INITIAL.match(words[start]))
             m.part = ""
-            m.attached = False
             m.anchor = m.spells = m.frame = None
             mentions.append(m)
     _mark_attached(mentions, tokens)
@@ -739,8 +775,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             shape = ("the",)
         else:
             shape = ("word",)
-        if target_class in FACET_NEEDED and facet is None and facets.get(target_class):
-            kept[key] = "unclassified"  # a club whose sport nothing tells
+        if target_class in FACET_NEEDED and facet is None and facets.get(target_class) and not cross_type and \
+                best.route != "fallback":  # (a fallback asked for guesses the facet too: any)
+            kept[key] = "unclassified"  # a club whose sport nothing tells, a company whose industry
             continue
         collective = any(m.the for m in heads)
         pool_key = pools.resolve(target_type, target_class,
@@ -873,6 +910,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         units_of.setdefault(unit[0], []).append(unit)
     framing_types = {t for t, classes in dictionary.items() if not FRAME_CLASSES.isdisjoint(classes)}
     sport_nations = builtin_sport_nations() if codes else {}
+    dateline_cities = builtin_dateline_cities() if scheme is not None else frozenset()
 
     def unit_sport(key: Tuple) -> Optional[str]:
         return sports.get(key[0]) if documents is not None else sentence_sports[units[key][0].s]
@@ -900,6 +938,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         return document_zones[doc]
 
     folded_codes = _folded_codes() if codes else {}
+
+    def sentence_stems(sentences) -> set:
+        """The originals of these sentences (casefolded)."""
+        return {" ".join(tokens[s][a:b]).casefold() for s in sentences for a, b, _ in batch.gold_spans[s]}
 
     new_texts: Dict[int, Dict[int, List[str]]] = {}
     befores: Dict[int, Dict[int, List[str]]] = {}
@@ -959,6 +1001,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if nations and target_class in FRAME_CLASSES:  # a nation that plays the document's sport
             pool_key = pools.narrowed(pool_key, ("nations",) + nations, lambda x, nations=nations: (
                 code_of(x) or "").split("-")[0] in nations or code_of(x) in nations)
+        if target_class == "city" and key not in anchored and any(m.dateline for m in members):
+            # a dateline's city alone: a capital or a large city (before its country: of the new country)
+            pool_key = pools.narrowed(pool_key, ("dateline",), lambda x: x in dateline_cities)
         if key in spelled:  # its acronyms will be its initials: of their length band; a public body's, known
             bands = tuple(sorted({acronym_band(len(acronym[2].replace(".", ""))) for acronym in spelled[key]}))
             known = deciders.lookup.get(pool_key[0], {})
@@ -979,7 +1024,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
                   determiner=any(m.determiner for m in members), after_the=any(m.the for m in members),
                   acronym_shape=pool_key[3][0] == "acronym", enough=enough, avoid=avoid, spells=key in spelled,
-                  longer=scheme is not None and len(members[0].stem.replace(".", "")) > 2):
+                  longer=scheme is not None and len(members[0].stem.replace(".", "")) > 2,
+                  league=sentence_stems(sentences) if target_class == "sports_club" and pool_key[2] is not None
+                  and not LEAGUE_SPORTS.keys().isdisjoint(pool_key[2]) else None):
             if longer and len(candidate.replace(".", "")) == 2:
                 return False  # built-in names: "Li" for "Ivanov", "SL" for "UK" read as a cut; two letters only for two
             if enough is not None and not enough(candidate):
@@ -993,6 +1040,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 return False  # "the Tana river": a river ("Mekong River" written "Mekong"), never "Torres Strait"
             if not distinct.isdisjoint(candidate.casefold().replace(".", " ").split()):
                 return False  # it may name the same thing: "NY RANGERS" is not replaced by "New York Rangers"
+            if league and any(place in league for place in _places_of(candidate)):
+                return False  # "DETROIT PISTONS AT DETROIT": the place of another original of its sentence
             if candidate.startswith("The ") and determiner:
                 return False  # never "the The Strongest"
             if not the_free and reads_with_the(candidate, target_class):
@@ -1262,6 +1311,8 @@ def _facet(m: _Mention, words: Sequence[str], doc: int, sport: Optional[str],
         return genders.of_mention(words, m.start, m.end, m.s, doc)
     if name == "sports_club":
         return sport if sport in TEAM_SPORTS else None
+    if name == "company":  # its industry, by the sentence's word for it ("the metals producer")
+        return industry_cue(words, m.start, m.end)
     if name == "event":
         kind = next((EVENT_KINDS[w] for w in m.stem.split() if w in EVENT_KINDS), None)
         if kind is None and sport and any(w in COMPETITION_WORDS for w in m.stem.split()):

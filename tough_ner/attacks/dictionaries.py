@@ -104,7 +104,8 @@ def builtin_facets() -> Dict[str, Dict[str, str]]:
     competition its scope: ``soccer_nations``, ``_continental``, ``_cup``, ``_league``,
     ``_super_cup``; events also ``festival``, ``holiday``, ``meeting``, ``war``, ``history``), ``nationality`` a form
     (``dual``: adjective and noun, ``adjective``, ``regional``, ``ethnic``), ``city`` and
-    ``region`` a country's ISO code (a region also ``world``: "the Balkans").  Read only."""
+    ``region`` a country's ISO code (a region also ``world``: "the Balkans"), ``company`` an industry
+    (``mining``, ``beverage``, ``airline``, ``carmaker`` ...: ``make_entities.INDUSTRY_RULES``).  Read only."""
     return _builtin_data()["facets"]
 
 
@@ -134,6 +135,13 @@ def builtin_in_use_by() -> Dict[str, int]:
     """Companies known by their name by a year at the latest: given a corpus year, the only
     companies drawn (the stock-index lists hold today's names: CVS Health).  Read only."""
     return _builtin_data().get("in_use_by", {})
+
+
+@lru_cache(maxsize=1)
+def builtin_dateline_cities() -> frozenset:
+    """The cities a replacement in a dateline is drawn among: capitals and cities of 300,000 people
+    or more (a dateline names a city, never a district or a small town)."""
+    return frozenset(_builtin_data().get("dateline_cities", ()))
 
 
 @lru_cache(maxsize=1)

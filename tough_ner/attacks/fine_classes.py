@@ -316,6 +316,38 @@ HEAD_FACETS: Mapping[str, Sequence[Tuple[str, frozenset]]] = {
 # most international organisations intergovernmental.
 DEFAULT_FACETS: Mapping[str, str] = {"party": "party", "international": "intergovernmental"}
 
+# Words that say a company's industry (the built-in dictionary's industries, make_entities.INDUSTRY_RULES):
+# "the nickel , copper ... metals producer", "producing Carlsberg beer", "equities analyst at X".
+INDUSTRY_CUES: Mapping[str, str] = {
+    **dict.fromkeys("nickel copper cobalt platinum gold silver zinc aluminium aluminum steel metals miner miners "
+                    "mining mine mines smelter diamonds".split(), "mining"),
+    **dict.fromkeys("beer beers brewer brewers brewery breweries brewing lager soft-drink soft-drinks".split(),
+                    "beverage"),
+    **dict.fromkeys("airline airlines flights flight aircraft airliner".split(), "airline"),
+    **dict.fromkeys("carmaker carmakers automaker automakers car cars vehicle vehicles".split(), "carmaker"),
+    **dict.fromkeys("oil crude refinery refineries refiner petrol gasoline tanker".split(), "oil"),
+    **dict.fromkeys("insurer insurers insurance reinsurer reinsurance".split(), "insurance"),
+    **dict.fromkeys("brokerage broker brokers securities analyst analysts bond bonds equities investment fund funds "
+                    "banking underwriter".split(), "finance"),
+    **dict.fromkeys("supermarket supermarkets retailer retailers stores store chain grocer".split(), "retail"),
+    **dict.fromkeys("drugmaker drugmakers pharmaceutical pharmaceuticals drug drugs".split(), "pharma"),
+    **dict.fromkeys("software computer computers chip chips semiconductor semiconductors electronics".split(),
+                    "technology"),
+    **dict.fromkeys("telecom telecoms telecommunications telephone phone".split(), "telecom"),
+    **dict.fromkeys("chemical chemicals".split(), "chemicals"),
+    **dict.fromkeys("tobacco cigarette cigarettes".split(), "tobacco"),
+    **dict.fromkeys("construction builder contractor engineering".split(), "industrial"),
+}
+
+
+def industry_cue(words: Sequence[str], start: int, end: int) -> Optional[str]:
+    """The industry a company mention's own words ("South African Breweries") or else the sentence's
+    industry word nearest to it say; None if there is none."""
+    found = [(0 if start <= k < end else min(abs(k - start), abs(k - end + 1)), k, INDUSTRY_CUES[w.lower()])
+             for k, w in enumerate(words) if w.lower() in INDUSTRY_CUES]
+    return min(found)[2] if found else None
+
+
 LANGUAGE_AFTER = frozenset("language languages -speaking speaking speakers speaker dialect translation "
                            "version".split())
 LANGUAGE_BEFORE = frozenset("in into speak speaks spoke speaking".split())

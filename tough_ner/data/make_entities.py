@@ -14,7 +14,7 @@ installable offline from PyPI (the ``dictionaries`` extra pins the versions used
 - countryinfo (MIT): demonyms (of sovereign states of a million people or more; the rest are
   lookup-only) with their form, provinces and states, alternative country spellings, subregions;
 - pytickersymbols (MIT): companies of 20 stock indices with their industries (banks and media
-  companies get their own class);
+  companies get their own class; the others an industry, ``INDUSTRY_RULES``);
 - ``entities_authored.txt`` (written here): rivers, lakes, seas, mountains, universities,
   sports clubs, government bodies, political parties, international organisations, media,
   religions, events, works, products, facilities, laws, and lookup-only spellings.
@@ -22,9 +22,9 @@ installable offline from PyPI (the ``dictionaries`` extra pins the versions used
 Candidates are ASCII (CoNLL-2003 and OntoNotes text is); aliases only help decide an
 original's fine class and are never drawn.  *Facets* refine a class for the attack (a person's
 or surname's gender, a state's size band, a club's or competition's sport, a nationality
-word's form, a city's or region's country); ``given_names`` lists the given names whose gender
-Faker's lists agree on, ``continents`` each country's continent, ``first_year`` the year a name
-came into use where news of an earlier year could not have written it (Czechia, South Sudan, the
+word's form, a city's or region's country, a company's industry); ``given_names`` lists the
+given names whose gender Faker's lists agree on, ``continents`` each country's continent,
+``first_year`` the year a name came into use where news of an earlier year could not have written it (Czechia, South Sudan, the
 Europa League): an attack given its corpus's year draws none of a later year (nor, by ``last_year``,
 a name out of use by then: the Houston Oilers); ``in_use_by`` the
 companies known by their name by a year (given a year, the only companies drawn);
@@ -34,7 +34,8 @@ locale country whose names its people's names resemble (itself where Faker has a
 locale; a neighbour of the same language and naming custom otherwise: Guatemala's names are
 Mexico's; states with no such neighbour have none); ``sport_nations`` the nations of a sport's
 international competitions in the 1990s, for the sports not every nation plays (winter sports, cricket,
-rugby, badminton, squash, golf).
+rugby, badminton, squash, golf); ``dateline_cities`` the capitals and cities of ``DATELINE_POPULATION``
+people or more, among which a dateline's city is replaced.
 """
 from __future__ import annotations
 
@@ -122,6 +123,7 @@ DEMONYM_SPELLING = {"Kirghiz": "Kyrgyz", "Tadzhik": "Tajik", "Argentinean": "Arg
 DEMONYM_LOOKUP_ONLY = frozenset("Motswana Mosotho Djibouti Ni-Vanuatu I-Kiribati Gibraltar".split())
 CITY_CANDIDATE_POPULATION = 150_000
 CITY_ALIAS_POPULATION = 15_000
+DATELINE_POPULATION = 300_000  # a dateline's city: one this large or a capital (never a district or a town)
 DISTRICT_KM = 10
 # geonames names of administrative units ("Bandundu Province", "Uijeongbu-si"): not how news names a city
 ADMINISTRATIVE = re.compile(r"\b(?:Province|District|Region|Department|Municipality|County|Governorate|Prefecture)\b"
@@ -235,6 +237,7 @@ def geonames_sources(classes, aliases, facets, given):
         else:
             classes["country"].add(name)
             facets["country"][name] = band(country["population"])
+    capitals = {country["capital"] for country in cache.get_countries().values()}
     # most populous first: a name several cities share gets the largest one's country
     cells = {}  # (latitude, longitude) rounded -> the candidate-sized cities there so far
     for city in sorted(cache.get_cities().values(), key=lambda c: (-c["population"], c["geonameid"])):
@@ -246,6 +249,8 @@ def geonames_sources(classes, aliases, facets, given):
         if plain(name) and not ADMINISTRATIVE.search(name):
             if city["population"] >= CITY_CANDIDATE_POPULATION and not district:
                 classes["city"].add(name)
+                if city["population"] >= DATELINE_POPULATION or name in capitals:
+                    tables["dateline"].setdefault(name, 1)
             elif city["population"] >= CITY_ALIAS_POPULATION:
                 aliases["city"].add(name)
             else:
@@ -334,6 +339,36 @@ def ticker_sources(classes, aliases, facets, given):
             classes["media"].add(name)
         else:
             classes["company"].add(name)
+            industry = industry_of(industries)
+            if industry:
+                facets["company"].setdefault(name, industry)
+
+
+# A company's industry from its stock listing's industry words, the first rule with a phrase in them
+# (the most specific first: a tyre maker's "Rubber" before its "Automotive", a grocer's "Retailing"
+# before its "Food"): the attack replaces a company only by one of its industry (never a brewer by a bank).
+INDUSTRY_RULES = (
+    ("tobacco", ("tobacco",)), ("airline", ("airline", "air transport", "passenger transportation")),
+    ("auto_parts", ("tires", "rubber", "auto parts", "motorcycle parts")),
+    ("carmaker", ("truck manufacturers", "automotive", "automobiles")),
+    ("aerospace", ("aerospace", "defense", "defence")), ("oil", ("oil", "petroleum", "fossil fuels", "hydrocarbon")),
+    ("mining", ("mining", "metals", "steel", "mineral")), ("insurance", ("insurance",)),
+    ("finance", ("banking", "financial", "securities", "investment")), ("retail", ("retail", "stores")),
+    ("restaurant", ("restaurant",)), ("hospitality", ("hospitality", "hotels")),
+    ("beverage", ("beverage", "drink", "brew")), ("food", ("food",)),
+    ("pharma", ("pharma", "biotech", "health", "medical")), ("chemicals", ("chemical",)), ("telecom", ("telecom",)),
+    ("technology", ("software", "semiconductor", "technology", "electronic", "electric machinery", "computer",
+                    "video games", "networking", "precision instruments", "information")),
+    ("apparel", ("apparel", "textile", "footwear", "luxury", "fashion")),
+    ("consumer_goods", ("consumer goods", "personal products", "household")), ("trading", ("trading",)),
+    ("utility", ("utilit",)), ("transport", ("transport", "freight", "logistics")),
+    ("industrial", ("industrial", "machinery", "construction", "engineering", "conglomerate", "manufacturing")),
+)
+
+
+def industry_of(industries: str) -> str:
+    """The industry of a company whose listing gives these industry words (lower case); "" if none."""
+    return next((industry for industry, phrases in INDUSTRY_RULES if any(p in industries for p in phrases)), "")
 
 
 # Lookup-only spellings written here, by class: they say what a string is, over the packages' lists
@@ -341,9 +376,10 @@ def ticker_sources(classes, aliases, facets, given):
 authored_aliases = {}
 # Tables of entities_authored.txt whose "### value" is not a facet: the year a name came into use
 # ("first_year") and the last one ("last_year"), the year by which a company was in use under its
-# name at the latest ("in_use_by"), and the country of a club or a country name ("country_code").
-TABLES = ("first_year", "last_year", "in_use_by", "country_code")
-tables = {name: {} for name in TABLES + ("origin",)}
+# name at the latest ("in_use_by"), the country of a club or a country name ("country_code"), and a
+# company's industry where its listing gives none or a misleading one ("industry": over the listing's).
+TABLES = ("first_year", "last_year", "in_use_by", "country_code", "industry")
+tables = {name: {} for name in TABLES + ("origin", "dateline")}
 
 
 def continents():
@@ -388,7 +424,7 @@ def authored_sources(classes, aliases, facets, given):
             name = name[6:] if name.startswith("alias:") else name
             continue
         if name in TABLES:
-            tables[name][line] = facet if name == "country_code" else int(facet)
+            tables[name][line] = facet if name in ("country_code", "industry") else int(facet)
             continue
         target.add(line)
         if target is aliases[name]:
@@ -409,6 +445,7 @@ def build() -> bytes:
         table.clear()
     for source in (faker_sources, geonames_sources, countryinfo_sources, ticker_sources, authored_sources):
         source(classes, aliases, facets, given)
+    facets["company"].update(tables["industry"])
     for group in (g for scheme in SCHEMES.values() for g in scheme.values()):
         for name in group:  # a spelling written here as one class's is no other class's candidate of the type
             for other in group:
@@ -440,6 +477,7 @@ def build() -> bytes:
         "in_use_by": dict(sorted(tables["in_use_by"].items())),
         "country_code": dict(sorted({**country_codes(), **tables["country_code"]}.items())),
         "origin": dict(sorted(tables["origin"].items())),
+        "dateline_cities": sorted(tables["dateline"]),
         "name_zone": name_zones(classes["person"]),
         "sport_nations": {sport: sorted(codes.split()) for sport, codes in sorted(SPORT_NATIONS.items())},
         "continents": continents(),
