@@ -231,9 +231,11 @@ def test_cli_merges_shard_files_into_the_whole_corpus_stats(tmp_path, capsys, co
 
 
 def test_dask_bag_over_shards_on_a_local_cluster_equals_one_process(tmp_path, conll_stats):
+    """Four shards on two workers: one builder per worker (a run of two consecutive shards
+    each, on both workers), merged exactly into the one-process statistics."""
     pytest.importorskip("dask.bag")
     distributed = pytest.importorskip("distributed")
-    from tough_ner.core.stats import _KEPT, _shard_statistics
+    from tough_ner.core.stats import _KEPT
     from tough_ner.stats import build_distributed
 
     shards = shard_conll(_conll("train"), 4, tmp_path)
@@ -241,25 +243,80 @@ def test_dask_bag_over_shards_on_a_local_cluster_equals_one_process(tmp_path, co
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
             as cluster, distributed.Client(cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
-        built = build_distributed(shards, client)
+        with distributed.get_task_stream(client) as stream:
+            built = build_distributed(shards, client)
         assert built.shareable and built == conll_stats  # without the text: exact in two rounds
-        assert not _KEPT  # each shard's text was read back, then let go
-        assert len({worker for _, _, worker in client.gather(client.map(_shard_statistics, shards, pure=False))}) == 2
-        _KEPT.clear()
+        assert not _KEPT  # each run's text was read back, then let go
+        first_round = [task for task in stream.data if str(task["key"]).startswith("_run_statistics")]
+        assert len(first_round) == 2 and len({task["worker"] for task in first_round}) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 50), min_size=1, max_size=9), st.integers(1, 12))
+def test_shards_are_cut_into_consecutive_runs_of_about_equal_bytes(sizes, n):
+    """One run per worker: the shards in order, every run holding one, as many runs as
+    workers (or shards), and no run's bytes more than the largest shard above its share."""
+    import tempfile
+    from pathlib import Path
+
+    from tough_ner.core.stats import _runs
+
+    with tempfile.TemporaryDirectory() as folder:
+        paths = []
+        for k, size in enumerate(sizes):
+            paths.append(str(Path(folder, f"shard{k}.txt")))
+            Path(paths[-1]).write_bytes(b"x" * size)
+        runs = _runs(paths, n)
+        weight = dict(zip(paths, (size + 1 for size in sizes)))  # a byte more per shard: empty ones weigh
+        missing = [str(Path(folder, "none"))] * 3
+        assert _runs(missing, 2) == [missing[:2], missing[2:]]  # sizes unread: cut by count
+    assert [path for run in runs for path in run] == paths and all(runs) and len(runs) == min(n, len(paths))
+    assert max(sum(map(weight.get, run)) for run in runs) <= sum(weight.values()) / len(runs) + max(weight.values())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 3), st.lists(st.sampled_from([0, 1, 2, 7, 2 ** 20, 2 ** 31 - 2]),
+                                                      min_size=1, max_size=5)), max_size=12))
+def test_spans_grouped_by_label_and_tokens_as_counted_one_by_one(spans):
+    """The builder's per-batch grouping of mentions: each (label, tokens) once, where it first
+    occurs, with its count; large ids leave room in the key for one or two tokens only, so
+    longer spans are their own groups (then a key may come twice: the counts still add up)."""
+    import numpy as np
+    from tough_ner.core.stats import _distinct_spans
+
+    ids = np.array([i for _, tokens in spans for i in tokens], dtype=np.int64)
+    lengths = np.array([len(tokens) for _, tokens in spans], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    starts = ends - lengths
+    label = np.zeros(len(ids), dtype=np.int8)
+    label[starts] = [kind for kind, _ in spans]
+    first, count = _distinct_spans(ids, label, starts, ends)
+    assert first.tolist() == sorted(first.tolist())
+    key = [(kind, tuple(tokens)) for kind, tokens in spans]
+    grouped = {}
+    for k, n in zip(first.tolist(), count.tolist()):
+        grouped[key[k]] = grouped.get(key[k], 0) + n
+    expected = {}
+    for k in key:
+        expected[k] = expected.get(k, 0) + 1
+    assert grouped == expected and list(grouped) == list(expected)  # the counts, in first-occurrence order
+    if ids.size and ids.max() < 2 ** 10:  # small ids: every span fits its key, each group once
+        assert len(first) == len(expected)
 
 
 def test_second_round_on_a_worker_without_the_shard_text_reads_it_again(tmp_path):
     """A worker that does not hold a shard's text (it moved, or the first one is gone) counts
     the other shards' mention texts in the shard read again: the same counts."""
-    from tough_ner.core.stats import _KEPT, _shard_occurrences, _shard_statistics
+    from tough_ner.core.stats import _KEPT, _Sealed, _run_occurrences, _run_statistics
 
     path = tmp_path / "shard.conll"
     path.write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\nnew O\nyork O\n\n", encoding="utf-8")
     texts, lowered = ["New York", "York New", "is big", "New", "zzz New"], ["new york", "york new", "is big"]
-    _, key, _ = _shard_statistics(str(path))
-    kept = _shard_occurrences(str(path), key, texts, lowered)
+    run = [str(path)]
+    _, key, _ = _run_statistics(run)
+    kept = _run_occurrences(run, key, _Sealed((texts, lowered)))
     assert key not in _KEPT
-    again = _shard_occurrences(str(path), key, texts, lowered)  # the key is gone: read again
+    again = _run_occurrences(run, key, _Sealed((texts, lowered)))  # the key is gone: read again
     assert kept == again == ({"New York": 1, "York New": 0, "is big": 1, "New": 1, "zzz New": 0},
                              {"new york": 2, "york new": 0, "is big": 1})
 

@@ -24,7 +24,7 @@ import sys
 from collections import Counter
 from functools import cached_property
 from itertools import chain, repeat
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Dict, Iterable, List, NamedTuple, NoReturn, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -149,20 +149,22 @@ class TrainStats:
         the running text is not kept, only the training occurrences of every mention text
         (``without_text``), unless ``keep_text`` (needed by ``merge``, ``token_ids`` and
         entity attacks with ``train=``); ``scheme``, ``mode``, ``repair``: as ``from_lists``."""
-        return cls._from_pieces(path, piece_bytes, _Builder(keep_text, check_decoding(scheme, mode, repair)))
+        return cls._from_pieces([path], piece_bytes, _Builder(keep_text, check_decoding(scheme, mode, repair)))
 
     @classmethod
-    def _from_pieces(cls, path, piece_bytes: int, builder: "_Builder") -> "TrainStats":
-        width = None
-        for text, lines_before in read_pieces(path, piece_bytes):
-            with no_gc():
-                table = scan(text, source_name(path), lines_before, width)
-                del text
-                if not len(table) and table.ragged is None:
-                    continue
-                width = table.width
-                token_codes, tag_codes = table.columns([0, width - 1], codes=True)  # tags checked, by file line
-                builder.add(token_codes, tag_codes, table.starts, builder.n_sentences)
+    def _from_pieces(cls, paths, piece_bytes: int, builder: "_Builder") -> "TrainStats":
+        """The statistics of CoNLL files read one after the other, as one text."""
+        for path in paths:
+            width = None  # each file's lines agree on their own number of columns
+            for text, lines_before in read_pieces(path, piece_bytes):
+                with no_gc():
+                    table = scan(text, source_name(path), lines_before, width)
+                    del text
+                    if not len(table) and table.ragged is None:
+                        continue
+                    width = table.width
+                    token_codes, tag_codes = table.columns([0, width - 1], codes=True)  # tags checked, by file line
+                    builder.add(token_codes, tag_codes, table.starts, builder.n_sentences)
         return builder.stats()
 
     @classmethod
@@ -563,45 +565,61 @@ def describe_decoding(decoding: Tuple[str, str, str]) -> str:
 
 
 def _count_windows(token_ids: np.ndarray, queries: np.ndarray, n_vocab: int,
-                   sentence_ends: Optional[np.ndarray] = None, candidates: Optional[np.ndarray] = None) -> np.ndarray:
+                   sentence_ends: Optional[np.ndarray] = None) -> np.ndarray:
     """Occurrences inside one sentence of each row of ``queries`` (distinct rows of token ids
-    >= 0, all of one length) in ``token_ids``: sentences end at ``sentence_ends`` (each
-    token's sentence end), or, without them, at separators (-1) between sentences.  The start
-    positions whose tokens could match are narrowed column by column (a lookup per vocabulary
-    id; a separator reads the last entry, never allowed), the windows left are hashed and
-    matched to the queries' hashes, and every match is confirmed token by token, so a hash
-    collision never counts.  ``candidates``: increasing positions known to hold every possible
-    start (the first narrowing then reads only them)."""
-    length = queries.shape[1]
-    allowed = np.zeros(n_vocab + 1, dtype=bool)
-    allowed[queries[:, 0]] = True
-    if candidates is None:
-        positions = np.flatnonzero(allowed[token_ids[: max(len(token_ids) - length + 1, 0)]])
-    else:
-        positions = candidates[: np.searchsorted(candidates, len(token_ids) - length + 1)]
-        positions = positions[allowed[token_ids[positions]]]
-    if sentence_ends is not None:
-        positions = positions[sentence_ends[positions] >= positions + length]  # inside one sentence
-    for j in range(1, length):
-        allowed[:] = False
-        allowed[queries[:, j]] = True
-        positions = positions[allowed[token_ids[positions + j]]]
-    windows = token_ids[positions[:, None] + np.arange(length)]
-    weights = _window_weights(length)
-    with np.errstate(over="ignore"):
-        query_hash = (queries.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-        window_hash = (windows.astype(np.uint64) * weights).sum(axis=1, dtype=np.uint64)
-    order = np.argsort(query_hash, kind="stable")
-    sorted_hash = query_hash[order]
-    if len(sorted_hash) > 1 and (sorted_hash[1:] == sorted_hash[:-1]).any():  # two queries, one hash
-        _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
-        inverse = inverse.reshape(-1)
-        found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
-        return found[inverse[len(windows):]]
-    slot = np.minimum(np.searchsorted(sorted_hash, window_hash), len(order) - 1)
-    which = order[slot]
-    same = (sorted_hash[slot] == window_hash) & (windows == queries[which]).all(axis=1)
-    return np.bincount(which[same], minlength=len(queries))
+    >= 0, all of one length) in ``token_ids``: ``_Windows.count``."""
+    return _Windows(queries).count(token_ids, n_vocab, sentence_ends)
+
+
+class _Windows:
+    """Distinct rows of token ids (>= 0), all of one length, hashed and sorted once, so that a
+    text given chunk after chunk pays per chunk only for its own windows."""
+
+    def __init__(self, queries: np.ndarray):
+        self.queries = queries
+        self.length = queries.shape[1]
+        self.weights = _window_weights(self.length)
+        with np.errstate(over="ignore"):
+            query_hash = (queries.astype(np.uint64) * self.weights).sum(axis=1, dtype=np.uint64)
+        self.order = np.argsort(query_hash, kind="stable")
+        self.sorted_hash = query_hash[self.order]
+        self.collide = len(query_hash) > 1 and bool((self.sorted_hash[1:] == self.sorted_hash[:-1]).any())
+
+    def count(self, token_ids: np.ndarray, n_vocab: int, sentence_ends: Optional[np.ndarray] = None,
+              candidates: Optional[np.ndarray] = None) -> np.ndarray:
+        """Occurrences of each query in ``token_ids``: sentences end at ``sentence_ends``
+        (each token's sentence end), or, without them, at separators (-1) between sentences.
+        The start positions whose tokens could match are narrowed column by column (a lookup
+        per vocabulary id; a separator reads the last entry, never allowed), the windows left
+        are hashed and matched to the queries' hashes, and every match is confirmed token by
+        token, so a hash collision never counts.  ``candidates``: increasing positions known
+        to hold every possible start (the first narrowing then reads only them)."""
+        queries, length = self.queries, self.length
+        allowed = np.zeros(n_vocab + 1, dtype=bool)
+        allowed[queries[:, 0]] = True
+        if candidates is None:
+            positions = np.flatnonzero(allowed[token_ids[: max(len(token_ids) - length + 1, 0)]])
+        else:
+            positions = candidates[: np.searchsorted(candidates, len(token_ids) - length + 1)]
+            positions = positions[allowed[token_ids[positions]]]
+        if sentence_ends is not None:
+            positions = positions[sentence_ends[positions] >= positions + length]  # inside one sentence
+        for j in range(1, length):
+            allowed[:] = False
+            allowed[queries[:, j]] = True
+            positions = positions[allowed[token_ids[positions + j]]]
+        windows = token_ids[positions[:, None] + np.arange(length)]
+        if self.collide:  # two queries, one hash: matched exactly
+            _, inverse = np.unique(np.concatenate([windows, queries]), axis=0, return_inverse=True)
+            inverse = inverse.reshape(-1)
+            found = np.bincount(inverse[: len(windows)], minlength=int(inverse.max()) + 1)
+            return found[inverse[len(windows):]]
+        with np.errstate(over="ignore"):
+            window_hash = (windows.astype(np.uint64) * self.weights).sum(axis=1, dtype=np.uint64)
+        slot = np.minimum(np.searchsorted(self.sorted_hash, window_hash), len(self.order) - 1)
+        which = self.order[slot]
+        same = (self.sorted_hash[slot] == window_hash) & (windows == queries[which]).all(axis=1)
+        return np.bincount(which[same], minlength=len(queries))
 
 
 def _window_weights(length: int) -> np.ndarray:
@@ -809,6 +827,21 @@ class _LabelTally:
                                         len(column_of_type))
 
 
+def _add_counts(table: dict, keys: list, counts: Iterable[int]) -> None:
+    """``table[key] += count`` for each pair (from 0 for a new key, which goes last), by C-level
+    calls: each key's count is read after the earlier pairs are stored, so a key given twice
+    adds up."""
+    table.update(zip(keys, map(add, map(table.get, keys, repeat(0)), counts)))
+
+
+def _fold(table: dict, counts: dict) -> None:
+    """``table[key] += count`` for each item of ``counts`` (an empty table takes them as they are)."""
+    if table:
+        _add_counts(table, list(counts), counts.values())
+    else:
+        table.update(counts)
+
+
 def _summed(keys: np.ndarray, counts: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Sorted keys made distinct, each with its count (``counts``: each key's, else 1)."""
     if not len(keys):
@@ -861,7 +894,7 @@ class _Builder:
         self.label_ids: List[np.ndarray] = []  # each token's label column; counted in stats() (or every few M)
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
         if not keep_text:
-            self.mentions: Counter = Counter()
+            self.mentions: Dict[Tuple[str, str], int] = {}  # first-seen order
             self.type_names: List[str] = []  # by type id - 1
             self.tally = _LabelTally()  # label counts added so far, types numbered as met
             self.pending = 0  # tokens in self.token_ids not added to self.tally yet
@@ -898,10 +931,13 @@ class _Builder:
         values, local_ids = tokens if isinstance(tokens, tuple) else (tokens, None)
         n = len(values) if local_ids is None else len(local_ids)
         # A token's id is its rank in first-occurrence order, i.e. the index's size when the
-        # token is first met: iter(index.__len__, -1) reads that size for each value, in C.
+        # token is first met.  Most values are known (a plain lookup, in C); the new ones, in
+        # order, get the next ids.
         index = self.index
-        token_ids = np.fromiter(map(index.setdefault, values, iter(index.__len__, -1)), dtype=np.int32,
-                                count=len(values))
+        token_ids = np.fromiter(map(index.get, values, repeat(-1)), dtype=np.int32, count=len(values))
+        new = np.flatnonzero(token_ids < 0).tolist()
+        if new:
+            token_ids[new] = list(map(index.setdefault, map(values.__getitem__, new), iter(index.__len__, -1)))
         if local_ids is not None:
             token_ids = token_ids[local_ids]
         if isinstance(tags, tuple):
@@ -938,9 +974,12 @@ class _Builder:
         written to the spill, its labels counted with the next few million tokens'."""
         for entity_type in list(self.types)[len(self.type_names):]:
             self.type_names.append(entity_type)
-        texts = _span_texts(values, local_ids, span_starts, span_ends)
-        types = np.array(self.type_names, dtype=object)[label[span_starts].astype(np.int64) - 1].tolist()
-        self.mentions.update(zip(texts, types))
+        # A batch names the same entities again and again: a text is made per distinct span only.
+        first, counts = _distinct_spans(token_ids if local_ids is None else local_ids, label, span_starts,
+                                        span_ends)
+        texts = _span_texts(values, local_ids, span_starts[first], span_ends[first])
+        types = np.array(self.type_names, dtype=object)[label[span_starts[first]].astype(np.int64) - 1].tolist()
+        _add_counts(self.mentions, list(zip(texts, types)), counts.tolist())
         self.spill.add(token_ids, starts)
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
@@ -988,6 +1027,34 @@ class _Builder:
                            decoding=self.decoding)
         stats.token_index = self.index
         return stats
+
+
+def _distinct_spans(ids: np.ndarray, label: np.ndarray, starts: np.ndarray,
+                    ends: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The spans ``[starts[k], ends[k])`` grouped by their label and token ids (>= 0): where
+    each group first occurs (increasing) and its size.  A span is keyed exactly by one integer,
+    its label and each token id + 1 as digits (0 past its end), as long as the key fits in 62
+    bits; a span too long for that is a group of its own (the caller adds up equal texts)."""
+    lengths = ends - starts
+    if not len(lengths):
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    kinds = label[starts].astype(np.int64)
+    base = max(int(ids.max(initial=0)) + 2, int(kinds.max()) + 1)
+    width = 62 // base.bit_length() - 1  # token digits a key holds beside its label's: base ** (width + 1) < 2 ** 62
+    short = np.flatnonzero(lengths <= width)
+    widest = int(lengths[short].max(initial=0))
+    key = kinds[short]
+    for j in range(widest):
+        inside = lengths[short] > j
+        digit = np.zeros(len(short), dtype=np.int64)
+        digit[inside] = ids[starts[short[inside]] + j] + 1
+        key = key * base + digit
+    _, first, count = np.unique(key, return_index=True, return_counts=True)
+    longer = np.flatnonzero(lengths > width)
+    first = np.concatenate([short[first], longer])
+    count = np.concatenate([count, np.ones(len(longer), dtype=np.int64)])
+    order = np.argsort(first)
+    return first[order], count[order]
 
 
 class _Spill:
@@ -1077,13 +1144,13 @@ class _SequenceCounts:
         self.first = np.zeros(self.n_vocab + 1, dtype=bool)  # the first tokens of every sequence counted
         for length in np.flatnonzero(np.bincount(lengths[known & (lengths > 1)])).tolist():
             chosen = np.flatnonzero(known & (lengths == length))
-            self.longer.append((chosen, ids[starts[chosen, None] + np.arange(length)]))
-            self.first[self.longer[-1][1][:, 0]] = True
+            self.longer.append((chosen, _Windows(ids[starts[chosen, None] + np.arange(length)])))
+            self.first[self.longer[-1][1].queries[:, 0]] = True
 
     def add(self, chunk: np.ndarray) -> None:
         candidates = np.flatnonzero(self.first[chunk])  # one pass over the chunk for every length
-        for chosen, queries in self.longer:
-            self.counts[chosen] += _count_windows(chunk, queries, self.n_vocab, candidates=candidates)
+        for chosen, windows in self.longer:
+            self.counts[chosen] += windows.count(chunk, self.n_vocab, candidates=candidates)
 
     def result(self) -> Dict[str, int]:
         return dict(zip(self.texts, self.counts.tolist()))
@@ -1173,11 +1240,11 @@ class _Merger:
         self.token_index: Dict[str, int] = {}
         self.labels: Dict[str, int] = {"O": 0}  # label -> its column in self.entries (first seen)
         self.entries: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # label counts: (rows, columns, values)
-        self.mentions: Counter = Counter()
+        self.mentions: Dict[Tuple[str, str], int] = {}  # first-seen order
         self.token_ids: List[np.ndarray] = []
         self.lengths: List[np.ndarray] = []
-        self.occurrences: Optional[Counter] = None  # merging statistics without the text: the tables
-        self.lowered: Counter = Counter()
+        self.occurrences: Optional[Dict[str, int]] = None  # merging statistics without the text: the tables
+        self.lowered: Dict[str, int] = {}
         self.n_sentences = 0
         self.decoding: Optional[Tuple[str, str, str]] = None  # the parts' (all the same)
 
@@ -1192,17 +1259,21 @@ class _Merger:
                              "scheme, mode and repair")
         self.decoding = stats.decoding
         index = self.token_index
-        remap = np.fromiter((index.setdefault(token, len(index)) for token in stats.vocab), dtype=np.int64,
-                            count=len(stats.vocab))
+        if index:  # a token new here gets the index's size as its id (as _Builder.add)
+            remap = np.fromiter(map(index.setdefault, stats.vocab, iter(index.__len__, -1)), dtype=np.int64,
+                                count=len(stats.vocab))
+        else:  # the first part: its ids stay
+            index.update(zip(stats.vocab, range(len(stats.vocab))))
+            remap = np.arange(len(stats.vocab))
         columns = np.array([self.labels.setdefault(label, len(self.labels)) for label in stats.labels], dtype=np.int64)
         counts = stats.label_counts
         self.entries.append((remap[counts.rows], columns[counts.columns], counts.values))
-        self.mentions.update(stats.mentions)
+        _fold(self.mentions, stats.mentions)
         self.n_sentences += stats.n_sentences
         if occurrences is not None:
-            self.occurrences = self.occurrences or Counter()
-            self.occurrences.update(occurrences)
-            self.lowered.update(lowered)
+            self.occurrences = {} if self.occurrences is None else self.occurrences
+            _fold(self.occurrences, occurrences)
+            _fold(self.lowered, lowered)
             return
         self.token_ids.append(remap[stats.token_ids].astype(np.int32))
         self.lengths.append(np.diff(stats.sentence_starts))
@@ -1470,10 +1541,13 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     Equals ``TrainStats.from_conll`` of the whole file (``scheme``, ``mode``, ``repair``: as
     there).  Needs the ``dask`` extra.
 
-    Without ``keep_text`` the workers keep only the statistics, and two rounds make the
-    merge exact: each worker builds its shard's statistics, keeping its text in a local
-    temporary file; then each counts, in that file, the mention texts of the other shards
-    (sent to the worker that holds it; any other worker reads the shard again)."""
+    Without ``keep_text`` the shards are cut into one run of consecutive shards per worker
+    (balanced by size), each built by one builder on its worker, which keeps only the
+    statistics and its text in a local temporary file, so a part's vocabulary and mentions
+    are sent and merged once per worker, not once per shard.  Two rounds make the merge
+    exact: each part counts its own mention texts while it is built; then each counts, in
+    its kept text, the mention texts of the other parts it lacks (any other worker reads
+    the run again)."""
     paths = [os.fspath(path) for path in paths]
     if not paths:
         raise ValueError("build_distributed needs at least one CoNLL shard")
@@ -1481,19 +1555,40 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     if keep_text:
         blobs = _run_on(client, _conll_stats_bytes, [(path, decoding) for path in paths])
         return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(blobs, paths))
-    built = _run_on(client, _shard_statistics, [(path, decoding) for path in paths])
-    parts = [TrainStats.from_bytes(blob, path) for (blob, _, _), path in zip(built, paths)]
-    texts = list(dict.fromkeys(text for part in parts for text, _ in part.mentions))
-    lowered = list(dict.fromkeys(text.lower() for text in texts))
-    others = [((path, key, [t for t in texts if t not in part._mention_occurrences],
-                [t for t in lowered if t not in part._lower_occurrences]), worker)
-              for path, part, (_, key, worker) in zip(paths, parts, built)]
-    counted = _run_on(client, _shard_occurrences, [arguments for arguments, _ in others],
-                      [worker for _, worker in others])
+    workers = sorted(client.scheduler_info()["workers"]) if hasattr(client, "scheduler_info") else []
+    runs = _runs(paths, len(workers) or len(paths))
+    built = _run_on(client, _run_statistics, [(run, decoding) for run in runs],
+                    [workers[k] if workers else None for k in range(len(runs))])
+    parts = [part for part, _, _ in built]
+    texts = set().union(*(part._mention_occurrences for part in parts))  # every part's mention texts
+    lowered = set().union(*(part._lower_occurrences for part in parts))  # and lowercased
+    # what each part lacks, counted where its text is kept (each part counted its own texts itself);
+    # sealed: Dask would walk a list argument item by item
+    missing = [_Sealed((list(texts.difference(part._mention_occurrences)),
+                        list(lowered.difference(part._lower_occurrences)))) for part in parts]
+    counted = _run_on(client, _run_occurrences, [(run, key, lacking) for run, (_, key, _), lacking
+                                                 in zip(runs, built, missing)], [worker for _, _, worker in built])
     merger = _Merger()
     for part, (occurrences, lower) in zip(parts, counted):
         merger.add(part, {**part._mention_occurrences, **occurrences}, {**part._lower_occurrences, **lower})
     return merger.result()
+
+
+def _runs(paths: List[str], n: int) -> List[List[str]]:
+    """``paths`` cut into at most ``n`` runs of consecutive paths, of about equal bytes (equal
+    numbers of files where a size cannot be read here)."""
+    n = max(min(n, len(paths)), 1)
+    try:
+        sizes = np.array([os.path.getsize(path) for path in paths], dtype=np.float64) + 1
+    except OSError:
+        sizes = np.ones(len(paths))
+    ends = np.cumsum(sizes)
+    # run k ends with the path whose end first reaches k / n of the bytes, each run holding a path
+    cuts = np.searchsorted(ends, ends[-1] * np.arange(1, n) / n) + 1
+    # strictly increasing, from 1 to len(paths) - 1: less their rank, non-decreasing in [0, len(paths) - n]
+    behind = np.minimum(np.maximum.accumulate(np.maximum(cuts - np.arange(1, n), 0)), len(paths) - n)
+    bounds = [0, *(behind + np.arange(1, n)).tolist(), len(paths)]
+    return [paths[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 def _run_on(client, function, arguments: List[tuple], workers: Optional[List[Optional[str]]] = None) -> list:
@@ -1511,43 +1606,57 @@ def _run_on(client, function, arguments: List[tuple], workers: Optional[List[Opt
     return client.gather(futures)
 
 
-# A shard's text between the two rounds of build_distributed, in the worker's process:
+# A run's text between the two rounds of build_distributed, in the worker's process:
 # {key: (spill, vocabulary index, token totals)}.
 _KEPT: Dict[str, tuple] = {}
 
 
-def _shard_statistics(path: str, decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> Tuple[bytes, str, Optional[str]]:
-    """The first round: a shard's statistics (file bytes, without the text), the key of its
-    text kept in this process, and this worker's address."""
+def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_DECODING
+                    ) -> Tuple[TrainStats, str, Optional[str]]:
+    """The first round: the statistics (without the text) of consecutive shards read as one
+    text, the key of that text kept in this process, and this worker's address."""
     import uuid
 
     builder = _Builder(keep_text=False, decoding=decoding)
     builder.keep_spill = True
-    stats = TrainStats._from_pieces(path, PIECE_BYTES, builder)
+    stats = TrainStats._from_pieces(paths, PIECE_BYTES, builder)
     key = uuid.uuid4().hex
     _KEPT[key] = (builder.spill, builder.index, stats.token_totals)
+    for cached in ("token_index", "token_totals"):  # rebuilt where needed: not sent
+        stats.__dict__.pop(cached, None)
     try:
         from distributed import get_worker
 
         worker = get_worker().address
     except (ImportError, ValueError):  # not on a distributed worker (Dask's local schedulers)
         worker = None
-    return stats.to_bytes(), key, worker
+    return stats, key, worker
 
 
-def _shard_occurrences(path: str, key: str, texts: List[str], lowered: List[str]):
-    """The second round: the occurrences of ``texts`` in a shard's text (as written) and of
-    ``lowered`` in its lowercased text, from the text kept by the first round, or, on a
-    process that does not hold it, from the shard read again."""
+class _Sealed:
+    """A value passed to a Dask task as one object."""
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def _run_occurrences(paths: List[str], key: str, lacking: _Sealed):
+    """The second round: the occurrences of ``texts`` in a run's text (as written) and of
+    ``lowered`` in its lowercased text (``lacking``: the two lists), from the text kept by the
+    first round, or, on a process that does not hold it, from the run read again."""
+    texts, lowered = lacking.value
     kept = _KEPT.pop(key, None)
     if kept is None:
-        stats = TrainStats.from_conll(path, keep_text=True)
+        if not texts and not lowered:
+            return {}, {}
+        stats = TrainStats._from_pieces(paths, PIECE_BYTES, _Builder(keep_text=True))
         lower = stats.lowercased()
         return (dict(zip(texts, stats.occurrences([t.split(" ") for t in texts], texts).tolist())),
                 dict(zip(lowered, lower.occurrences([t.split(" ") for t in lowered], lowered).tolist())))
     spill, index, totals = kept
     try:
-        return spill.occurrences(index, totals, texts, lowered)
+        return spill.occurrences(index, totals, texts, lowered) if texts or lowered else ({}, {})
     finally:
         spill.close()
 
