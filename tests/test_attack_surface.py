@@ -424,6 +424,33 @@ def test_a_city_or_club_next_to_its_country_is_of_the_country_replacing_it():
     assert reasons == [("TIGNES", "no_candidate"), ("France", "context")]
 
 
+def test_places_and_a_nationality_of_a_country_the_text_names_are_of_its_replacement():
+    codes, origins = dictionaries.builtin_country_codes(), dictionaries.builtin_origins()
+    cities = {city.casefold(): code for city, code in dictionaries.builtin_facets()["city"].items()}
+    tokens = [["Polish", "tariffs", "broke", "the", "agreement", "between", "the", "EU", "and", "Poland", "."],
+              ["The", "blast", "hit", "a", "home", "in", "Lublin", ",", "eastern", "Poland", "."],
+              ["Polish", "police", "said", "nobody", "was", "hurt", "."]]
+    tags = [["B-MISC", "O", "O", "O", "O", "O", "O", "B-ORG", "O", "B-LOC", "O"],
+            ["O", "O", "O", "O", "O", "O", "B-LOC", "O", "O", "B-LOC", "O"], ["B-MISC"] + ["O"] * 6]
+    replaced = 0
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0], year=1996)
+        found = {(s, r["original"]): r["replacement"] for s, r in records(attacked)}
+        kept = {k["original"] for ks in attacked["kept"] for k in ks}
+        if "Poland" in kept:  # kept: so are the city and the nationality tied to it
+            assert {"Lublin", "Polish"} <= kept
+            continue
+        code = codes[found[(0, "Poland")]]
+        # the nationality of the sentence naming the country, the document's city: of its replacement
+        assert origins[found[(0, "Polish")]] == code.split("-")[0]
+        assert cities[found[(1, "Lublin")].casefold()] == code.split("-")[0]
+        # a nationality in a sentence that does not name the country is drawn on its own (one string of a
+        # document is replaced alike, so "Polish" here is the first sentence's replacement)
+        assert found[(2, "Polish")] == found[(0, "Polish")]
+        replaced += 1
+    assert replaced >= 3
+
+
 def test_a_person_named_with_a_country_or_nationality_has_a_name_of_its_origin():
     codes, origins, zones = (dictionaries.builtin_country_codes(), dictionaries.builtin_origins(),
                              dictionaries.builtin_name_zones())
@@ -850,8 +877,9 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     for entity_type in CONLL_TYPES:
         # at most 1% of a type's replaced mentions per string, unless one original repeated in one
         # document is already more (document consistency sets that floor), or a narrow pool allows no less
-        # (ORG: a company's industry pool is narrow in 1996: one mining company is left, training mentions out)
-        assert facts[f"max_share_{entity_type}"] <= max(0.04 if entity_type == "ORG" else 0.025,
+        # (narrow pools, training mentions out: one 1996 mining company for ORG; for LOC and MISC the few
+        # states with a demonym left to draw, for a country whose nationality its sentence also names)
+        assert facts[f"max_share_{entity_type}"] <= max(0.025 if entity_type == "PER" else 0.06,
                                                         facts[f"max_repeat_share_{entity_type}"])
     rows = attacked.to_dict()
     conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()

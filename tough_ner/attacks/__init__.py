@@ -580,8 +580,9 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     last word of a full name in the document is replaced by the last word of that name's
     replacement.  With the built-in dictionary, a city, region or club followed by its country
     ("DILI , East Timor", "AEK Athens ( Greece )") is drawn among those of the country replacing
-    it, and the clubs of one sentence (a score line) among one country's; a person named with a
-    country or nationality ("Hermann Maier ( Austria )", "Argentine Nestor Sensini") gets a name of
+    it (so are a city or region of a country its document names, and a nationality of a country
+    its sentence names), and the clubs of one sentence (a score line) among one country's; a
+    person named with a country or nationality ("Hermann Maier ( Austria )", "Argentine Nestor Sensini") gets a name of
     the origin of its replacement (``dictionaries.builtin_name_zones``), a document's other persons
     names of one origin (that of its clubs, countries and places), and in a document about a sport
     not every nation plays, a country is replaced only by one of the sport's nations
@@ -797,6 +798,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         anchor = next((m.anchor for m in members if m.anchor is not None), None)
         if anchor is not None:
             anchored[key] = (docs[anchor.s], anchor.type, anchor.stem.casefold())
+    if codes:
+        _tie_to_named_countries(units, anchored, kept)
     for key, country in anchored.items():
         if key in kept and country not in kept:
             kept[country] = "context"
@@ -874,10 +877,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if pool_key not in supplies:
             supplies[pool_key] = Counter(origin for x in pools.pool(*pool_key) for origin in
                                          _name_origins(x, pool_key[1], origins)) \
-                if pool_key[1] in PERSON_CLASSES else Counter(codes.get(x) for x in pools.pool(*pool_key))
+                if pool_key[1] in PERSON_CLASSES else Counter(_country_of(x) for x in pools.pool(*pool_key))
         if pool_key[1] in PERSON_CLASSES:
             return supplies[pool_key][zones.get((code or "").split("-")[0])] - 2 if code else 0
-        return supplies[pool_key][code]
+        return supplies[pool_key][code] or supplies[pool_key][(code or "").split("-")[0]]
 
     def code_of(name: str) -> Optional[str]:
         """The country of a country name or a demonym (its ISO code)."""
@@ -979,8 +982,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             if target_class in PLACE_CLASSES:
                 pool_key = (pool_key[0], target_class, (code.split("-")[0],), pool_key[3])
                 pools.pool(*pool_key)
-            else:
-                pool_key = pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code)
+            else:  # a club of the country (its nation in the UK), a nationality of it
+                pool_key = pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code or
+                                          _folded_origins().get(x.casefold()) == code.split("-")[0])
         elif key in needs:  # a country with cities or clubs of its own for the places that follow it
             wanted = tuple(sorted(Counter(needs[key]).items(), key=repr))
             pool_key = pools.narrowed(pool_key, ("supplies",) + wanted,
@@ -1141,6 +1145,38 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
 ATTACHING_WORDS = frozenset("club side team".split())
 ANCHOR_CLASSES = PLACE_CLASSES | {"sports_club"}
+
+
+TIED_CLASSES = PLACE_CLASSES | {"nationality", "people"}
+
+
+def _country_of(name: str) -> Optional[str]:
+    """The country (ISO code) of a built-in club or country name, or of a demonym."""
+    return builtin_country_codes().get(name) or _folded_origins().get(name.casefold())
+
+
+def _tie_to_named_countries(units: Mapping[Tuple, List["_Mention"]], anchored: Dict[Tuple, Tuple],
+                            kept: Mapping[Tuple, str]) -> None:
+    """A city or region of a country its document names, and a nationality of a country its sentence
+    names, go with that country as a city before it does ("Galanta , western Slovakia", "Polish
+    tariffs ... between the EU and Poland", "The Italian upper house ... Italy 's budget"): anchored
+    to the country's first unit, so drawn after it, of the country replacing it, or kept with it."""
+    named: Dict[Tuple, Tuple] = {}  # (document, country code) -> the first unit naming the country
+    for key, members in units.items():
+        code = _folded_codes().get(key[2]) if members[0].name == "country" and key not in kept else None
+        if code:
+            named.setdefault((key[0], code.split("-")[0]), key)
+    for key, members in units.items():
+        m = members[0]
+        if key in anchored or m.name not in TIED_CLASSES or m.part or key in kept:
+            continue
+        code = m.facet if m.name in PLACE_CLASSES else _folded_origins().get(key[2])
+        country = named.get((key[0], (code or "").split("-")[0]))
+        # (a nationality only in a sentence that names the country: few states have a demonym left to
+        # draw, training mentions out, and tying every one would repeat those few)
+        if country is not None and (m.name in PLACE_CLASSES or
+                                    not {x.s for x in members}.isdisjoint(x.s for x in units[country])):
+            anchored[key] = country
 
 
 def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
