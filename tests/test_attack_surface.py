@@ -618,6 +618,23 @@ def test_a_dateline_city_is_a_capital_or_a_large_city():
     assert not drawn <= datelines
 
 
+def test_a_place_by_its_coast_and_a_tanker_fixtures_ports_are_kept():
+    tokens = [["Gunmen", "struck", "on", "Natal", "province", "'s", "south", "coast", "."],
+              ["Warnings", "for", "the", "Caribbean", "and", "Pacific", "Coast", "."],
+              ["Thai", "Resource", "264", "31/12", "Ras", "Tanura", "/", "Red", "Sea", "W46.50", "Mobil", "."],
+              ["Gunmen", "struck", "in", "Natal", "province", "."]]
+    tags = [["O", "O", "O", "B-LOC", "O", "O", "O", "O", "O"], ["O", "O", "O", "B-LOC", "O", "B-LOC", "I-LOC", "O"],
+            ["B-MISC", "I-MISC", "O", "O", "B-LOC", "I-LOC", "O", "B-LOC", "I-LOC", "O", "B-ORG", "O"],
+            ["O", "O", "O", "B-LOC", "O", "O"]]
+    for seed in range(4):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3])
+        kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
+        # (the dictionary does not say which places have a coast or a port)
+        assert kept[(0, "Natal")] == kept[(1, "Pacific Coast")] == "context"
+        assert kept[(2, "Ras Tanura")] == kept[(2, "Red Sea")] == "context"
+        assert (3, "Natal") not in kept  # inland, a region like another
+
+
 def test_names_out_of_use_in_the_corpus_year_are_not_drawn():
     later_1996 = attacks._later_names("conll", 1996)
     # a name first used later, a club renamed since, a company by today's name, none without a year

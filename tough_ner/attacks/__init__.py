@@ -707,7 +707,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             # a dateline's place ("BEIJING 1996-12-06", "DILI , East Timor 1996-12-06"); a region or a
             # country first there is kept ("NEW YORK" the state, "SINGAPORE" the city-state: no other is one)
             m.dateline = start == 0 and len(words) <= end + 4 and bool(DATE.match(words[-1]))
-            m.attached = m.attached or (m.dateline and m.name in ("region", "country"))
+            m.attached = m.attached or (m.dateline and m.name in ("region", "country")) or (
+                m.name in COASTAL_CLASSES and _by_the_sea(words, start, end))
             m.pattern = case_pattern(m.stem)
             m.acronym = (m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12
                          and is_acronym(m.stem, shouting(words)))
@@ -1148,6 +1149,17 @@ ANCHOR_CLASSES = PLACE_CLASSES | {"sports_club"}
 
 
 TIED_CLASSES = PLACE_CLASSES | {"nationality", "people"}
+COASTAL_CLASSES = PLACE_CLASSES | {"country", "water"}
+WORLDSCALE = re.compile(r"^W(?:S)?\d+(?:\.\d+)?$")  # a tanker fixture's rate: "Ras Tanura / Red Sea W46.50"
+
+
+def _by_the_sea(words: Sequence[str], start: int, end: int) -> bool:
+    """A place whose coast the sentence names ("KwaZulu-Natal province 's south coast", "Pacific
+    Coast") or a port of a tanker fixture (a Worldscale rate in the line): the dictionary does not
+    tell which places have a coast or a port, so the place is kept (an inland city is no tanker port)."""
+    if words[end - 1].lower() == "coast" or "coast" in (w.lower() for w in words[end:end + 4]):
+        return True
+    return any(WORLDSCALE.match(w) for w in words)
 
 
 def _country_of(name: str) -> Optional[str]:
