@@ -531,6 +531,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+from hypothesis import given, settings, strategies as st  # noqa: E402
 
 from conftest import input_warnings, need, write  # noqa: E402
 
@@ -614,9 +615,34 @@ def test_two_systems_on_20000_types_compared_under_300_mb(tmp_path):
     assert peak <= 300
 
 
+def test_averages_over_20000_types_of_two_systems_compared_under_300_mb(tmp_path):
+    """The paired test of the macro and weighted averages (four count columns a type) read the
+    differing units' counts as one dense table, units x columns: on the issue's file against a
+    second system, ``tough-ner tmr --versus`` ran out of a 4 GB address space (``report`` with
+    two systems at 2,000 types peaked at 2.3 GB).  The differences are now kept as their
+    nonzero entries and an average's resampled totals taken a few resamples at a time."""
+    first = _issue_types_file(tmp_path / "a.txt")
+    second = write(tmp_path / "b.txt", re.sub(r"^x O B-T\d+$", "x O O", first.read_text(encoding="utf-8"),
+                                              flags=re.M))
+    train = write(tmp_path / "train.txt", "Germany B-LOC\nvisits O\n\nw0 B-T0\nx O\n")
+    code, out, err, peak = command_peak(["tmr", "--train", train, "--test", first, "--versus", second, "--json",
+                                         "--resamples", "20"], tmp_path, timeout=900)
+    print(f"tough-ner tmr --versus, two systems on 20,000 types: peak RSS {peak:.0f} MB")
+    assert code == 0, err[-3000:]
+    rows = {row["key"]: row for row in json.loads(out)["rows"]}
+    for key, a_value in (("macro_precision", (20_000 * 0.5 + 1) / 20_001), ("macro_f1", (20_000 * 2 / 3 + 1) / 20_001),
+                         ("weighted_f1", (20_000 * 2 / 3 + 1) / 20_001)):  # a type: 1 right of 2 predicted
+        (test,) = rows[key]["tests"]
+        assert list(rows[key]["values"].values()) == pytest.approx([a_value, 1.0]), key
+        assert test["difference"] == pytest.approx(a_value - 1) and test["units_differ"] == 20_000, key
+        assert test["test"].endswith("normal approximation") and test["significant"], key
+    assert peak <= 300
+
+
 def _two_systems_counts(uncertainty_module):
     from tough_ner import Batch, TrainStats, bucket_f1
     from tough_ner.demo import load_demo
+    from tough_ner.methods import tmr
     from tough_ner.methods.buckets import counts
 
     train, test = load_demo()
@@ -629,6 +655,9 @@ def _two_systems_counts(uncertainty_module):
     flat = [bucket_f1(stats, batch) for batch in batches]
     out["runs"] = uncertainty_module.compare_runs(flat, [flat[1]], list(systems.values()), [systems["s1"]],
                                                   n_resamples=200)  # A's counts pooled over its two runs
+    for match in ("strict", "partial"):  # the averages over types (four columns a type), partial credits too
+        out[f"tmr {match}"] = uncertainty_module.analyse(
+            {f"s{i}": tmr.counts(stats, batch, match, beta=2.0) for i, batch in enumerate(batches)}, None, 200, 0.95, 3)
     return out
 
 
@@ -658,6 +687,7 @@ def test_bucket_counts_as_entries_give_the_dense_tables_numbers(monkeypatch):
 
     dense = _two_systems_counts(uncertainty)
     monkeypatch.setattr(uncertainty, "DENSE_CELLS", 0)
+    monkeypatch.setattr(uncertainty, "_BLOCK_CELLS", 64)  # an average's totals a resample or two at a time
     used = []
     as_entries = uncertainty.units_as_entries
     monkeypatch.setattr(uncertainty, "units_as_entries", lambda *a: used.append(1) or as_entries(*a))
@@ -665,6 +695,58 @@ def test_bucket_counts_as_entries_give_the_dense_tables_numbers(monkeypatch):
     entries = _two_systems_counts(uncertainty)
     assert used
     _same(dense, entries)
+
+
+def _swapped_share(uncertainty, a, b, key):
+    """The exact test's p-value the slow way: every swap of the units whose counts differ, each
+    valued from the whole tables."""
+    ta, tb = a.matrix(), b.matrix()
+    differ = np.flatnonzero((ta != tb).any(axis=1))
+    value = lambda table: float(uncertainty.evaluate(a.keys, a.names, table.sum(axis=0), [key])[key])
+    observed = abs(value(ta) - value(tb))
+    extreme = 0
+    for swap in range(2 ** len(differ)):
+        chosen = differ[[(swap >> i) & 1 == 1 for i in range(len(differ))]]
+        sa, sb = ta.copy(), tb.copy()
+        sa[chosen], sb[chosen] = tb[chosen], ta[chosen]
+        extreme += abs(value(sa) - value(sb)) >= observed - 1e-12 * max(1.0, observed)
+    return extreme / 2 ** len(differ)
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.integers(0, 2 ** 32 - 1), st.integers(1, 9), st.sampled_from([1.0, 2.0]), st.booleans())
+def test_exact_test_of_averages_reads_the_moved_types_only(seed, moved, beta, entries):
+    """The exact test of an average over types values only the types a swap moves (the others'
+    part summed once, the swaps a block at a time): an average over 20,000 types swapped 2^15
+    ways was a 2^15 x 80,000 table.  Its p-values are those of valuing every swap from the whole
+    tables, with either engine; hypothesis draws the counts and which units differ."""
+    from tough_ner.core import uncertainty
+
+    rng = np.random.default_rng(seed)
+    n, groups = 24, 12
+    types, sentences = rng.integers(0, groups, 30), rng.integers(0, n, 30)  # gold mentions
+    predicted = (np.concatenate([types[:20], rng.integers(0, groups, 8)]),  # 20 of them and 8 others
+                 np.concatenate([sentences[:20], rng.integers(0, n, 8)]), None)
+    hit_a = (rng.random(30) < 0.6) & (np.arange(30) < 20)
+    hit_b = np.where(sentences < moved, (rng.random(30) < 0.6) & (np.arange(30) < 20), hit_a)  # differ in the first units
+
+    def system(hit):
+        counts = uncertainty.Counts(np.arange(n, dtype=np.uint64))
+        counts.averages(groups, (types[hit], sentences[hit], None), (types, sentences, None), predicted, beta=beta)
+        return counts
+
+    a, b = system(hit_a), system(hit_b)
+    keys = [key for key in a.keys if key.startswith(("macro", "weighted"))]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(uncertainty, "_SWAPPED", 7)  # a few swaps a block
+        if entries:
+            patch.setattr(uncertainty, "DENSE_CELLS", 0)
+        table = uncertainty.analyse({"A": a, "B": b}, keys, 20, 0.95, 0)
+    for key in keys:
+        (test,) = table[key]["tests"]
+        if test["units_differ"] and not math.isnan(test["difference"]):
+            assert test["test"].endswith("exact")
+            assert test["p_value"] == pytest.approx(_swapped_share(uncertainty, a, b, key), abs=1e-12), key
 
 
 def _block_weights(strata, n_resamples, seed):

@@ -23,7 +23,9 @@ one matrix product: resample weights (resamples x units) times the count matrix.
   their dense tables would pass ``DENSE_CELLS``, they are resampled from the entries, a block
   of keys at a time, so memory and work follow the input, never sentences x types.  The same
   resamples and numbers (whole counts sum exactly in any order), but for the last bits of a
-  normal approximation's p-value.
+  normal approximation's p-value.  An average over types (four columns a type) is resampled a
+  few resamples at a time and tested from its nonzero count differences; its exact test
+  values only the types a swap moves.
 """
 from __future__ import annotations
 
@@ -279,38 +281,52 @@ def _compact(values: np.ndarray) -> np.ndarray:
 
 def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarray,
              wanted: Optional[Sequence[str]] = None) -> Dict[str, np.ndarray]:
-    """Apply the key formulas to summed counts; NaN where a denominator is 0.  Keys with the
-    same formula are computed together, a bounded block at a time (element by element the same
-    operations as one key at a time, so the same numbers, without a loop over many keys)."""
-    values: Dict[str, np.ndarray] = {}
+    """Apply the key formulas to summed counts; NaN where a denominator is 0 (``evaluator``)."""
+    return evaluator(keys, names, wanted)(sums)
+
+
+def evaluator(keys: Mapping[str, tuple], names: Mapping[str, int], wanted: Optional[Sequence[str]] = None):
+    """``evaluate`` as a function of the sums, the formulas' columns looked up once (an
+    average over 20,000 types names 80,000 of them; resampled a few resamples at a time, it is
+    valued hundreds of times).  Keys with the same formula are computed together, a bounded
+    block at a time (element by element the same operations as one key at a time, so the same
+    numbers, without a loop over many keys)."""
     by_formula: Dict[tuple, List[str]] = {}
+    averages: Dict[str, np.ndarray] = {}
     for key, (kind, *operands) in keys.items():
         if kind in ("ratio", "f1") or kind.startswith("f_beta:"):
             by_formula.setdefault((kind, len(operands)), []).append(key)
-        elif _is_average(kind):
-            places = np.array([names[c] for c in operands], dtype=np.int64).reshape(-1, 4)  # (c, g, p, r) a group
-            with np.errstate(invalid="ignore", divide="ignore"):
-                values[key] = _average(kind, [sums[..., places[:, i]] for i in range(4)])
+        elif _is_average(kind):  # (c, g, p, r) a group
+            averages[key] = np.fromiter(map(names.__getitem__, operands), np.int64, len(operands)).reshape(-1, 4)
         elif kind not in ("mean", "diff", "relative"):
             raise ValueError(f"unknown formula {kind!r} for {key!r}")
-    step = max(1, _EVALUATED // max(1, int(np.prod(sums.shape[:-1]))))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        for (kind, arity), group in by_formula.items():
-            for start in range(0, len(group), step):
-                block = group[start:start + step]
-                places = np.array([[names[c] for c in keys[key][1:]] for key in block], dtype=np.int64)
-                result = _formula(kind, [sums[..., places[:, i]] for i in range(arity)])
-                for j, key in enumerate(block):
-                    values[key] = result[..., j]
-        for key, (kind, *operands) in keys.items():
-            if kind == "mean":
-                values[key] = (values[operands[0]] + values[operands[1]]) / 2
-            elif kind == "diff":
-                values[key] = values[operands[0]] - values[operands[1]]
-            elif kind == "relative":
-                a, b = values[operands[0]], values[operands[1]]
-                values[key] = np.where(b != 0, a / np.where(b != 0, b, 1), np.nan)
-    return {key: values[key] for key in (keys if wanted is None else wanted)}
+    places_of = {formula: np.array([[names[c] for c in keys[key][1:]] for key in group], dtype=np.int64)
+                 for formula, group in by_formula.items()}
+
+    def values_of(sums: np.ndarray) -> Dict[str, np.ndarray]:
+        values: Dict[str, np.ndarray] = {}
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for key, places in averages.items():
+                values[key] = _average(keys[key][0], [sums[..., places[:, i]] for i in range(4)])
+        step = max(1, _EVALUATED // max(1, int(np.prod(sums.shape[:-1]))))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            for (kind, arity), group in by_formula.items():
+                for start in range(0, len(group), step):
+                    places = places_of[kind, arity][start:start + step]
+                    result = _formula(kind, [sums[..., places[:, i]] for i in range(arity)])
+                    for j, key in enumerate(group[start:start + step]):
+                        values[key] = result[..., j]
+            for key, (kind, *operands) in keys.items():
+                if kind == "mean":
+                    values[key] = (values[operands[0]] + values[operands[1]]) / 2
+                elif kind == "diff":
+                    values[key] = values[operands[0]] - values[operands[1]]
+                elif kind == "relative":
+                    a, b = values[operands[0]], values[operands[1]]
+                    values[key] = np.where(b != 0, a / np.where(b != 0, b, 1), np.nan)
+        return {key: values[key] for key in (keys if wanted is None else wanted)}
+
+    return values_of
 
 
 _EVALUATED = 1 << 20  # values of one formula computed at once (8 MB a temporary)
@@ -336,11 +352,21 @@ def _is_average(kind: str) -> bool:
     return kind in AVERAGE_KEYS or kind.split(":")[0] in ("macro_f_beta", "weighted_f_beta")
 
 
-def _average(kind: str, operands: List[np.ndarray]) -> np.ndarray:
+def _average(kind: str, operands: List[np.ndarray], fixed: tuple = (0, 0, 0)) -> np.ndarray:
     """An average over the last axis (groups) of four count operands ``(c, g, p, r)`` a group:
     each group's precision c / p (0 without predictions), recall r / g (0 without gold) or F1,
     undefined for a group with neither; the mean of the defined ones (macro) or their mean
-    weighted by g (weighted; 0 when their g add up to 0); NaN when none is defined."""
+    weighted by g (weighted; 0 when their g add up to 0); NaN when none is defined.  ``fixed``:
+    ``_average_sums`` of further groups, added to these groups' (the groups a swap leaves alone)."""
+    total, weight, count = (mine + more for mine, more in zip(_average_sums(kind, operands), fixed))
+    if not kind.startswith("macro"):
+        total, weight = np.where(weight > 0, total, 0.0), np.where(weight > 0, weight, 1)
+    return np.where(count > 0, total / np.maximum(weight, 1e-300), np.nan)
+
+
+def _average_sums(kind: str, operands: List[np.ndarray]) -> tuple:
+    """(total, weight, count) over the last axis of ``_average``'s operands: the defined groups'
+    scores summed (macro) or their scores times g and their g summed (weighted), and how many."""
     c, g, p, r = operands
     average, _, measure = kind.partition("_")
     if measure == "f1" or measure.startswith("f_beta:"):
@@ -351,11 +377,8 @@ def _average(kind: str, operands: List[np.ndarray]) -> np.ndarray:
     defined = ~np.isnan(score)
     count = defined.sum(axis=-1)
     if average == "macro":
-        total, weight = np.where(defined, score, 0.0).sum(axis=-1), count
-    else:
-        total, weight = np.where(defined, score * g, 0.0).sum(axis=-1), np.where(defined, g, 0.0).sum(axis=-1)
-        total, weight = np.where(weight > 0, total, 0.0), np.where(weight > 0, weight, 1)
-    return np.where(count > 0, total / np.maximum(weight, 1e-300), np.nan)
+        return np.where(defined, score, 0.0).sum(axis=-1), count, count
+    return np.where(defined, score * g, 0.0).sum(axis=-1), np.where(defined, g, 0.0).sum(axis=-1), count
 
 
 def _formula(kind: str, operands: List[np.ndarray]) -> np.ndarray:
@@ -537,10 +560,13 @@ class _CompactWeights:
         self.drawn = (strata, n_resamples, seed)
         self.held = list(self._drawn()) if n_resamples * len(strata) <= _HELD else None
 
-    def totals(self, entries: Entries, columns: Sequence[int]) -> np.ndarray:
-        """(resamples, columns): each resample's totals of the chosen columns."""
+    def totals(self, entries: Entries, columns: Sequence[int], at_once: int) -> Iterator[np.ndarray]:
+        """(resamples, columns): each resample's totals of the chosen columns, ``at_once``
+        resamples (or a chunk's, if fewer) at a time, in order."""
         chunks = self.held if self.held is not None else self._drawn()
-        return np.vstack([entries.weighted_sums(chunk, columns) for chunk in chunks])
+        for chunk in chunks:
+            for start in range(0, chunk.shape[1], at_once):
+                yield entries.weighted_sums(chunk[:, start:start + at_once], columns)
 
     def _drawn(self):  # (units, resamples) chunks: a unit's weights side by side, gathered per entry
         return _weight_chunks(*self.drawn, compact=True)
@@ -611,9 +637,8 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     index = {name: i for i, name in enumerate(names)}
     pair_ci: Dict[tuple, Dict[str, List[float]]] = {pair: {} for pair in pairs}
-    for block_keys, sub, local, used, totals_block in resampled:  # each key's resamples, a block of keys at a time
-        boot = {name: evaluate(sub, local, totals_block[:, i * used:(i + 1) * used], block_keys)
-                for i, name in enumerate(names)}
+    for block_keys, values in resampled:  # each key's resamples, a block of keys at a time
+        boot = dict(zip(names, values))
         for name in names:
             low, high = _percentiles(np.stack([boot[name][k] for k in block_keys], axis=1), confidence)
             for j, key in enumerate(block_keys):
@@ -650,8 +675,8 @@ def resampled_values(counts: Counts, keys: Sequence[str], n_resamples: int = 100
     (for a standard error), drawn the same way."""
     check_options(n_resamples, 0.5, unit)
     out: Dict[str, np.ndarray] = {}
-    for block_keys, sub, local, _, totals in _resampling([counts], list(keys), n_resamples, seed, unit)[3]:
-        out.update(evaluate(sub, local, totals, block_keys))
+    for _, (values,) in _resampling([counts], list(keys), n_resamples, seed, unit)[3]:
+        out.update(values)
     return out
 
 
@@ -663,10 +688,10 @@ def _check_columns(counts: Sequence[Counts]) -> None:
 
 def _resampling(counts: Sequence[Counts], keys: Sequence[str], n_resamples: int, seed: int, unit: str):
     """(stratum of each unit, each system's column totals, what the paired tests read: the units'
-    entries, or each system's dense (units, columns) block, and the resampled totals: blocks of
-    ``(keys, the formulas they need, their columns renumbered, how many, (resamples, systems x
-    those columns))``).  The dense engine when every resample's weights are held at once, else
-    the entries' engine, whose weights are drawn in chunks: the same resamples either way."""
+    entries, or each system's dense (units, columns) block, and the resampled values: blocks of
+    ``(keys, per system {key: each resample's value})``).  The dense engine when every
+    resample's weights are held at once, else the entries' engine, whose weights are drawn in
+    chunks: the same resamples either way."""
     missing = [k for k in keys if any(k not in c.keys for c in counts)]
     if missing:
         raise ValueError(f"unknown key(s) {missing}: keys with counts are {sorted(counts[0].keys)}")
@@ -681,7 +706,8 @@ def _resampling(counts: Sequence[Counts], keys: Sequence[str], n_resamples: int,
     matrix, strata = units(counts, unit)
     blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(counts))]
     everything = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
-    return strata, [block.sum(axis=0) for block in blocks], blocks, [(keys, formulas, columns, width, everything)]
+    values = [evaluate(formulas, columns, everything[:, i * width:(i + 1) * width], keys) for i in range(len(counts))]
+    return strata, [block.sum(axis=0) for block in blocks], blocks, [(keys, values)]
 
 
 def _by_entries(counts: Sequence[Counts], n_resamples: int) -> bool:
@@ -700,8 +726,10 @@ _BLOCK_CELLS = 1 << 20
 
 def _resampled_by_blocks(entries: Entries, width: int, n_systems: int, formulas, columns, keys, strata,
                          n_resamples: int, seed: int):
-    """For blocks of keys in order: (the keys, the formulas they need, those formulas' columns
-    renumbered, how many, the resampled totals of those columns for every system side by side)."""
+    """For blocks of keys in order: (the keys, per system {key: each resample's value}).  A key
+    reading more columns than a block holds (an average over very many types) has its totals
+    taken a few resamples at a time (each resample's value depends on its own totals alone:
+    the same numbers)."""
     budget = max(1, _BLOCK_CELLS // max(1, n_resamples * n_systems))  # columns a block reads
     blocks, block, wanted = [], [], set()
     for key in keys:
@@ -720,7 +748,11 @@ def _resampled_by_blocks(entries: Entries, width: int, n_systems: int, formulas,
         used = sorted(wanted)
         sub, local = _local(formulas, block, used, name_of, rank)
         chosen = [i * width + j for i in range(n_systems) for j in used]
-        yield block, sub, local, len(used), weights.totals(entries, chosen)
+        value = evaluator(sub, local, block)
+        parts = [[value(totals[:, i * len(used):(i + 1) * len(used)]) for i in range(n_systems)]
+                 for totals in weights.totals(entries, chosen, max(1, _BLOCK_CELLS // max(1, len(chosen))))]
+        yield block, [{key: np.concatenate([part[i][key] for part in parts]) for key in block}
+                      for i in range(n_systems)]
 
 
 def _local(formulas, keys: Sequence[str], used: Sequence[int], name_of: Mapping[int, str], rank: Mapping[str, int]):
@@ -757,8 +789,8 @@ def randomisation(formulas: Mapping[str, tuple], columns: Mapping[str, int], a: 
         used = _columns_of(formulas, columns, key)
         rows = np.flatnonzero(differ[:, used].any(axis=1))
         sub, local = _local(formulas, [key], used, name_of, rank)
-        out[key] = _tested(sub, local, key, total_a[used], total_b[used], delta[np.ix_(rows, used)],
-                           float(observed[key]), lambda: contributions[key])
+        out[key] = _tested(sub, local, key, total_a[used], total_b[used], len(rows),
+                           lambda: _moving(delta[np.ix_(rows, used)]), float(observed[key]), lambda: contributions[key])
     return out
 
 
@@ -775,14 +807,65 @@ def _randomisation_entries(formulas, columns, entries: Entries, width: int, a: i
     rank = {key: i for i, key in enumerate(formulas)}
     lengths = np.diff(entries.starts)  # each column's entries
     out = {}
-    for block in _gathered_blocks(keys, [_columns_of(formulas, columns, key) for key in keys],
+    averages = [key for key in keys if _is_average(formulas[key][0])]  # four columns a type: kept sparse
+    for key in averages:
+        used = _columns_of(formulas, columns, key)
+        sub, local = _local(formulas, [key], used, name_of, rank)
+        unit, column, value = _sparse_differences(entries, width, a, b, used)
+        k = int(unit[-1]) + 1 if len(unit) else 0
+        out[key] = _tested(sub, local, key, total_a[used], total_b[used], k,
+                           lambda: _spread(unit, column, value, k),
+                           float(observed[key]), lambda: _average_contributions(sub, local, key, at[used], unit,
+                                                                                column, value, k))
+    others = [key for key in keys if key not in set(averages)]
+    for block in _gathered_blocks(others, [_columns_of(formulas, columns, key) for key in others],
                                   lambda used: int(lengths[a * width + used].sum() + lengths[b * width + used].sum())):
         used_of = [used for _, used in block]
         for (key, used), delta in zip(block, _key_differences(entries, width, a, b, used_of)):
             sub, local = _local(formulas, [key], used, name_of, rank)
-            out[key] = _tested(sub, local, key, total_a[used], total_b[used], delta, float(observed[key]),
-                               lambda: _contributions(sub, local, at[used], delta)[key])
-    return out
+            out[key] = _tested(sub, local, key, total_a[used], total_b[used], len(delta), lambda: _moving(delta),
+                               float(observed[key]), lambda: _contributions(sub, local, at[used], delta)[key])
+    return {key: out[key] for key in keys}
+
+
+def _sparse_differences(entries: Entries, width: int, a: int, b: int, used: Sequence[int]):
+    """System ``a``'s counts minus system ``b``'s in the columns ``used``, as their nonzero
+    entries ``(unit, column, value)`` in order of unit: units numbered 0 .. k-1 among the units
+    where some column differs, columns as places in ``used``.  Memory and work follow those
+    columns' entries (an average over 20,000 types reads 80,000 columns: as a dense table of
+    the differing units, gigabytes)."""
+    used = np.asarray(used, dtype=np.int64)
+    positions, owner = entries.positions(np.concatenate([a * width + used, b * width + used]))
+    column = owner % len(used)
+    value = np.where(owner >= len(used), -entries.values[positions], entries.values[positions])
+    places, inverse = np.unique(entries.rows[positions].astype(np.int64) * len(used) + column, return_inverse=True)
+    value = np.bincount(inverse.ravel(), weights=value, minlength=len(places))  # A's count, then minus B's
+    kept = value != 0
+    places, value = places[kept], value[kept]
+    rows, column = np.divmod(places, len(used))
+    unit = np.unique(rows, return_inverse=True)[1].ravel()
+    return unit, column, value
+
+
+def _spread(unit: np.ndarray, column: np.ndarray, value: np.ndarray, k: int) -> Tuple[np.ndarray, np.ndarray]:
+    """``_moving`` of sparse differences: (the columns they move, the (k, those columns) table)."""
+    moving, where = np.unique(column, return_inverse=True)
+    delta = np.zeros((k, len(moving)))
+    delta[unit, where.ravel()] = value
+    return moving, delta
+
+
+def _average_contributions(sub, local, key: str, at: np.ndarray, unit: np.ndarray, column: np.ndarray,
+                           value: np.ndarray, k: int) -> np.ndarray:
+    """``_contributions`` of an average over types from sparse differences (``_sparse_differences``):
+    each unit's contribution is linear in its count differences, so it is their sum times each
+    column's coefficient (``_average_coefficients``), read from the nonzero ones alone."""
+    kind, *operands = sub[key]
+    places = np.array([local[c] for c in operands], dtype=np.int64).reshape(-1, 4)  # (c, g, p, r) a group
+    coefficients = _average_coefficients(kind, [at[places[:, i]] for i in range(4)])
+    # A column read twice (a group's correct count is its c and its r without partial credits) adds both.
+    per_column = np.bincount(places.ravel(), weights=coefficients.T.ravel(), minlength=len(at))
+    return np.nan_to_num(np.bincount(unit, weights=value * per_column[column], minlength=k))
 
 
 # Keys whose count differences are gathered together: at most this many, reading at most
@@ -837,18 +920,18 @@ def _key_differences(entries: Entries, width: int, a: int, b: int,
     return [delta[end - count:end, :size] for end, count, size in zip(ends, per_key.tolist(), sizes.tolist())]
 
 
-def _tested(sub, local, key: str, total_a: np.ndarray, total_b: np.ndarray, delta: np.ndarray, d: float,
+def _tested(sub, local, key: str, total_a: np.ndarray, total_b: np.ndarray, k: int, differences, d: float,
             contributions) -> dict:
     """One key's test from its formulas (``sub``, columns ``local``), the systems' totals of its
-    columns and ``delta``, their differences on the units where they differ;
-    ``contributions()`` gives each unit's linear contribution (zeros for the others allowed)."""
-    k = len(delta)
+    columns and the ``k`` units where they differ: ``differences()`` gives their differences
+    (``_moving``: the columns some unit moves, and those), ``contributions()`` each unit's
+    linear contribution (zeros for the others allowed); each asked for only by its test."""
     if math.isnan(d):
         p, how = math.nan, "no difference to test (a value is undefined)"
     elif k == 0:
         p, how = 1.0, "identical counts"
     elif k <= EXACT_UNITS:
-        p, how = _exact(sub, local, key, total_a, total_b, delta, d), "exact"
+        p, how = _exact(sub, local, key, total_a, total_b, *differences(), d), "exact"
     else:
         u = contributions()
         variance = float(np.sum(u ** 2))
@@ -888,21 +971,54 @@ def _needed(formulas: Mapping[str, tuple], key: str, rank: Optional[Mapping[str,
 _SWAPS: List[np.ndarray] = []  # row r: the bits of r, the swaps of every unit but the last, made once
 
 
-def _exact(sub, local, key, total_a, total_b, delta, observed) -> float:
+def _moving(delta: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """(the columns of ``delta`` some unit moves, ``delta`` on those columns)."""
+    moving = np.flatnonzero(np.any(delta != 0, axis=0))
+    return moving, delta[:, moving]
+
+
+# Values of one swapped table computed at once by the exact test (2 MB a table).
+_SWAPPED = 1 << 18
+
+
+def _exact(sub, local, key, total_a, total_b, moving, delta, observed) -> float:
     """The share of the 2^k swaps of the differing units (rows of ``delta``) whose |A - B| is at
     least the observed one (a tolerance keeps float noise in a tie from counting as less).
     Swapping every unit exchanges A and B, so each swap's |A - B| is its complement's: half
     of the swaps (the last unit never swapped) give the same share.  ``sub``: the formulas
-    ``key`` needs, over the columns ``local`` numbers as in ``total_a``, ``total_b`` and ``delta``."""
+    ``key`` needs, over the columns ``local`` numbers as in ``total_a`` and ``total_b``;
+    ``delta``: the differences in the columns ``moving`` (the others are equal in A and B).
+    An average over types reads only the types a swap moves (the others' part is the same in
+    every swap: summed once), and the swaps are taken a block at a time: memory follows the
+    moved counts, not the types."""
     k = len(delta)
     if not _SWAPS:
         _SWAPS.append(((np.arange(2 ** (EXACT_UNITS - 1))[:, None] >> np.arange(EXACT_UNITS - 1)) & 1).astype(float))
-    moved = _SWAPS[0][:2 ** (k - 1), :k - 1] @ delta[:k - 1]
-    swapped_a = evaluate(sub, local, total_a - moved, [key])[key]
-    swapped_b = evaluate(sub, local, total_b + moved, [key])[key]
+    kind, *operands = sub[key]
+    if _is_average(kind):
+        places = np.array([local[c] for c in operands], dtype=np.int64).reshape(-1, 4)  # (c, g, p, r) a group
+        moved_group = np.isin(places, moving).any(axis=1)
+        fixed = _average_sums(kind, [total_a[places[~moved_group, i]] for i in range(4)])
+        read, where = np.unique(places[moved_group], return_inverse=True)
+        where = where.reshape(-1, 4)
+
+        def value(totals):
+            return _average(kind, [totals[..., where[:, i]] for i in range(4)], fixed)
+    else:
+        read = np.arange(len(total_a))
+
+        def value(totals):
+            return evaluate(sub, local, totals, [key])[key]
+    spread = np.zeros((k, len(read)))
+    spread[:, np.searchsorted(read, moving)] = delta
+    total_a, total_b = total_a[read], total_b[read]
     threshold = abs(observed) - 1e-12 * max(1.0, abs(observed))
-    with np.errstate(invalid="ignore"):
-        return float(np.count_nonzero(np.abs(swapped_a - swapped_b) >= threshold) / 2 ** (k - 1))
+    rows, extreme = max(1, _SWAPPED // max(1, len(read))), 0
+    for start in range(0, 2 ** (k - 1), rows):
+        moved = _SWAPS[0][start:min(start + rows, 2 ** (k - 1)), :k - 1] @ spread[:k - 1]
+        with np.errstate(invalid="ignore"):
+            extreme += np.count_nonzero(np.abs(value(total_a - moved) - value(total_b + moved)) >= threshold)
+    return float(extreme / 2 ** (k - 1))
 
 
 def _contributions(formulas: Mapping[str, tuple], columns: Mapping[str, int], at: np.ndarray,
@@ -968,8 +1084,47 @@ def _average_gradient(kind: str, at: List[np.ndarray], delta: List[np.ndarray]) 
     scores' gradients at the totals ``at`` = (c, g, p, r) times the unit's count differences
     ``delta``, averaged as the scores are (the set of defined groups held fixed)."""
     c, g, p, r = at
-    dc, dg, dp, dr = delta
+    dg = delta[1]
     average, _, measure = kind.partition("_")
+    score, u = _group_gradient(measure, at, delta)
+    defined = (g + p) > 0
+    if average == "macro":
+        return u[:, defined].sum(axis=1) / max(int(defined.sum()), 1)
+    support = g[defined].sum()
+    if support <= 0:
+        return np.zeros(len(u))
+    weighted = (score * g)[defined].sum() / support  # d(sum s g / G) = (sum (u g + s dg) - W dG) / G
+    return ((u * g + score * dg)[:, defined].sum(axis=1) - weighted * dg[:, defined].sum(axis=1)) / support
+
+
+def _average_coefficients(kind: str, at: List[np.ndarray]) -> np.ndarray:
+    """(4, groups): the coefficient of each group's c, g, p and r difference in a unit's
+    contribution to the average (``_average_gradient`` is the sum of the unit's differences
+    times them), from the groups' gradients of a unit difference in one count."""
+    c, g, p, r = at
+    average, _, measure = kind.partition("_")
+    zero, one = np.zeros_like(c, dtype=float), np.ones_like(c, dtype=float)
+    coefficients = np.zeros((4, len(c)))
+    for i in range(4):
+        score, coefficients[i] = _group_gradient(measure, at, [one if j == i else zero for j in range(4)])
+    defined = (g + p) > 0
+    coefficients[:, ~defined] = 0.0
+    if average == "macro":
+        return coefficients / max(int(defined.sum()), 1)
+    support = g[defined].sum()
+    if support <= 0:
+        return np.zeros_like(coefficients)
+    weighted = (score * g)[defined].sum() / support
+    coefficients *= g
+    coefficients[1] += np.where(defined, score - weighted, 0.0)  # a g difference also moves the weights
+    return coefficients / support
+
+
+def _group_gradient(measure: str, at: List[np.ndarray], delta: List[np.ndarray]):
+    """(each group's score, 0 where undefined; its gradient at the totals ``at`` times the count
+    differences ``delta``, group by group)."""
+    c, g, p, r = at
+    dc, dg, dp, dr = delta
 
     def safe(x):
         return np.where(x > 0, x, 1.0)
@@ -986,14 +1141,7 @@ def _average_gradient(kind: str, at: List[np.ndarray], delta: List[np.ndarray]) 
         n, d, dn, dd = (c, p, dc, dp) if measure == "precision" else (r, g, dr, dg)
         score = np.where(d > 0, n / safe(d), 0.0)
         u = np.where(d > 0, dn / safe(d) - n * dd / safe(d) ** 2, 0.0)
-    defined = (g + p) > 0
-    if average == "macro":
-        return u[:, defined].sum(axis=1) / max(int(defined.sum()), 1)
-    support = g[defined].sum()
-    if support <= 0:
-        return np.zeros(len(u))
-    weighted = (score * g)[defined].sum() / support  # d(sum s g / G) = (sum (u g + s dg) - W dG) / G
-    return ((u * g + score * dg)[:, defined].sum(axis=1) - weighted * dg[:, defined].sum(axis=1)) / support
+    return score, u
 
 
 def holm(p_values: Sequence[float]) -> List[float]:
