@@ -635,6 +635,20 @@ def test_a_place_by_its_coast_and_a_tanker_fixtures_ports_are_kept():
         assert (3, "Natal") not in kept  # inland, a region like another
 
 
+def test_a_secretary_generals_body_is_kept_and_a_glued_possessive_keeps_a_competitions_scope():
+    from tough_ner.fine_classes import competition_scope
+
+    tokens = [["He", "has", "the", "profile", "of", "a", "secretray-general", "of", "the", "United", "Nations", "."],
+              ["The", "United", "Nations", "said", "so", "."]]
+    tags = [["O"] * 9 + ["B-ORG", "I-ORG", "O"], ["O", "B-ORG", "I-ORG", "O", "O", "O"]]
+    for seed in range(3):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1])
+        assert [k["reason"] for k in attacked[0]["kept"]] == ["context"]  # few bodies have a secretary-general
+        assert attacked[1]["replacements"] and not attacked[1]["kept"]
+    # "next Saturday'sWorld Cup group nine qualifier" (as the corpus writes it): the World Cup, no domestic cup
+    assert competition_scope("Saturday'sWorld Cup") == competition_scope("World Cup") == "soccer_nations"
+
+
 def test_names_out_of_use_in_the_corpus_year_are_not_drawn():
     later_1996 = attacks._later_names("conll", 1996)
     # a name first used later, a club renamed since, a company by today's name, none without a year

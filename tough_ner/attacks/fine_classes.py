@@ -157,7 +157,7 @@ def competition_scope(name: str) -> Optional[str]:
     Cup: groups, hosts), a clubs' continental competition (the UEFA Cup: two-leg ties), a
     league, a domestic cup, or a one-match super cup; None when its words do not tell.  A
     replacement keeps the scope: a tournament with groups is never replaced by a super cup."""
-    written = [w.strip("'") for w in name.replace("-", " ").split()]
+    written = [w.strip("'") for w in name.replace("-", " ").replace("'s", " ").split()]  # "Saturday'sWorld Cup"
     words = set(written) | {w.capitalize() for w in written if w.isupper()}  # "WORLD CUP", "UEFA Cup"
     if "European" in words and "Cup" in words:  # the European Cup of 1996 is the clubs' champions' cup
         return "soccer_continental"
