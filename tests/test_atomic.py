@@ -103,6 +103,26 @@ def test_write_atomic_keeps_the_old_file_when_writing_fails(tmp_path, monkeypatc
         write_atomic(tmp_path, "x")
 
 
+def test_write_atomic_writes_text_in_pieces_and_keeps_the_old_file_if_they_fail(tmp_path):
+    """A large JSON or CSV is written as the encoder makes it (a 20,000-type report: 171 MB of
+    text never held whole): the pieces joined, and an error while they are made (the encoder
+    meets a value it cannot write) leaves the old file and no temporary one."""
+    path = write(tmp_path / "report.json", "old\n")
+
+    def pieces(fail):
+        for i in range(300_000):  # past the megabyte the pieces are joined by
+            yield f"{i},"
+        if fail:
+            raise ValueError("Out of range float values are not JSON compliant")
+        yield "é\n"
+
+    with pytest.raises(ValueError, match="JSON compliant"):
+        write_atomic(path, pieces(True))
+    assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["report.json"]
+    write_atomic(path, pieces(False))
+    assert path.read_text(encoding="utf-8") == "".join(f"{i}," for i in range(300_000)) + "é\n"
+
+
 def test_attack_refuses_a_ratio_given_twice(tmp_path, capsys):
     out = tmp_path / "attacked.conll"
     assert main(["attack", "--test", str(TEST), "--ratios", "0.5,0.50", "--out", str(out)]) == 2

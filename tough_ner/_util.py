@@ -27,19 +27,31 @@ def _umask() -> int:
     return mask
 
 
-def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
-    """Write ``data`` (text as UTF-8) to ``path`` so that a kill or an error mid-write leaves
+def write_atomic(path: str | os.PathLike, data) -> None:
+    """Write ``data`` (text as UTF-8, bytes, or text in pieces: an iterable of strings, never
+    held whole) to ``path`` so that a kill or an error mid-write leaves
     the previous file intact: write a temporary file in the same folder, flush it to disk, then
     rename it into place (``os.replace`` is atomic on one file system).  A symbolic link is
     followed (its target is replaced); a path that is not a regular file (``/dev/stdout``, a
     pipe) is written directly, since it cannot be renamed over."""
     target = os.path.realpath(os.fspath(path))
-    blob = data.encode("utf-8") if isinstance(data, str) else data
+    pieces = [data] if isinstance(data, (str, bytes)) else data
+
+    def write(handle):
+        held, size = [], 0
+        for piece in pieces:  # small pieces (an encoder's) joined a megabyte at a time
+            held.append(piece.encode("utf-8") if isinstance(piece, str) else piece)
+            size += len(held[-1])
+            if size >= 1 << 20:
+                handle.write(b"".join(held))
+                held, size = [], 0
+        handle.write(b"".join(held))
+
     if os.path.exists(target) and not os.path.isfile(target):
         if os.path.isdir(target):
             raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
         with open(target, "wb") as handle:
-            handle.write(blob)
+            write(handle)
         return
     folder, name = os.path.split(target)
     if not os.path.isdir(folder):  # named here, not by the temporary file mkstemp could not make
@@ -50,7 +62,7 @@ def write_atomic(path: str | os.PathLike, data: str | bytes) -> None:
     handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(blob)
+            write(out)
             out.flush()
             os.fsync(out.fileno())
         os.chmod(temporary, mode)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
+from itertools import chain
 from typing import Optional
 
 from .._util import file_sha256, write_atomic
 from ..core.corpus import Corpus, read_conll
 from ..core.stats import TrainStats
-from ..present.formatting import to_json as _json
+from ..present.formatting import json_pieces, to_json as _json
 from ._common import (_columns_flag, _decoding, _decoding_flags, _mention_flags, _mention_options, _read,
                       refuse_overwriting, seed, system_names)
 
@@ -231,7 +232,7 @@ def write_report(args, stats, test, systems, nrb_sets, type_map, attacked, input
     written = []
     if args.json:
         os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
-        write_atomic(args.json, _json(report) + "\n")
+        write_atomic(args.json, chain(json_pieces(report), ["\n"]))  # 20,000 types: 171 MB of text, never held
         written.append(args.json)
     if args.html:
         from ..present.errors import write_beside
