@@ -1,5 +1,6 @@
 """Building statistics at scale: column-wise from Arrow batches, streaming, merged shards, Dask."""
 from functools import reduce
+from pathlib import Path
 
 import datasets
 import pytest
@@ -71,7 +72,6 @@ def test_every_input_path_builds_the_very_same_statistics(data, batch_size, piec
     Arrow batches (string and ClassLabel tags) and as Arrow shards built by the parallel map
     step and merged: the same file, byte for byte (without the text where it is left out)."""
     import tempfile
-    from pathlib import Path
 
     import pyarrow as pa
     import dask
@@ -257,7 +257,6 @@ def test_shards_are_cut_into_consecutive_runs_of_about_equal_bytes(sizes, n):
     """One run per worker: the shards in order, every run holding one, as many runs as
     workers (or shards), and no run's bytes more than the largest shard above its share."""
     import tempfile
-    from pathlib import Path
 
     from tough_ner.core.stats import _runs
 
@@ -279,8 +278,8 @@ def test_shards_are_cut_into_consecutive_runs_of_about_equal_bytes(sizes, n):
                                                       min_size=1, max_size=5)), max_size=12))
 def test_spans_grouped_by_label_and_tokens_as_counted_one_by_one(spans):
     """The builder's per-batch grouping of mentions: each (label, tokens) once, where it first
-    occurs, with its count; large ids leave room in the key for one or two tokens only, so
-    longer spans are their own groups (then a key may come twice: the counts still add up)."""
+    occurs, with its count; large ids leave room in the key for one token or none, so longer
+    spans are their own groups (then a key may come twice: the counts still add up)."""
     import numpy as np
     from tough_ner.core.stats import _distinct_spans
 
@@ -305,14 +304,14 @@ def test_spans_grouped_by_label_and_tokens_as_counted_one_by_one(spans):
 
 
 def test_second_round_on_a_worker_without_the_shard_text_reads_it_again(tmp_path):
-    """A worker that does not hold a shard's text (it moved, or the first one is gone) counts
-    the other shards' mention texts in the shard read again: the same counts."""
+    """A worker that does not hold a run's text (it moved, or the first one is gone) counts
+    the other runs' mention texts in the run's shards read again: the same counts."""
     from tough_ner.core.stats import _KEPT, _Sealed, _run_occurrences, _run_statistics
 
-    path = tmp_path / "shard.conll"
-    path.write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\nnew O\nyork O\n\n", encoding="utf-8")
+    run = [str(tmp_path / "shard0.conll"), str(tmp_path / "shard1.conll")]
+    Path(run[0]).write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\n", encoding="utf-8")
+    Path(run[1]).write_text("new O\nyork O\n\n", encoding="utf-8")
     texts, lowered = ["New York", "York New", "is big", "New", "zzz New"], ["new york", "york new", "is big"]
-    run = [str(path)]
     _, key, _ = _run_statistics(run)
     kept = _run_occurrences(run, key, _Sealed((texts, lowered)))
     assert key not in _KEPT
