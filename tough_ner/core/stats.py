@@ -828,14 +828,21 @@ class _LabelTally:
                                         len(column_of_type))
 
 
+def _add_counts(table: dict, keys: list, counts: Iterable[int]) -> None:
+    """``table[key] += count`` for each pair (from 0 for a new key, which goes last), by C-level
+    calls: each key's count is read after the earlier pairs are stored, so a key given twice
+    (two spans of one text, when tokens hold spaces) adds up.  The counts stay the values (a
+    table of mention numbers, one lookup a key, peaked 7-12 MB higher at 10M tokens: small counts
+    are shared int objects, numbers are not)."""
+    table.update(zip(keys, map(add, map(table.get, keys, repeat(0)), counts)))
+
+
 def _fold(table: dict, counts: dict) -> None:
-    """``table[key] += count`` for each item of ``counts`` (a new key goes last), by C-level
-    calls; an empty table takes them as they are."""
-    if not table:
+    """``_add_counts`` of a dict's items (an empty table takes them as they are)."""
+    if table:
+        _add_counts(table, list(counts), counts.values())
+    else:
         table.update(counts)
-        return
-    keys = list(counts)
-    table.update(zip(keys, map(add, map(table.get, keys, repeat(0)), counts.values())))
 
 
 def _summed(keys: np.ndarray, counts: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
@@ -890,8 +897,7 @@ class _Builder:
         self.label_ids: List[np.ndarray] = []  # each token's label column; counted in stats() (or every few M)
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
         if not keep_text:
-            self.mentions: Dict[Tuple[str, str], int] = {}  # (text, type) -> its number, in first-seen order
-            self.mention_counts = np.zeros(0, dtype=np.int64)  # by number
+            self.mentions: Dict[Tuple[str, str], int] = {}  # first-seen order
             self.type_names: List[str] = []  # by type id - 1
             self.tally = _LabelTally()  # label counts added so far, types numbered as met
             self.pending = 0  # tokens in self.token_ids not added to self.tally yet
@@ -976,12 +982,7 @@ class _Builder:
                                         span_ends)
         texts = _span_texts(values, local_ids, span_starts[first], span_ends[first])
         types = np.array(self.type_names, dtype=object)[label[span_starts[first]].astype(np.int64) - 1].tolist()
-        numbers = self.mentions  # one lookup a key: a new one gets the next number
-        found = np.fromiter(map(numbers.setdefault, zip(texts, types), iter(numbers.__len__, -1)), dtype=np.int64,
-                            count=len(texts))
-        if len(numbers) > len(self.mention_counts):
-            self.mention_counts = np.concatenate([self.mention_counts, np.zeros(len(numbers), dtype=np.int64)])
-        np.add.at(self.mention_counts, found, counts)  # two spans of one text (tokens holding spaces) add up
+        _add_counts(self.mentions, list(zip(texts, types)), counts.tolist())
         self.spill.add(token_ids, starts)
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
@@ -1000,7 +1001,7 @@ class _Builder:
         self._count_pending()
         vocab = list(self.index)
         counts = self.tally.result(len(vocab), np.argsort(order))
-        mentions = dict(zip(self.mentions, self.mention_counts.tolist()))
+        mentions = dict(self.mentions)
         texts = list(dict.fromkeys(text for text, _ in mentions))
         occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
         if not self.keep_spill:
