@@ -891,3 +891,25 @@ def test_space_csv_download_is_neutralised_too(tmp_path):
         rows = list(csv.DictReader(handle))
     assert _formula_cells(rows) == [] and {row["system"] for row in rows} == {"'=2+5"}
     assert "'@SUM(1)" in {row["text"] for row in rows}
+
+
+def test_error_table_is_written_a_piece_at_a_time(tmp_path, monkeypatch):
+    """An accepted 10 MB paste cost about 90 times its size in the TMR Space, 180 MB of it the
+    error table's CSV held as one text (and its bytes) while written.  The table is now written
+    in pieces of rows (the rows a system at a time): the same text as ``to_text``."""
+    from tough_ner import Batch, TrainStats
+    from tough_ner.demo import load_demo
+    from tough_ner.present import errors, formatting
+
+    train, test = load_demo()
+    stats = TrainStats.from_lists(train.tokens, train.tags)
+    rows = [row for i, predicted in enumerate(test.predictions)
+            for row in errors.error_rows(stats, Batch(test.tokens, test.tags, predicted), f"s{i}")]
+    written = []
+    monkeypatch.setattr(errors, "write_atomic", lambda path, data: written.append(data))
+    for extension, fmt in ((".csv", "csv"), (".jsonl", "jsonl")):
+        errors.write(iter(rows), tmp_path / f"e{extension}")
+        assert not isinstance(written[-1], str) and "".join(written[-1]) == errors.to_text(rows, fmt)
+    columns, cells = list(rows[0]), [list(row.values()) for row in rows]
+    pieces = list(formatting.csv_pieces(columns, cells, rows_at_once=7))
+    assert len(pieces) == len(rows) // 7 + 1 and "".join(pieces) == formatting.csv_text(columns, cells)

@@ -2,6 +2,7 @@
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -357,7 +358,8 @@ def _stats_file(change_meta=None, label_counts=None, meta_text=None) -> bytes:
 
 def test_crafted_statistics_files_are_refused_in_one_line(tmp_path):
     """304 MB of metadata in a small file, metadata nested 100,000 deep, a mention count of
-    10**30, label counts of 2**62, the version "1": each a one-line error, before use."""
+    10**30, label counts of 2**62, the version "1": each a one-line error, before use, from
+    the statistics reader, a method command and ``space --stats`` (served or exported)."""
     import json
 
     import base64
@@ -390,6 +392,11 @@ def test_crafted_statistics_files_are_refused_in_one_line(tmp_path):
                                        "--columns", "0,1,2")
         assert code == 2 and len(error.splitlines()) == 1 and "Traceback" not in error, (name, error)
         assert peak < 200, (name, peak)
+        # The Space's built-in statistics: refused the same way, before gradio loads or a file is exported.
+        for space in (["--export", tmp_path / name], []):
+            code, error, peak, seconds = command("space", "tmr", "--stats", path, *space)
+            assert code == 2 and re.fullmatch(f"tough-ner space: {path}.*{message}.*", error), (name, space, error)
+            assert peak < 200 and seconds < 5 and not (tmp_path / name).exists(), (name, space, peak, seconds)
 
 
 def test_a_token_holding_a_space_is_no_training_mention_of_two_tokens():

@@ -30,7 +30,8 @@ import tempfile
 import threading
 import time
 import warnings
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from itertools import chain
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 try:
     import fcntl
@@ -368,7 +369,7 @@ def _summary(names: Sequence[str], table: str, warnings: Sequence[str] = ()) -> 
     return "\n\n".join(lines + [table])
 
 
-def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[List[dict]] = None) -> tuple:
+def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[Iterable[dict]] = None) -> tuple:
     """Files to download: the results as JSON, the error table as CSV (when there is one)
     and the results table as LaTeX (booktabs), in a new folder of the session (``_run_folder``)."""
     from . import __version__
@@ -380,13 +381,15 @@ def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[List[
     folder = _run_folder()
     paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
     write_atomic(paths[0], _json({"tough_ner_version": __version__, "results": results}) + "\n")
-    if rows:
-        errors.write(rows, paths[1])
+    rows = iter(rows or ())
+    first = next(rows, None)
+    if first is not None:
+        errors.write(chain([first], rows), paths[1])
     columns = [c for c in frame.columns if c != "key"]
     table = Table(title, columns, [[Cell(v) for c, v in zip(frame.columns, row) if c != "key"]
                                    for row in frame.itertuples(index=False)], "space")
     write_atomic(paths[2], latex_tables([table]))
-    return paths[0], paths[1] if rows else None, paths[2]
+    return paths[0], paths[1] if first is not None else None, paths[2]
 
 
 # ---- download files: a folder per session, removed when it ends and at start-up -------------
@@ -513,12 +516,13 @@ def _in_session(function: Callable, app: str) -> Callable:
     return handler
 
 
-def _error_rows(stats: Optional[TrainStats], batches: Dict[str, Batch]) -> Optional[List[dict]]:
+def _error_rows(stats: Optional[TrainStats], batches: Dict[str, Batch]) -> Optional[Iterator[dict]]:
+    """Every system's error rows, a system's at a time (the download is written as they come)."""
     from .present.errors import error_rows
 
     if stats is None:
         return None
-    return [row for name, batch in batches.items() for row in error_rows(stats, batch, name)]
+    return (row for name, batch in batches.items() for row in error_rows(stats, batch, name))
 
 
 def _hardest_tokens(stats, batches: Dict[str, Batch], details: Dict[str, dict], top: int = 15):
@@ -946,14 +950,14 @@ def build(name: str = "all", stats=None):
     """The app of one metric (``NAMES``), or ``"all"`` for every metric in tabs; ``stats`` (a
     ``TrainStats`` or a saved stats file): training statistics used when none are pasted."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    if name not in NAMES and name != "all":
+        raise ValueError(f"unknown space {name!r}: use {', '.join(NAMES)} or all")
+    if stats is not None and not isinstance(stats, TrainStats):  # a bad file refused before gradio loads (seconds)
+        stats = TrainStats.load(stats)
     try:
         import gradio as gr
     except ImportError:
         raise ImportError("the Spaces need gradio: pip install 'tough-ner[spaces]'") from None
-    if name not in NAMES and name != "all":
-        raise ValueError(f"unknown space {name!r}: use {', '.join(NAMES)} or all")
-    if stats is not None and not isinstance(stats, TrainStats):
-        stats = TrainStats.load(stats)
     download_root()  # made now: start-up removes the folders of processes that died
 
     def end(request):  # the session ended (tab closed): its download files go

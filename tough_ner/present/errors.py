@@ -21,7 +21,7 @@ no import of ``datasets``); ``error_table`` a ``datasets.Dataset``; ``write`` a 
 file, atomically.
 
 The CSV is safe to open in a spreadsheet (the command's ``--errors`` file and the Spaces'
-download alike): it is written by ``formatting.csv_text``, which puts a ``'`` before a text
+download alike): it is written by ``formatting.csv_pieces``, which puts a ``'`` before a text
 cell a spreadsheet would evaluate as a formula and writes numbers as numbers.  The JSON lines
 are written as they are.
 """
@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -38,7 +38,7 @@ from .._util import write_atomic
 from ..core.batch import Batch
 from ..methods.buckets import ATTRIBUTES, attribute_values, make_bucketing
 from ..methods.hardeval import classify as hard_tokens_of, gold_types
-from .formatting import csv_text
+from .formatting import csv_pieces
 from .labels import bucket_label
 from ..core.stats import TrainStats
 from ..methods.tmr import classify as mention_subsets
@@ -210,12 +210,17 @@ def summary(rows: Sequence[dict]) -> Dict[str, Dict[str, Dict[str, int]]]:
 def to_text(rows: Sequence[dict], fmt: str, run_id: Optional[str] = None) -> str:
     """The rows as CSV (``csv``, cells a spreadsheet would evaluate neutralised) or JSON lines
     (``jsonl``); with ``run_id``, a first column saying which report run wrote them."""
+    return "".join(_pieces(rows, fmt, run_id))
+
+
+def _pieces(rows: Iterable[dict], fmt: str, run_id: Optional[str] = None):
+    """``to_text`` in pieces (``write`` never holds the whole text)."""
     columns = COLUMNS if run_id is None else ("run_id",) + COLUMNS
     rows = rows if run_id is None else ({"run_id": run_id, **row} for row in rows)
     if fmt == "jsonl":
-        return "".join(json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n" for row in rows)
+        return (json.dumps({c: row[c] for c in columns}, ensure_ascii=False) + "\n" for row in rows)
     if fmt == "csv":
-        return csv_text(columns, ([row[c] for c in columns] for row in rows))
+        return csv_pieces(columns, ([row[c] for c in columns] for row in rows))
     raise ValueError(f"unknown error table format {fmt!r}: use csv or jsonl")
 
 
@@ -226,7 +231,7 @@ def write(rows: Sequence[dict], path: str | os.PathLike, run_id: Optional[str] =
     if extension not in formats:
         raise ValueError(f"--errors {path}: the extension must be .csv or .jsonl")
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    write_atomic(path, to_text(rows, formats[extension], run_id))
+    write_atomic(path, _pieces(rows, formats[extension], run_id))
 
 
 def beside(page: str | os.PathLike) -> List[tuple]:
