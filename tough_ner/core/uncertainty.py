@@ -817,7 +817,8 @@ def _randomisation_entries(formulas, columns, entries: Entries, width: int, a: i
                            lambda: _spread(unit, column, value, k),
                            float(observed[key]), lambda: _average_contributions(sub, local, key, at[used], unit,
                                                                                 column, value, k))
-    others = [key for key in keys if key not in set(averages)]
+    averaged = set(averages)
+    others = [key for key in keys if key not in averaged]
     for block in _gathered_blocks(others, [_columns_of(formulas, columns, key) for key in others],
                                   lambda used: int(lengths[a * width + used].sum() + lengths[b * width + used].sum())):
         used_of = [used for _, used in block]
