@@ -198,6 +198,34 @@ def test_a_soccer_competition_keeps_its_scope_and_the_corpus_year():
     assert {"Europa League", "Club World Cup", "Czechia", "South Sudan"} <= {n for n, y in first.items() if y > 1996}
 
 
+def test_a_competition_keeps_its_gender_and_the_corpus_year_its_founding():
+    from tough_ner.fine_classes import womens_competition
+
+    first = dictionaries.builtin_first_years()
+    tokens = [["TENNIS", "-", "GRAND", "SLAM", "CUP", "RESULTS", "."],
+              ["Results", "at", "the", "Grand", "Slam", "Cup", ":", "Goran", "Ivanisevic", "beat", "Mark", "Woodforde"],
+              ["TENNIS", "-", "FED", "CUP", "RESULTS", "."], ["Results", "of", "the", "Fed", "Cup", "final", "."],
+              ["CRICKET", "-", "SHEFFIELD", "SHIELD", "SCORES", "."],
+              ["Close", "of", "play", "in", "the", "four-day", "Sheffield", "Shield", "cricket", "match", "."]]
+    tags = [["O", "O", "B-MISC", "I-MISC", "I-MISC", "O", "O"],
+            ["O", "O", "O", "B-MISC", "I-MISC", "I-MISC", "O", "B-PER", "I-PER", "O", "B-PER", "I-PER"],
+            ["O", "O", "B-MISC", "I-MISC", "O", "O"], ["O", "O", "O", "B-MISC", "I-MISC", "O", "O"],
+            ["O", "O", "B-MISC", "I-MISC", "O", "O"], ["O"] * 6 + ["B-MISC", "I-MISC", "O", "O", "O"]]
+    drawn = {}
+    for seed in range(16):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 1, 1, 2, 2], year=1996)
+        for s, r in records(attacked):
+            if r["fine_class"] == "event":
+                drawn.setdefault(s, set()).add(r["replacement"])
+    # men's players at a men's event (no WTA Finals), a women's cup by a women's one or kept
+    assert drawn[1] and not any(womens_competition(x) for x in drawn[1] | drawn[0])
+    assert all(womens_competition(x) for x in drawn.get(3, ()))
+    # no Indian Premier League (2008) or Pakistan Super League (2016) in news of 1996
+    assert drawn[5] and all(first.get(x, 0) <= 1996 for x in drawn[5] | drawn[4])
+    assert {"Indian Premier League", "Pakistan Super League", "WTA Finals"} <= attacks._later_names("conll", 1996)
+    assert womens_competition("Women's Super League") and not womens_competition("Davis Cup")
+
+
 def test_names_of_a_later_year_are_drawn_only_without_the_corpus_year():
     tokens, tags = [["Troops", "left", "Malawi", "."]], [["O", "O", "B-LOC", "O"]]
     later = {n for n, y in dictionaries.builtin_first_years().items() if y > 1996}
@@ -380,13 +408,15 @@ def test_persons_of_one_draw_keep_the_gender_its_known_names_share():
 def test_places_attached_to_an_entity_and_continents_are_kept_with_it():
     tokens = [["VAIL", ",", "Colorado", "1996-12-07"], ["He", "moved", "to", "Turkish", "club", "Galatasaray", "."],
               ["Russia", "opposes", "NATO", "plans", "for", "central", "Europe", "."],
-              ["He", "moved", "to", "Galatasaray", "from", "Italy", "."]]
+              ["He", "moved", "to", "Galatasaray", "from", "Italy", "."],
+              ["Clubs", "match", "London", "side", "Saracens", "."]]
     tags = [["B-LOC", "O", "B-LOC", "O"], ["O", "O", "O", "B-MISC", "O", "B-ORG", "O"],
-            ["B-LOC", "O", "B-ORG", "O", "O", "O", "B-LOC", "O"], ["O", "O", "O", "B-ORG", "O", "B-LOC", "O"]]
+            ["B-LOC", "O", "B-ORG", "O", "O", "O", "B-LOC", "O"], ["O", "O", "O", "B-ORG", "O", "B-LOC", "O"],
+            ["O", "O", "B-LOC", "O", "B-ORG", "O"]]
     for seed in range(4):
-        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3])
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3, 4])
         kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
-        assert kept[(0, "Colorado")] == kept[(1, "Turkish")] == "context"
+        assert kept[(0, "Colorado")] == kept[(1, "Turkish")] == kept[(4, "London")] == "context"
         assert (0, "VAIL") in kept and (1, "Galatasaray") in kept  # the entity too (without a class: unclassified)
         assert kept[(2, "Europe")] == "context" and summary(attacked)["n_kept_context_LOC"] >= 2
         assert "Italy" in by_original(attacked)  # a place of its own is replaced
@@ -422,6 +452,33 @@ def test_a_city_or_club_next_to_its_country_is_of_the_country_replacing_it():
     assert kept[0]["tokens"] == tokens[0]
     reasons = [(k["original"], k["reason"]) for k in kept[0]["kept"]]
     assert reasons == [("TIGNES", "no_candidate"), ("France", "context")]
+
+
+def test_a_club_or_city_after_its_nationality_is_of_the_nationalitys_country_and_a_capital_is_kept():
+    from tough_ner.attacks import _country_of
+
+    cities = dictionaries.builtin_facets()["city"]
+    tokens = [["SOCCER", "-", "BELGIAN", "RESULT", "."],
+              ["A", "Belgian", "first", "division", "match", "between", "Lierse", "and", "Club", "Brugge", "ended", "."],
+              ["Dutch", "first", "division", "leaders", "PSV", "Eindhoven", "beat", "Volendam", "."],
+              ["The", "stores", "are", "in", "the", "Malaysian", "city", "of", "Johor", "Bahru", "."],
+              ["Rains", "hit", "the", "Cameroonian", "capital", "Yaounde", "."],
+              ["Rains", "hit", "Egypt", "'s", "capital", "Cairo", "."]]
+    tags = [["O", "O", "B-MISC", "O", "O"], ["O", "B-MISC", "O", "O", "O", "O", "B-ORG", "O", "B-ORG", "I-ORG", "O", "O"],
+            ["B-MISC", "O", "O", "O", "B-ORG", "I-ORG", "O", "B-ORG", "O"],
+            ["O"] * 5 + ["B-MISC", "O", "O", "B-LOC", "I-LOC", "O"], ["O", "O", "O", "B-MISC", "O", "B-LOC", "O"],
+            ["O", "O", "B-LOC", "O", "O", "B-LOC", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0, 1, 2, 3])
+        new = {(s, r["original"]): r["replacement"] for s, r in records(attacked)}
+        country = {key: _country_of(x) or cities.get(x) for key, x in new.items()}
+        # the clubs of the sentence are of the nationality's new country ("Ecuadorean ... LDU Quito and Emelec")
+        assert country[(1, "Lierse")] == country[(1, "Club Brugge")] == country[(1, "Belgian")]
+        assert country[(2, "PSV Eindhoven")] == country[(2, "Volendam")] == country[(2, "Dutch")]
+        assert country[(3, "Johor Bahru")] == country[(3, "Malaysian")]  # "the Malaysian city of"
+        kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
+        # a capital stays with the nationality or country calling it one (the dictionary knows no capitals)
+        assert kept[(4, "Cameroonian")] == kept[(5, "Egypt")] == kept[(5, "Cairo")] == "context"
 
 
 def test_places_and_a_nationality_of_a_country_the_text_names_are_of_its_replacement():
@@ -622,16 +679,18 @@ def test_a_place_by_its_coast_and_a_tanker_fixtures_ports_are_kept():
     tokens = [["Gunmen", "struck", "on", "Natal", "province", "'s", "south", "coast", "."],
               ["Warnings", "for", "the", "Caribbean", "and", "Pacific", "Coast", "."],
               ["Thai", "Resource", "264", "31/12", "Ras", "Tanura", "/", "Red", "Sea", "W46.50", "Mobil", "."],
-              ["Gunmen", "struck", "in", "Natal", "province", "."]]
+              ["Gunmen", "struck", "in", "Natal", "province", "."],
+              ["Rains", "along", "the", "coast", "of", "southern", "Baja", "California", "and", "Sinaloa", "."]]
     tags = [["O", "O", "O", "B-LOC", "O", "O", "O", "O", "O"], ["O", "O", "O", "B-LOC", "O", "B-LOC", "I-LOC", "O"],
             ["B-MISC", "I-MISC", "O", "O", "B-LOC", "I-LOC", "O", "B-LOC", "I-LOC", "O", "B-ORG", "O"],
-            ["O", "O", "O", "B-LOC", "O", "O"]]
+            ["O", "O", "O", "B-LOC", "O", "O"], ["O"] * 6 + ["B-LOC", "I-LOC", "O", "B-LOC", "O"]]
     for seed in range(4):
-        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3])
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2, 3, 4])
         kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
         # (the dictionary does not say which places have a coast or a port)
         assert kept[(0, "Natal")] == kept[(1, "Pacific Coast")] == "context"
         assert kept[(2, "Ras Tanura")] == kept[(2, "Red Sea")] == "context"
+        assert kept[(4, "Baja California")] == kept[(4, "Sinaloa")] == "context"  # "the coast of": no Coahuila
         assert (3, "Natal") not in kept  # inland, a region like another
 
 

@@ -37,7 +37,8 @@ from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
 from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
                            LEAGUE_SPORTS, ROUTES, TEAM_SPORTS, UNCLASSIFIED, Genders, competition_scope, demonym_form,
-                           document_sports, industry_cue, language_context, sentence_sport, split_suffix)
+                           document_sports, industry_cue, language_context, sentence_sport, split_suffix,
+                           womens_competition)
 from .surface import (DATE, DETERMINERS, distinctive_words, acronym_band, acronym_candidate, article_free,
                       case_pattern, fits_band, indefinite_article, is_acronym, pluralize, possessive_for, shouting,
                       takes_the, takes_the_as_acronym, the_fits, with_case)
@@ -802,6 +803,15 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             anchored[key] = (docs[anchor.s], anchor.type, anchor.stem.casefold())
     if codes:
         _tie_to_named_countries(units, anchored, kept)
+        for key, anchor in anchored.items():  # a club after a nationality tied to a country: of that country
+            if anchor in anchored:
+                anchored[key] = anchored[anchor]
+        # a city called a capital ("the Cameroonian capital Yaounde", "Malaysia 's capital Kuala Lumpur") is
+        # kept, and the country it is tied to or that calls it so: the dictionary does not say which city is one
+        for key, members in units.items():
+            if any(m.name == "city" and tokens[m.s][m.start - 1:m.start] == ["capital"] or m.name in FRAME_CLASSES
+                   and "capital" in tokens[m.s][m.end:m.end + 2] for m in members):
+                kept[key] = "context"
     for key, country in anchored.items():
         if key in kept and country not in kept:
             kept[country] = "context"
@@ -977,7 +987,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             if pools._pools[roster]:
                 pool_key, any_origin = roster, pool_key
         elif key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
-            code = replaced_codes[anchored[key]] or folded_codes.get(anchored[key][2])
+            code = replaced_codes[anchored[key]] or code_of(anchored[key][2])
             if code is None:
                 kept[key] = "context"
                 continue
@@ -1032,9 +1042,12 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                   acronym_shape=pool_key[3][0] == "acronym", enough=enough, avoid=avoid, spells=key in spelled,
                   longer=scheme is not None and len(members[0].stem.replace(".", "")) > 2,
                   league=sentence_stems(sentences) if target_class == "sports_club" and pool_key[2] is not None
-                  and not LEAGUE_SPORTS.keys().isdisjoint(pool_key[2]) else None):
+                  and not LEAGUE_SPORTS.keys().isdisjoint(pool_key[2]) else None,
+                  womens=womens_competition(members[0].stem) if target_class == "event" else None):
             if longer and len(candidate.replace(".", "")) == 2:
                 return False  # built-in names: "Li" for "Ivanov", "SL" for "UK" read as a cut; two letters only for two
+            if womens is not None and womens_competition(candidate) != womens:
+                return False  # the WTA Finals for the Grand Slam Cup: its players' names would change gender
             if enough is not None and not enough(candidate):
                 return False  # too few clubs of its country left for the others of its sentence
             if spells and (initials(candidate) in excluded or initials(candidate).casefold() in avoid):
@@ -1159,9 +1172,13 @@ WORLDSCALE = re.compile(r"^W(?:S)?\d+(?:\.\d+)?$")  # a tanker fixture's rate: "
 
 def _by_the_sea(words: Sequence[str], start: int, end: int) -> bool:
     """A place whose coast the sentence names ("KwaZulu-Natal province 's south coast", "Pacific
-    Coast") or a port of a tanker fixture (a Worldscale rate in the line): the dictionary does not
-    tell which places have a coast or a port, so the place is kept (an inland city is no tanker port)."""
+    Coast", "the coast of southern Baja California and Sinaloa") or a port of a tanker fixture (a
+    Worldscale rate in the line): the dictionary does not tell which places have a coast or a port,
+    so the place is kept (an inland city is no tanker port, Coahuila has no coast)."""
     if words[end - 1].lower() == "coast" or "coast" in (w.lower() for w in words[end:end + 4]):
+        return True
+    before = [w.lower() for w in words[max(0, start - 7):start]]
+    if any(w in ("coast", "coasts") and after == "of" for w, after in zip(before, before[1:])):
         return True
     return any(WORLDSCALE.match(w) for w in words)
 
@@ -1196,9 +1213,12 @@ def _tie_to_named_countries(units: Mapping[Tuple, List["_Mention"]], anchored: D
 
 
 def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
-    """A city or club followed by its country ("DILI , East Timor", "AEK Athens ( Greece )"): its
-    ``anchor`` is the country; a place of the country's type not in the dictionary before ", country"
-    is a city (a dateline's "CHONJU , South Korea"), and a city named before its country is no acronym."""
+    """A city or club followed by its country ("DILI , East Timor", "AEK Athens ( Greece )"), or after
+    its nationality and up to three role words ("Dutch first division leaders PSV Eindhoven", "the
+    Malaysian city of Johor Bahru", "a Belgian first division match between Lierse and"): its
+    ``anchor`` is the country or nationality; a place of the country's type not in the dictionary
+    before ", country" is a city (a dateline's "CHONJU , South Korea"), and a city named before its
+    country is no acronym."""
     for m, after in zip(mentions, mentions[1:]):
         if m.s != after.s or after.name != "country" or m.attached or after.attached:
             continue
@@ -1209,6 +1229,25 @@ def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
             if m.name in ANCHOR_CLASSES:
                 m.anchor = after
                 m.acronym = False  # a name, even in capitals ("HOBART , Australia")
+    for before, m in zip(mentions, mentions[1:]):
+        if m.s != before.s or before.name != "nationality" or m.name not in ANCHOR_CLASSES or m.anchor is not None \
+                or m.attached or before.attached or before.suffix:
+            continue
+        between = tokens[m.s][before.end:m.start]
+        if between[-1:] == ["of"]:  # "the Malaysian city of Johor Bahru"
+            between = between[:-1]
+        if between[-1:] == ["between"]:  # "a Belgian first division match between Lierse and ..."
+            between = between[:-1]
+        if len(between) <= 3 and all(ROLE_WORD.match(w) and w.islower() and w not in NOT_A_ROLE for w in between):
+            m.anchor = before  # "Dutch first division leaders PSV Eindhoven": a Dutch club
+    # the other clubs of its sentence are of its country too ("... between Lierse and Club Brugge", "PSV
+    # Eindhoven romped to a 6-0 win over Volendam"), but a player's club in brackets
+    by_nationality = {m.s: m.anchor for m in mentions if m.anchor is not None and m.anchor.name == "nationality"
+                      and m.name == "sports_club"}
+    for m in mentions:
+        if m.s in by_nationality and m.name == "sports_club" and m.anchor is None and tokens[m.s][m.start - 1:m.start] \
+                != ["("]:
+            m.anchor = by_nationality[m.s]
 
 
 PERSON_CLASSES = frozenset({"person", "surname"})
@@ -1310,9 +1349,9 @@ def _mark_spelled(mentions: Sequence[_Mention], tokens: Sentences) -> None:
 
 def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
     """Mentions whose place only fits the entity next to it, kept with it as they are: a
-    nationality before "club X" ("Turkish club Galatasaray"), a region after a city ("VAIL ,
-    Colorado": the resort is in that state), and that entity; a religion or nationality in "the
-    X state" (Israel as "the Jewish state")."""
+    nationality or city before "club X" ("Turkish club Galatasaray", "London side Saracens": no
+    other city is the club's), a region after a city ("VAIL , Colorado": the resort is in that
+    state), and that entity; a religion or nationality in "the X state" (Israel as "the Jewish state")."""
     for m in mentions:  # "the Jewish state": a name for one country
         words = tokens[m.s]
         if m.name in ("religion", "nationality") and 0 < m.start and m.end < len(words) and \
@@ -1322,7 +1361,7 @@ def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
         if m.s != after.s:
             continue
         between = tokens[m.s][m.end:after.start]
-        if (m.name == "nationality" and after.type != m.type and len(between) == 1 and
+        if (m.name in ("nationality", "city") and after.type != m.type and len(between) == 1 and
                 between[0].lower() in ATTACHING_WORDS) or \
                 (after.name == "region" and m.name in ("city", None) and m.type == after.type and between == [","]):
             m.attached = after.attached = True

@@ -219,6 +219,16 @@ WOMEN_WORDS = frozenset("WOMEN WOMEN'S LADIES LADIES' GIRLS".split())
 MEN_WORDS = frozenset("MEN MEN'S".split())
 MALE_PRONOUNS = frozenset("he him his himself".split())
 FEMALE_PRONOUNS = frozenset("she her hers herself".split())
+# Women's competitions whose names have no women's word: the tours' and team cups' ones
+WOMENS_COMPETITIONS = frozenset({"fed cup", "billie jean king cup", "uber cup", "solheim cup"})
+WOMENS_BODIES = frozenset("WTA LPGA WNBA".split())
+
+
+def womens_competition(name: str) -> bool:
+    """A women's competition ("WTA Finals", "Women's Super League", the Fed Cup): a replacement
+    keeps it one or not one, so the players the sentence names stay of a gender it can have."""
+    words = set(name.upper().replace("-", " ").split())
+    return " ".join(name.casefold().split()) in WOMENS_COMPETITIONS or not words.isdisjoint(WOMEN_WORDS | WOMENS_BODIES)
 
 
 class Genders:
