@@ -481,6 +481,24 @@ def test_a_club_or_city_after_its_nationality_is_of_the_nationalitys_country_and
         assert kept[(4, "Cameroonian")] == kept[(5, "Egypt")] == kept[(5, "Cairo")] == "context"
 
 
+def test_the_countries_of_a_sentence_of_one_continent_stay_of_one_continent():
+    from tough_ner.attacks import _country_of
+
+    continents = dictionaries.builtin_continents()
+    tokens = [["He", "will", "visit", "Bangui", "with", "the", "heads", "of", "state", "of", "Gabon", ",", "Mali", "and",
+               "Chad", "."], ["Talks", "between", "Gabon", "and", "Norway", "ended", "."]]
+    tags = [["O", "O", "O", "B-LOC"] + ["O"] * 6 + ["B-LOC", "O", "B-LOC", "O", "B-LOC", "O"],
+            ["O", "O", "B-LOC", "O", "B-LOC", "O", "O"]]
+    mixed = set()
+    for seed in range(8):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1], year=1996)
+        found = [{continents[_country_of(r["replacement"]).split("-")[0]] for r in rs if r["fine_class"] == "country"}
+                 for rs in attacked["replacements"]]
+        assert len(found[0]) == 1  # Gabon, Mali and Chad: three African states, three of one continent
+        mixed.add(len(found[1]))
+    assert 2 in mixed  # an African and a European state: no continent kept
+
+
 def test_places_and_a_nationality_of_a_country_the_text_names_are_of_its_replacement():
     codes, origins = dictionaries.builtin_country_codes(), dictionaries.builtin_origins()
     cities = {city.casefold(): code for city, code in dictionaries.builtin_facets()["city"].items()}

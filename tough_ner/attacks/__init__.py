@@ -963,12 +963,25 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     edits: Dict[int, Dict[int, Tuple[str, str]]] = {}  # sentence -> position -> (new word, label)
     labels: Dict[int, Dict[int, str]] = {}
     notes: Dict[int, Dict[int, _Mention]] = {}
+    def continent_of(name: str) -> Optional[str]:
+        return pools.continents.get((code_of(name) or "").split("-")[0])
+
+    # The countries of a sentence that names two or more of one continent ("the heads of state of Gabon ,
+    # Mali and Chad") are drawn from one continent: the first drawn's (while its pool has any left).
+    continents_in: Dict[int, List[Optional[str]]] = {}
+    for members in units.values() if codes else ():
+        if members[0].name == "country":
+            for m in members:
+                continents_in.setdefault(m.s, []).append(continent_of(m.stem))
+    one_continent = {s for s, found in continents_in.items() if len(found) > 1 and len(set(found)) == 1
+                     and found[0] is not None}
+    continent_drawn: Dict[int, str] = {}  # such a sentence -> the continent of its countries drawn
     for key, pool_key in drawing_order():
         members = units[key]
         target_class = pool_key[1]
         sentences = {m.s for m in members if listed(m)}
         enough = None  # a test of the country's clubs left in the document
-        any_origin = None  # the pool before a document's origin narrowed it
+        any_origin = None  # the pool before a document's origin or a sentence's continent narrowed it
         # the country a candidate must be of: its pool narrowed
         if key in framed:  # a name of the origin of its country's replacement (or of the country's own)
             code = replaced_codes.get(framed[key]) or code_of(framed[key][2])
@@ -1017,6 +1030,12 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if nations and target_class in FRAME_CLASSES:  # a nation that plays the document's sport
             pool_key = pools.narrowed(pool_key, ("nations",) + nations, lambda x, nations=nations: (
                 code_of(x) or "").split("-")[0] in nations or code_of(x) in nations)
+        drawn_continents = Counter(continent_drawn[s] for s in sentences if s in continent_drawn)
+        if target_class == "country" and key not in anchored and drawn_continents:
+            continent = min(drawn_continents, key=lambda c: (-drawn_continents[c], c))
+            narrow = pools.narrowed(pool_key, ("continent", continent), lambda x, c=continent: continent_of(x) == c)
+            if pools._pools[narrow]:
+                pool_key, any_origin = narrow, (pool_key if key not in spelled else None)  # none left: any continent
         if target_class == "city" and key not in anchored and any(m.dateline for m in members):
             # a dateline's city alone: a capital or a large city (before its country: of the new country)
             pool_key = pools.narrowed(pool_key, ("dateline",), lambda x: x in dateline_cities)
@@ -1075,7 +1094,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                        if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100, valid)
-        if base is None and any_origin is not None:  # the document's origin has no name left: any origin
+        if base is None and any_origin is not None:  # no name of the origin or continent left: any
             base = pools.draw(any_origin, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                               demand[pool_key[0]] // 100, valid)
         if base is None:
@@ -1085,6 +1104,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             continue
         avoid.add(base.casefold())
         drawn[key] = base
+        if target_class == "country":
+            for s in sentences & one_continent:
+                continent_drawn.setdefault(s, continent_of(base))
         if key in needs:
             replaced_codes[key] = code_of(base)
         if target_class == "sports_club" and codes.get(base):
