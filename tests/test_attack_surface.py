@@ -499,6 +499,20 @@ def test_the_countries_of_a_sentence_of_one_continent_stay_of_one_continent():
     assert 2 in mixed  # an African and a European state: no continent kept
 
 
+def test_a_holder_of_a_unique_well_known_office_is_kept():
+    tokens = [["President", "Clinton", "will", "speak", ",", "the", "White", "House", "said", "."],
+              ["FIFA", "chairman", "Joao", "Havelange", "said", "so", "."], ["Clinton", "left", "."],
+              ["President", "Clinton", "will", "speak", "."]]
+    tags = [["O", "B-PER", "O", "O", "O", "O", "B-LOC", "I-LOC", "O", "O"], ["B-ORG", "O", "B-PER", "I-PER", "O", "O", "O"],
+            ["B-PER", "O", "O"], ["O", "B-PER", "O", "O", "O"]]
+    for seed in range(3):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 0, 2])
+        kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
+        # no "President Sims" for the White House, no invented FIFA chairman; the same person in its document too
+        assert kept[(0, "Clinton")] == kept[(1, "Joao Havelange")] == kept[(2, "Clinton")] == "context"
+        assert [r["original"] for r in attacked[3]["replacements"]] == ["Clinton"]  # a president of no body said
+
+
 def test_places_and_a_nationality_of_a_country_the_text_names_are_of_its_replacement():
     codes, origins = dictionaries.builtin_country_codes(), dictionaries.builtin_origins()
     cities = {city.casefold(): code for city, code in dictionaries.builtin_facets()["city"].items()}

@@ -710,7 +710,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             m.dateline = start == 0 and len(words) <= end + 4 and bool(DATE.match(words[-1]))
             m.attached = m.attached or (m.dateline and m.name in ("region", "country")) or (
                 m.name in COASTAL_CLASSES and _by_the_sea(words, start, end)) or (
-                m.name == "international" and any(SECRETARY_GENERAL.match(w) for w in words[max(0, start - 4):start]))
+                m.name == "international" and any(SECRETARY_GENERAL.match(w) for w in words[max(0, start - 4):start])
+            ) or (m.name in PERSON_CLASSES and _holds_a_unique_office(words, start))
             m.pattern = case_pattern(m.stem)
             m.acronym = (m.pattern == "upper" and " " not in m.stem and len(m.stem) <= 12
                          and is_acronym(m.stem, shouting(words)))
@@ -1190,6 +1191,23 @@ COASTAL_CLASSES = PLACE_CLASSES | {"country", "water"}
 # and the dictionary does not say which, so the body is kept
 SECRETARY_GENERAL = re.compile(r"^secret\w*-general$", re.IGNORECASE)
 WORLDSCALE = re.compile(r"^W(?:S)?\d+(?:\.\d+)?$")  # a tanker fixture's rate: "Ras Tanura / Red Sea W46.50"
+
+
+# The heads of bodies that have one, each a well-known person in any year ("FIFA chairman Joao Havelange",
+# "U.N. Secretary-General Boutros Boutros-Ghali"), and the president the White House speaks for
+UNIQUE_OFFICE_BODIES = frozenset("FIFA UEFA IOC IAAF UN U.N. NATO IMF WTO OPEC".split())
+OFFICE_TITLES = frozenset("president chairman chief director-general".split())
+
+
+def _holds_a_unique_office(words: Sequence[str], start: int) -> bool:
+    """A person named with a unique well-known office ("FIFA chairman Joao Havelange", "President
+    Clinton ... the White House said"): kept, as an invented holder of it ("President Sims") reads false."""
+    title = words[start - 1].lower() if start > 0 else ""
+    if not (title in OFFICE_TITLES or SECRETARY_GENERAL.match(title)):
+        return False
+    if start > 1 and words[start - 2] in UNIQUE_OFFICE_BODIES:
+        return True
+    return title == "president" and "White House" in " ".join(words)
 
 
 def _by_the_sea(words: Sequence[str], start: int, end: int) -> bool:
