@@ -459,12 +459,14 @@ def test_a_club_or_city_after_its_nationality_is_of_the_nationalitys_country_and
 
     cities = dictionaries.builtin_facets()["city"]
     tokens = [["SOCCER", "-", "BELGIAN", "RESULT", "."],
-              ["A", "Belgian", "first", "division", "match", "between", "Lierse", "and", "Club", "Brugge", "ended", "."],
+              ["A", "Belgian", "first", "division", "match", "between", "Lierse", "and", "Club", "Brugge", "ended",
+               "."],
               ["Dutch", "first", "division", "leaders", "PSV", "Eindhoven", "beat", "Volendam", "."],
               ["The", "stores", "are", "in", "the", "Malaysian", "city", "of", "Johor", "Bahru", "."],
               ["Rains", "hit", "the", "Cameroonian", "capital", "Yaounde", "."],
               ["Rains", "hit", "Egypt", "'s", "capital", "Cairo", "."]]
-    tags = [["O", "O", "B-MISC", "O", "O"], ["O", "B-MISC", "O", "O", "O", "O", "B-ORG", "O", "B-ORG", "I-ORG", "O", "O"],
+    tags = [["O", "O", "B-MISC", "O", "O"],
+            ["O", "B-MISC", "O", "O", "O", "O", "B-ORG", "O", "B-ORG", "I-ORG", "O", "O"],
             ["B-MISC", "O", "O", "O", "B-ORG", "I-ORG", "O", "B-ORG", "O"],
             ["O"] * 5 + ["B-MISC", "O", "O", "B-LOC", "I-LOC", "O"], ["O", "O", "O", "B-MISC", "O", "B-LOC", "O"],
             ["O", "O", "B-LOC", "O", "O", "B-LOC", "O"]]
@@ -485,8 +487,8 @@ def test_the_countries_of_a_sentence_of_one_continent_stay_of_one_continent():
     from tough_ner.attacks import _country_of
 
     continents = dictionaries.builtin_continents()
-    tokens = [["He", "will", "visit", "Bangui", "with", "the", "heads", "of", "state", "of", "Gabon", ",", "Mali", "and",
-               "Chad", "."], ["Talks", "between", "Gabon", "and", "Norway", "ended", "."]]
+    tokens = [["He", "will", "visit", "Bangui", "with", "the", "heads", "of", "state", "of", "Gabon", ",", "Mali",
+               "and", "Chad", "."], ["Talks", "between", "Gabon", "and", "Norway", "ended", "."]]
     tags = [["O", "O", "O", "B-LOC"] + ["O"] * 6 + ["B-LOC", "O", "B-LOC", "O", "B-LOC", "O"],
             ["O", "O", "B-LOC", "O", "B-LOC", "O", "O"]]
     mixed = set()
@@ -503,7 +505,8 @@ def test_a_holder_of_a_unique_well_known_office_is_kept():
     tokens = [["President", "Clinton", "will", "speak", ",", "the", "White", "House", "said", "."],
               ["FIFA", "chairman", "Joao", "Havelange", "said", "so", "."], ["Clinton", "left", "."],
               ["President", "Clinton", "will", "speak", "."]]
-    tags = [["O", "B-PER", "O", "O", "O", "O", "B-LOC", "I-LOC", "O", "O"], ["B-ORG", "O", "B-PER", "I-PER", "O", "O", "O"],
+    tags = [["O", "B-PER", "O", "O", "O", "O", "B-LOC", "I-LOC", "O", "O"],
+            ["B-ORG", "O", "B-PER", "I-PER", "O", "O", "O"],
             ["B-PER", "O", "O"], ["O", "B-PER", "O", "O", "O"]]
     for seed in range(3):
         attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1, 0, 2])

@@ -810,8 +810,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         # a city called a capital ("the Cameroonian capital Yaounde", "Malaysia 's capital Kuala Lumpur") is
         # kept, and the country it is tied to or that calls it so: the dictionary does not say which city is one
         for key, members in units.items():
-            if any(m.name == "city" and tokens[m.s][m.start - 1:m.start] == ["capital"] or m.name in FRAME_CLASSES
-                   and "capital" in tokens[m.s][m.end:m.end + 2] for m in members):
+            if any((m.name == "city" and tokens[m.s][m.start - 1:m.start] == ["capital"]) or
+                   (m.name in FRAME_CLASSES and "capital" in tokens[m.s][m.end:m.end + 2]) for m in members):
                 kept[key] = "context"
     for key, country in anchored.items():
         if key in kept and country not in kept:
@@ -964,6 +964,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     edits: Dict[int, Dict[int, Tuple[str, str]]] = {}  # sentence -> position -> (new word, label)
     labels: Dict[int, Dict[int, str]] = {}
     notes: Dict[int, Dict[int, _Mention]] = {}
+
     def continent_of(name: str) -> Optional[str]:
         return pools.continents.get((code_of(name) or "").split("-")[0])
 
