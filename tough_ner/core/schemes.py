@@ -311,7 +311,7 @@ def _kept_runs(moves: _Transitions, starts: np.ndarray, ends: np.ndarray, opens:
     transition into it and whose last tag passes ``closes`` at the transition out of it.
     ``later_start`` (IOB1's strict mode): the transitions inside a run where a span may start,
     so that a run whose first tag cannot begin a span begins at the first tag that can."""
-    keep = opens.passes(moves, starts, into=True)
+    keep = opens.passes(moves, starts)
     if later_start is not None and keep is not None and not keep.all():
         late = np.flatnonzero(~keep)
         lengths = ends[late] - starts[late] - 1  # the tags after the first of each such run
@@ -320,7 +320,7 @@ def _kept_runs(moves: _Transitions, starts: np.ndarray, ends: np.ndarray, opens:
         runs, first = np.unique(np.repeat(late, lengths)[can], return_index=True)
         starts = starts.copy()
         starts[runs], keep[runs] = inner[can][first], True
-    closing = closes.passes(moves, ends - 1, into=False)
+    closing = closes.passes(moves, ends - 1)
     keep = closing if keep is None else keep if closing is None else keep & closing
     if keep is None or keep.all():  # nothing dropped (valid tags): the runs as they are
         return starts, ends
@@ -335,7 +335,7 @@ class _Rule:
     sets of prefix codes held as bits, read for many tags at once by a shift."""
 
     def __init__(self, table: np.ndarray, scheme: str, into: bool):
-        self.table = table
+        self.table, self.into = table, into
         letters = [PREFIX_CODES[p] for p in SCHEME_PREFIXES[scheme]]
         self.always, self.depends = 0b11111, 0
         for tag in letters[1:]:  # a run's first or last tag is an entity tag
@@ -347,7 +347,7 @@ class _Rule:
             if len(passes) == 2:
                 self.depends |= 1 << tag
 
-    def passes(self, moves: _Transitions, positions: np.ndarray, into: bool) -> Optional[np.ndarray]:
+    def passes(self, moves: _Transitions, positions: np.ndarray) -> Optional[np.ndarray]:
         """Whether the run beginning (``into``) or ending at each of ``positions`` passes; None:
         every run does, whatever its tags (the rule holds for every prefix)."""
         if self.always == 0b11111:
@@ -356,7 +356,7 @@ class _Rule:
         keep = _members(self.always, prefix)
         if self.depends:
             unsure = np.flatnonzero(_members(self.depends, prefix))
-            keep[unsure] = (self.table[moves.into(positions[unsure])] if into
+            keep[unsure] = (self.table[moves.into(positions[unsure])] if self.into
                             else moves.after(self.table, positions[unsure]))
         return keep
 

@@ -1007,9 +1007,10 @@ def _exact(sub, local, key, total_a, total_b, moving, delta, observed) -> float:
             return _average(kind, [totals[..., where[:, i]] for i in range(4)], fixed)
     else:
         read = np.arange(len(total_a))
+        values_of = evaluator(sub, local, [key])  # its columns looked up once, not for every block of swaps
 
         def value(totals):
-            return evaluate(sub, local, totals, [key])[key]
+            return values_of(totals)[key]
     spread = np.zeros((k, len(read)))
     spread[:, np.searchsorted(read, moving)] = delta
     total_a, total_b = total_a[read], total_b[read]
