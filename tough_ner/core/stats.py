@@ -1001,7 +1001,7 @@ class _Builder:
         self._count_pending()
         vocab = list(self.index)
         counts = self.tally.result(len(vocab), np.argsort(order))
-        mentions = dict(self.mentions)
+        mentions = self.mentions  # the builder's own: it is done with them
         texts = list(dict.fromkeys(text for text, _ in mentions))
         occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
         if not self.keep_spill:
@@ -1302,15 +1302,15 @@ class _Merger:
             (np.zeros(0, dtype=np.int64),) * 3
         counts = LabelCounts.from_entries(rows, column[met], values, len(self.token_index), len(labels))
         if self.occurrences is not None:
-            return TrainStats(list(self.token_index), labels, counts, dict(self.mentions),
-                              n_sentences=self.n_sentences, mention_occurrences=dict(self.occurrences),
-                              lower_occurrences=dict(self.lowered), decoding=decoding)
+            return TrainStats(list(self.token_index), labels, counts, self.mentions,  # the merger is done with them
+                              n_sentences=self.n_sentences, mention_occurrences=self.occurrences,
+                              lower_occurrences=self.lowered, decoding=decoding)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
         return TrainStats(list(self.token_index), labels, counts,
-                          dict(self.mentions), token_ids, starts, decoding=decoding)
+                          self.mentions, token_ids, starts, decoding=decoding)
 
 
 # ---- validated loading --------------------------------------------------------------------
@@ -1645,6 +1645,7 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     _KEPT[key] = (builder.spill, builder.index, stats.token_totals)
     for cached in ("token_index", "token_totals"):  # rebuilt where needed: not sent
         stats.__dict__.pop(cached, None)
+    stats.label_counts.__dict__.pop("totals", None)  # token_totals' array, cached there too
     try:
         from distributed import get_worker
 
