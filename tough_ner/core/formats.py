@@ -304,6 +304,12 @@ class _Placer:
             self.fold = None
         self.fuzzy = fuzzy
 
+    @property
+    def tiers(self) -> List[Tuple[str, int]]:
+        """The tiers in order, each with the needle it reads (0: as written, 1: folded)."""
+        return [("exact", 0)] + ([("normalised", 1)] if self.fold is not None else []) + (
+            [("fuzzy", 1)] if self.fuzzy is not None else [])
+
     @cached_property
     def folded(self) -> _Writing:
         pieces = self.exact.pieces
@@ -337,9 +343,7 @@ def _place_leftmost(placer: _Placer, needles: list, n_tokens: int) -> dict:
     leftmost free occurrence (fuzzy: the free candidate of best ratio)."""
     taken = [False] * n_tokens
     placed = {}
-    tiers = [("exact", 0)] + ([("normalised", 1)] if placer.fold is not None else []) + (
-        [("fuzzy", 1)] if placer.fuzzy is not None else [])
-    for status, which in tiers:
+    for status, which in placer.tiers:
         waiting = [k for k in range(len(needles)) if k not in placed and needles[k][which]]
         for k in sorted(waiting, key=lambda k: -len(needles[k][which])):
             needle = needles[k][which]
@@ -427,9 +431,7 @@ def _place_overlapping(placer: _Placer, needles: list, placed: dict, ordered: bo
     taken = {(a, b) for a, b, _ in placed.values()}
     waiting = [k for k in range(len(needles)) if k not in placed]
     options = {k: placer.candidates(*needles[k]) for k in waiting}
-    tiers = ["exact"] + (["normalised"] if placer.fold is not None else []) + (
-        ["fuzzy"] if placer.fuzzy is not None else [])
-    for status in tiers:
+    for status, _ in placer.tiers:
         waiting = [k for k in waiting if k not in placed]
         for k in waiting if ordered else sorted(waiting, key=lambda k: -len(needles[k][0])):
             low, high = 0, len(placer.tokens)

@@ -95,13 +95,18 @@ def outcomes(batch: Batch, scheme: str, min_overlap: float = 0.0) -> Tuple[np.nd
     pred_codes: List[int] = []
     nested = bool(batch.overlapping)
     for gold, pred in zip(batch.gold_spans, batch.pred_spans):
-        if gold and pred:
-            g, p = match_sentence(gold, pred, scheme, min_overlap, nested)
-        else:
-            g, p = [MISSED] * len(gold), [MISSED] * len(pred)
+        g, p = _sentence_outcomes(gold, pred, scheme, min_overlap, nested)
         gold_codes += g
         pred_codes += p
     return np.array(gold_codes, dtype=np.int8), np.array(pred_codes, dtype=np.int8)
+
+
+def _sentence_outcomes(gold, pred, scheme: str, min_overlap: float, nested: bool) -> Tuple[list, list]:
+    """The outcome codes of one sentence's gold and predicted spans (every one missed or
+    spurious when the other side has none)."""
+    if gold and pred:
+        return match_sentence(gold, pred, scheme, min_overlap, nested)
+    return [MISSED] * len(gold), [MISSED] * len(pred)
 
 
 def credits(batch: Batch, match: str = "strict", min_overlap: float = 0.0) -> Tuple[np.ndarray, np.ndarray]:
@@ -138,12 +143,8 @@ def match_scores(batch: Batch, min_overlap: float = 0.0, detailed: bool = False,
     for scheme in SCHEMES:
         gold, pred = outcomes(batch, scheme, min_overlap)
         table[scheme] = _table(gold, pred, sum(unplaced.values()), beta)
-        table[scheme]["per_type"] = {}
-    for scheme in SCHEMES:
         by_type = _outcomes_by_type(batch, scheme, min_overlap)
-        for name in batch.types:
-            table[scheme]["per_type"][name] = _table(*by_type[name], unplaced[name], beta)
-    for scheme in SCHEMES:
+        table[scheme]["per_type"] = {name: _table(*by_type[name], unplaced[name], beta) for name in batch.types}
         rows = list(table[scheme]["per_type"].values())
         score = [row["correct"] + 0.5 * row["partial"] for row in rows]
         table[scheme].update(averages(score, [row["actual"] for row in rows], score,
@@ -167,10 +168,7 @@ def _outcomes_by_type(batch: Batch, scheme: str, min_overlap: float) -> Dict[str
         for span in pred:
             by_type.setdefault(span[2], ([], []))[1].append(span)
         for name, (g, p) in by_type.items():
-            if g and p:
-                g, p = match_sentence(g, p, scheme, min_overlap, nested)
-            else:
-                g, p = [MISSED] * len(g), [MISSED] * len(p)
+            g, p = _sentence_outcomes(g, p, scheme, min_overlap, nested)
             gold_codes.setdefault(name, []).extend(g)
             pred_codes.setdefault(name, []).extend(p)
     return {name: (np.array(gold_codes[name], dtype=np.int8), np.array(pred_codes[name], dtype=np.int8))
