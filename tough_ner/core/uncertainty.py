@@ -706,7 +706,8 @@ def _resampling(counts: Sequence[Counts], keys: Sequence[str], n_resamples: int,
     matrix, strata = units(counts, unit)
     blocks = [matrix[:, i * width:(i + 1) * width] for i in range(len(counts))]
     everything = resampled_totals(strata, matrix, n_resamples, seed)  # (R, systems * columns)
-    values = [evaluate(formulas, columns, everything[:, i * width:(i + 1) * width], keys) for i in range(len(counts))]
+    value = evaluator(formulas, columns, keys)  # the formulas' columns looked up once for every system
+    values = [value(everything[:, i * width:(i + 1) * width]) for i in range(len(counts))]
     return strata, [block.sum(axis=0) for block in blocks], blocks, [(keys, values)]
 
 
