@@ -274,33 +274,61 @@ def test_shards_are_cut_into_consecutive_runs_of_about_equal_bytes(sizes, n):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(1, 3), st.lists(st.sampled_from([0, 1, 2, 7, 2 ** 20, 2 ** 31 - 2]),
-                                                      min_size=1, max_size=5)), max_size=12))
-def test_spans_grouped_by_label_and_tokens_as_counted_one_by_one(spans):
-    """The builder's per-batch grouping of mentions: each (label, tokens) once, where it first
-    occurs, with its count; large ids leave room in the key for one token or none, so longer
-    spans are their own groups (then a key may come twice: the counts still add up)."""
+@given(st.lists(st.lists(st.tuples(st.integers(1, 3), st.lists(st.sampled_from([0, 1, 2, 7, 2 ** 20, 2 ** 31 - 2]),
+                                                               min_size=1, max_size=5)), max_size=8), max_size=4),
+       st.booleans())
+def test_mentions_numbered_across_batches_as_counted_one_by_one(batches, weak_hash):
+    """The builder's mention table, batch after batch: each (type, tokens) counted once, in the
+    order first met, with large ids and long spans; with a weak hash (one per type, so every
+    span probes past the others) the matches are still exact."""
     import numpy as np
-    from tough_ner.core.stats import _distinct_spans
+    from tough_ner.core import stats
 
-    ids = np.array([i for _, tokens in spans for i in tokens], dtype=np.int64)
-    lengths = np.array([len(tokens) for _, tokens in spans], dtype=np.int64)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    label = np.zeros(len(ids), dtype=np.int8)
-    label[starts] = [kind for kind, _ in spans]
-    first, count = _distinct_spans(ids, label, starts, ends)
-    assert first.tolist() == sorted(first.tolist())
-    key = [(kind, tuple(tokens)) for kind, tokens in spans]
-    grouped = {}
-    for k, n in zip(first.tolist(), count.tolist()):
-        grouped[key[k]] = grouped.get(key[k], 0) + n
+    vocab = {i: f"w{i}" for batch in batches for _, tokens in batch for i in tokens}  # only read by id
     expected = {}
-    for k in key:
-        expected[k] = expected.get(k, 0) + 1
-    assert grouped == expected and list(grouped) == list(expected)  # the counts, in first-occurrence order
-    if ids.size and ids.max() < 2 ** 10:  # small ids: every span fits its key, each group once
-        assert len(first) == len(expected)
+    for batch in batches:
+        for kind, tokens in batch:
+            key = (" ".join(map(vocab.__getitem__, tokens)), "ABC"[kind - 1])
+            expected[key] = expected.get(key, 0) + 1
+    with pytest.MonkeyPatch.context() as patch:
+        if weak_hash:
+            patch.setattr(stats, "_span_hashes", lambda ids, kinds, starts, lengths: kinds.astype(np.uint64) << 60)
+        numbers = stats._MentionNumbers()
+        for batch in batches:
+            ids = np.array([i for _, tokens in batch for i in tokens], dtype=np.int32)
+            lengths = np.array([len(tokens) for _, tokens in batch], dtype=np.int64)
+            ends = np.cumsum(lengths)
+            kinds = np.array([kind for kind, _ in batch], dtype=np.int32)
+            numbers.add(ids, kinds, ends - lengths, ends, vocab, ["A", "B", "C"])
+        counted = numbers.counts()
+    assert list(counted.items()) == list(expected.items())  # the counts, in first-occurrence order
+
+
+# Tokens around the byte-key limits (8 and 16 bytes, multi-byte characters) and longer ones.
+EDGE_WORDS = ["a", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmnopq", "abcdefghijklmnopqr",
+              "é" * 8, "é" * 9, "x\x00y", "abcdefgh\x00"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(EDGE_WORDS), st.sampled_from(TAGS)), min_size=1, max_size=6),
+                min_size=1, max_size=8), st.sampled_from([8, 60, 2 ** 20]), st.booleans())
+def test_tokens_numbered_by_their_bytes_as_by_their_strings(data, piece_bytes, weak_hash):
+    """A CoNLL file's tokens found by their bytes across pieces (``Table.numbered``) get the
+    ids the strings get, long tokens included; with a weak hash (by length only) too."""
+    import tempfile
+
+    import numpy as np
+    from tough_ner.core import corpus
+
+    tokens, tags = split(data)
+    with tempfile.TemporaryDirectory() as folder, pytest.MonkeyPatch.context() as patch:
+        path = Path(folder, "train.conll")
+        path.write_text(conll_text(tokens, tags), encoding="utf-8")
+        if weak_hash:
+            patch.setattr(corpus, "_byte_key", lambda low, high, length: length.astype(np.uint64) << 59)
+        built = TrainStats.from_conll(path, piece_bytes=piece_bytes)
+    expected = TrainStats.from_lists(tokens, tags)
+    assert built == expected and built.to_bytes() == expected.to_bytes(shareable=True)
 
 
 def test_second_round_on_a_worker_without_the_shard_text_reads_it_again(tmp_path):

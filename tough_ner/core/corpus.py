@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from itertools import chain, count
+from itertools import chain, count, repeat
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
@@ -359,18 +359,12 @@ class Table:
 
         if not len(self):
             return [], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        field = self._first + c
-        begin = self._field_starts[field]
-        length = self._field_ends[field] - begin
-        words = self._words
+        begin, length = self._field(c)
         long = np.flatnonzero(length > 16)
         if 8 * len(long) > len(length):  # over one value in eight is long: a string per line costs less
             return from_strings()
-        low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
-        high = np.zeros(len(begin), dtype=np.uint64)
-        over = np.flatnonzero(length > 8)  # the second word only where there is one (few tags, some tokens)
-        high[over] = words[begin[over] + 8] & _LOW_BYTES[np.minimum(length[over] - 8, 8)]
-        key = low * _MIX[0] ^ high * _MIX[1] ^ length.astype(np.uint64) * _MIX[2]
+        low, high, over = self._byte_words(begin, length)
+        key = _byte_key(low, high, length)
         if len(long):
             long_values = ([strings[i] for i in long.tolist()] if strings is not None
                            else self._decoded(begin[long], begin[long] + length[long]))
@@ -385,6 +379,40 @@ class Table:
             if same:
                 return self._decoded(begin[first], begin[first] + length[first]), inverse, first
         return from_strings()
+
+    def numbered(self, c: int, numbering: "Numbering") -> np.ndarray:
+        """Column ``c``'s values as their numbers in ``numbering`` (``int32``), values new to it
+        numbered on in first-occurrence order.  A value it knows by its bytes (at most 15) is
+        found by them, with no string made; the others (new, or longer) go through strings."""
+        if not len(self):
+            return np.zeros(0, dtype=np.int32)
+        begin, length = self._field(c)
+        low, high, _ = self._byte_words(begin, length)
+        key = _byte_key(low, high, length)
+        # the second word's top byte (zero up to 15 bytes) holds the length: two words, the value
+        tagged = np.where(length <= Numbering.LONGEST, high | length.astype(np.uint64) << np.uint64(56),
+                          np.uint64(0))
+        numbers = numbering.find(low, tagged, key)
+        rest = np.flatnonzero(numbers < 0)
+        if len(rest):
+            numbers[rest] = numbering.add(self._decoded(begin[rest], begin[rest] + length[rest]), low[rest],
+                                          tagged[rest], key[rest])
+        return numbers
+
+    def _field(self, c: int) -> Tuple[np.ndarray, np.ndarray]:
+        """Where column ``c``'s value starts on each token line, and its length in bytes."""
+        begin = self._field_starts[self._first + c]
+        return begin, self._field_ends[self._first + c] - begin
+
+    def _byte_words(self, begin: np.ndarray, length: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The first 8 bytes of each value and the next 8 (zero bytes past its end: both words
+        and the length are a value of at most 16 bytes exactly), and the values over 8 bytes."""
+        words = self._words
+        low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
+        high = np.zeros(len(begin), dtype=np.uint64)
+        over = np.flatnonzero(length > 8)  # the second word only where there is one (few tags, some tokens)
+        high[over] = words[begin[over] + 8] & _LOW_BYTES[np.minimum(length[over] - 8, 8)]
+        return low, high, over
 
     def _decoded(self, starts: np.ndarray, ends: np.ndarray) -> List[str]:
         """The fields of bytes ``[starts[k], ends[k])`` as strings: their bytes joined by
@@ -440,6 +468,125 @@ def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarra
 _DOCSTART = np.frombuffer(b"-DOCSTART-", dtype=np.uint8)
 _LOW_BYTES = np.array([(1 << 8 * n) - 1 for n in range(9)], dtype=np.uint64)  # the n low bytes of a word
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)  # odd multipliers
+
+
+def _byte_key(low: np.ndarray, high: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """A value's two words and length (``Table._byte_words``) mixed into one 64-bit hash."""
+    return low * _MIX[0] ^ high * _MIX[1] ^ length.astype(np.uint64) * _MIX[2]
+
+
+class Slots:
+    """Numbers found by 64-bit hashes: an open-addressing table (linear probing, at most 5/8
+    full) holding each number at the slot its hash's top bits name, or the next free one.  It
+    only narrows: the caller confirms a number found (``find``'s ``same``), so a hash shared by
+    two entries never mistakes one for the other."""
+
+    def __init__(self):
+        self.bits, self.n = 10, 0
+        self.table = np.full(1 << self.bits, -1, dtype=np.int32)
+
+    def find(self, hashes: np.ndarray, same) -> np.ndarray:
+        """The number of each hash's entry, -1 where none: ``same(positions, numbers)`` tells
+        which of the numbers met at ``hashes[positions]`` are the entries sought."""
+        found = np.full(len(hashes), -1, dtype=np.int32)
+        todo = np.arange(len(hashes)) if self.n else np.zeros(0, dtype=np.int64)
+        slot = hashes >> np.uint64(64 - self.bits)
+        mask = np.uint64(len(self.table) - 1)
+        while len(todo):  # each round: the entries met at the slots still probed
+            met = self.table[slot]
+            taken = np.flatnonzero(met >= 0)
+            todo, slot, met = todo[taken], slot[taken], met[taken]  # an empty slot ends the search
+            hit = same(todo, met)
+            found[todo[hit]] = met[hit]
+            todo, slot = todo[~hit], (slot[~hit] + np.uint64(1)) & mask
+        return found
+
+    def add(self, hashes: np.ndarray, numbers: np.ndarray, every) -> None:
+        """Enter new entries (distinct, none entered before); ``every()``: the hashes and numbers
+        of all entries, new ones included, for a table grown past 5/8 full."""
+        self.n += len(numbers)
+        if 8 * self.n > 5 * len(self.table):
+            while 8 * self.n > 5 << self.bits:
+                self.bits += 1
+            self.table = np.full(1 << self.bits, -1, dtype=np.int32)
+            hashes, numbers = every()
+        slot = hashes >> np.uint64(64 - self.bits)
+        mask = np.uint64(len(self.table) - 1)
+        numbers = numbers.astype(np.int32)
+        while len(numbers):  # each round: each free slot taken by the first entry probing it
+            free = np.flatnonzero(self.table[slot] < 0)
+            _, first = np.unique(slot[free], return_index=True)
+            placed = free[first]
+            self.table[slot[placed]] = numbers[placed]
+            left = np.ones(len(numbers), dtype=bool)
+            left[placed] = False
+            numbers, slot = numbers[left], (slot[left] + np.uint64(1)) & mask
+
+
+class Numbering:
+    """Values (strings) numbered in first-occurrence order across the pieces of one text, as a
+    build's vocabulary is: ``index`` maps each to its number, ``values`` lists them.  A value of
+    at most ``LONGEST`` UTF-8 bytes read by ``Table.numbered`` is also kept by its bytes (two
+    words per number, the length in the second's top byte; zero: not kept), found through
+    ``Slots``, so a piece's known values need no string, no dict lookup and no grouping."""
+
+    LONGEST = 15
+
+    def __init__(self):
+        self.index: dict = {}
+        self.values: List[str] = []
+        self.slots = Slots()
+        self.low, self.tagged = _Growing(np.uint64, 1.25), _Growing(np.uint64, 1.25)
+
+    def number(self, values: list) -> np.ndarray:
+        """The numbers of ``values`` (strings, in text order), new ones numbered on (kept by
+        their strings alone).  Most values are known: a plain lookup, in C."""
+        index, before = self.index, len(self.index)
+        numbers = np.fromiter(map(index.get, values, repeat(-1)), dtype=np.int32, count=len(values))
+        new = np.flatnonzero(numbers < 0).tolist()
+        if new:  # in text order: a new value's number is the index's size when first met
+            numbers[new] = list(map(index.setdefault, map(values.__getitem__, new), iter(index.__len__, -1)))
+            self.values.extend(map(values.__getitem__, _first_of_new(numbers, before).tolist()))
+        return numbers
+
+    def find(self, low: np.ndarray, tagged: np.ndarray, key: np.ndarray) -> np.ndarray:
+        """The numbers of the values of these words (``Table.numbered``), -1 where not kept."""
+        kept_low, kept_tagged = self.low.data, self.tagged.data
+        return self.slots.find(key, lambda at, numbers: (kept_tagged[numbers] == tagged[at])
+                               & (kept_low[numbers] == low[at]))
+
+    def add(self, values: List[str], low: np.ndarray, tagged: np.ndarray, key: np.ndarray) -> np.ndarray:
+        """The numbers of ``values`` (in text order, with their words as ``find`` takes them),
+        new ones numbered on; a new value with words (``tagged`` not 0) is kept by them."""
+        index, before = self.index, len(self.index)
+        numbers = np.fromiter(map(index.setdefault, values, iter(index.__len__, -1)), dtype=np.int32,
+                              count=len(values))
+        if len(index) == before:
+            return numbers
+        first = _first_of_new(numbers, before)
+        self.values.extend(map(values.__getitem__, first.tolist()))
+        for kept, words in ((self.low, low), (self.tagged, tagged)):
+            kept.add(np.zeros(before - len(kept), dtype=np.uint64))  # numbers given by strings alone: not kept
+            kept.add(words[first])
+        by_bytes = first[tagged[first] > 0]
+        self.slots.add(key[by_bytes], numbers[by_bytes], self._every)
+        return numbers
+
+    def _every(self) -> Tuple[np.ndarray, np.ndarray]:
+        numbers = np.flatnonzero(self.tagged.data[:len(self.tagged)])
+        tagged = self.tagged.data[numbers]
+        length = tagged >> np.uint64(56)
+        return _byte_key(self.low.data[numbers], tagged ^ length << np.uint64(56), length), numbers
+
+    def release_bytes(self) -> None:
+        """Forget the values' bytes (the text is read), keeping ``index`` and ``values``."""
+        self.slots, self.low, self.tagged = Slots(), _Growing(np.uint64, 1.25), _Growing(np.uint64, 1.25)
+
+
+def _first_of_new(numbers: np.ndarray, before: int) -> np.ndarray:
+    """Where each number from ``before`` on first occurs: new numbers are given in increasing
+    order, each where the running maximum first reaches it."""
+    return np.flatnonzero(numbers > np.maximum.accumulate(np.concatenate(([before - 1], numbers[:-1]))))
 
 
 def _groups(key: np.ndarray, digits: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -700,15 +847,15 @@ class _Growing:
     """An integer array added to piece after piece, grown in place (``ndarray.resize``: a large
     block is moved by the system, not copied), so no piece's copy is left behind in the heap."""
 
-    def __init__(self, dtype=np.int64):
-        self.data, self.n = np.zeros(0, dtype=dtype), 0
+    def __init__(self, dtype=np.int64, growth: float = 2.0):
+        self.data, self.n, self.growth = np.zeros(0, dtype=dtype), 0, growth
 
     def __len__(self) -> int:
         return self.n
 
     def add(self, values: np.ndarray) -> None:
         if self.n + len(values) > len(self.data):
-            self.data.resize(max(2 * len(self.data), self.n + len(values), 1024), refcheck=False)
+            self.data.resize(max(int(self.growth * len(self.data)), self.n + len(values), 1024), refcheck=False)
         self.data[self.n:self.n + len(values)] = values
         self.n += len(values)
 

@@ -32,8 +32,8 @@ import numpy as np
 
 from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import _span_texts, span_positions
-from .corpus import (PIECE_BYTES, STDIN, Corpus, decode_tag_ids, decode_text, parse_conll, read_pieces,
-                     factorize, scan, source_name, tag_names)
+from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Slots, decode_tag_ids, decode_text, parse_conll,
+                     read_pieces, factorize, scan, source_name, tag_names, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 
 FORMAT = "tough-ner-train-stats"
@@ -164,8 +164,8 @@ class TrainStats:
                     if not len(table) and table.ragged is None:
                         continue
                     width = table.width
-                    token_codes, tag_codes = table.columns([0, width - 1], codes=True)  # tags checked, by file line
-                    builder.add(token_codes, tag_codes, table.starts, builder.n_sentences)
+                    (tag_codes,) = table.columns([width - 1], tags_from=0, codes=True)  # checked, by file line
+                    builder.add(table.numbered(0, builder.vocabulary), tag_codes, table.starts, builder.n_sentences)
         return builder.stats()
 
     @classmethod
@@ -888,7 +888,8 @@ class _Builder:
     def __init__(self, keep_text: bool = True, decoding: Tuple[str, str, str] = DEFAULT_DECODING):
         self.keep_text = keep_text
         self.decoding = decoding  # (scheme, mode, repair), checked
-        self.index: dict = {}  # token -> id (its rank in first-occurrence order)
+        self.vocabulary = Numbering()  # token -> id (its rank in first-occurrence order)
+        self.index = self.vocabulary.index
         self.n_tokens = 0
         self.n_sentences = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
@@ -897,7 +898,7 @@ class _Builder:
         self.label_ids: List[np.ndarray] = []  # each token's label column; counted in stats() (or every few M)
         self.starts: List[np.ndarray] = [np.zeros(1, dtype=np.int64)]
         if not keep_text:
-            self.mentions: Dict[Tuple[str, str], int] = {}  # first-seen order
+            self.mentions = _MentionNumbers()
             self.type_names: List[str] = []  # by type id - 1
             self.tally = _LabelTally()  # label counts added so far, types numbered as met
             self.pending = 0  # tokens in self.token_ids not added to self.tally yet
@@ -927,22 +928,18 @@ class _Builder:
 
     def add(self, tokens, tags, starts: np.ndarray, first: int = 0) -> None:
         """Add sentences given flat: sentence ``s`` is ``[starts[s], starts[s + 1])``; errors
-        number the sentences from ``first``.  ``tokens`` and ``tags``: each a list, or codes
-        ``(distinct values in first-occurrence order, ids)`` when the reader has them (only
-        values that occur).  Vocabulary and tag ids by dict calls in C, spans by numpy
-        (decoded as ``schemes.decode`` does; tests compare them)."""
-        values, local_ids = tokens if isinstance(tokens, tuple) else (tokens, None)
-        n = len(values) if local_ids is None else len(local_ids)
-        # A token's id is its rank in first-occurrence order, i.e. the index's size when the
-        # token is first met.  Most values are known (a plain lookup, in C); the new ones, in
-        # order, get the next ids.
-        index = self.index
-        token_ids = np.fromiter(map(index.get, values, repeat(-1)), dtype=np.int32, count=len(values))
-        new = np.flatnonzero(token_ids < 0).tolist()
-        if new:
-            token_ids[new] = list(map(index.setdefault, map(values.__getitem__, new), iter(index.__len__, -1)))
-        if local_ids is not None:
-            token_ids = token_ids[local_ids]
+        number the sentences from ``first``.  ``tokens``: a list, codes ``(distinct values in
+        first-occurrence order, ids)``, or the tokens' ids in ``self.vocabulary`` already
+        (``Table.numbered``); ``tags``: a list or codes.  Vocabulary and tag ids by dict calls
+        in C, spans by numpy (decoded as ``schemes.decode`` does; tests compare them)."""
+        if isinstance(tokens, np.ndarray):
+            token_ids = tokens
+        else:
+            values, local_ids = tokens if isinstance(tokens, tuple) else (tokens, None)
+            token_ids = self.vocabulary.number(values)
+            if local_ids is not None:
+                token_ids = token_ids[local_ids]
+        n = len(token_ids)
         if isinstance(tags, tuple):
             distinct, tag_ids = tags
         else:
@@ -963,7 +960,7 @@ class _Builder:
         span_starts, span_ends = decode_flat(prefix, label, starts, *self.decoding, first_sentence=first)
         self.n_sentences += len(starts) - 1
         if not self.keep_text:
-            self._add_bounded(values, local_ids, token_ids, label, starts, span_starts, span_ends)
+            self._add_bounded(token_ids, label, starts, span_starts, span_ends)
             self.n_tokens += n
             return
         self.spans.append((span_starts + self.n_tokens, span_ends + self.n_tokens, label[span_starts]))
@@ -972,17 +969,13 @@ class _Builder:
         self.starts.append(starts[1:] + self.n_tokens)
         self.n_tokens += n
 
-    def _add_bounded(self, values, local_ids, token_ids, label, starts, span_starts, span_ends) -> None:
+    def _add_bounded(self, token_ids, label, starts, span_starts, span_ends) -> None:
         """``add`` without keeping the text: the batch's mentions counted now, its tokens
         written to the spill, its labels counted with the next few million tokens'."""
         for entity_type in list(self.types)[len(self.type_names):]:
             self.type_names.append(entity_type)
-        # A batch names the same entities again and again: a text is made per distinct span only.
-        first, counts = _distinct_spans(token_ids if local_ids is None else local_ids, label, span_starts,
-                                        span_ends)
-        texts = _span_texts(values, local_ids, span_starts[first], span_ends[first])
-        types = np.array(self.type_names, dtype=object)[label[span_starts[first]].astype(np.int64) - 1].tolist()
-        _add_counts(self.mentions, list(zip(texts, types)), counts.tolist())
+        self.mentions.add(token_ids, label[span_starts].astype(np.int32), span_starts, span_ends,
+                          self.vocabulary.values, self.type_names)
         self.spill.add(token_ids, starts)
         self.token_ids.append(token_ids)
         self.label_ids.append(label)
@@ -999,9 +992,10 @@ class _Builder:
 
     def _bounded_stats(self, labels: List[str], order: List[int]) -> "TrainStats":
         self._count_pending()
-        vocab = list(self.index)
+        self.vocabulary.release_bytes()
+        vocab = self.vocabulary.values
         counts = self.tally.result(len(vocab), np.argsort(order))
-        mentions = self.mentions  # the builder's own: it is done with them
+        mentions, self.mentions = self.mentions.counts(), None
         texts = list(dict.fromkeys(text for text, _ in mentions))
         occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
         if not self.keep_spill:
@@ -1025,39 +1019,113 @@ class _Builder:
                       len(self.index))
         column = np.argsort(order)  # a type id's column in labels
         spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
-        stats = TrainStats(list(self.index), labels, tally.result(len(self.index), column),
+        stats = TrainStats(self.vocabulary.values, labels, tally.result(len(self.index), column),
                            MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts),
                            decoding=self.decoding)
         stats.token_index = self.index
         return stats
 
 
-def _distinct_spans(ids: np.ndarray, label: np.ndarray, starts: np.ndarray,
-                    ends: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
-    """The spans ``[starts[k], ends[k])`` grouped by their label and token ids (>= 0): where
-    each group first occurs (increasing) and its size.  A span is keyed exactly by one integer,
-    its label and each token id + 1 as digits (0 past its end), as long as the key fits in 62
-    bits; a span too long for that is a group of its own (the caller adds up equal texts)."""
-    lengths = ends - starts
-    if not len(lengths):
-        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    kinds = label[starts].astype(np.int64)
-    base = max(int(ids.max(initial=0)) + 2, int(kinds.max()) + 1)
-    width = 62 // base.bit_length() - 1  # token digits a key holds beside its label's: base ** (width + 1) < 2 ** 62
-    short = np.flatnonzero(lengths <= width)
-    widest = int(lengths[short].max(initial=0))
-    key = kinds[short]
-    for j in range(widest):
-        inside = lengths[short] > j
-        digit = np.zeros(len(short), dtype=np.int64)
-        digit[inside] = ids[starts[short[inside]] + j] + 1
-        key = key * base + digit
-    _, first, count = np.unique(key, return_index=True, return_counts=True)
-    longer = np.flatnonzero(lengths > width)
-    first = np.concatenate([short[first], longer])
-    count = np.concatenate([count, np.ones(len(longer), dtype=np.int64)])
-    order = np.argsort(first)
-    return first[order], count[order]
+class _MentionNumbers:
+    """The training mentions met so far, each kept once as its type id and token ids, numbered
+    as first met and counted (``add``), found through ``Slots`` by a hash of their ids: a
+    batch's spans are matched to the kept ones by numpy, and a text is made only for a mention
+    first met.  ``counts()`` gives ``{(text, type): count}`` in first-seen order (two mentions
+    whose ids differ but whose texts join alike, tokens holding spaces, add up there)."""
+
+    def __init__(self):
+        self.slots = Slots()
+        self.kinds, self.lengths = _Growing(np.int32, 1.25), _Growing(np.int32, 1.25)
+        self.starts, self.ids = _Growing(np.int64, 1.25), _Growing(np.int32, 1.25)  # ids[starts[k]:][:lengths[k]]
+        self.counted = _Growing(np.int64, 1.25)
+        self.keys: List[Tuple[str, str]] = []  # (text, type) by number
+
+    def add(self, token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray,
+            vocab: List[str], type_names: List[str]) -> None:
+        """Count the spans ``[starts[k], ends[k])`` of ``token_ids`` typed ``kinds[k]`` (type ids
+        from 1, named ``type_names[id - 1]``; ``vocab``: the tokens by id)."""
+        lengths = (ends - starts).astype(np.int32)
+        hashes = _span_hashes(token_ids, kinds, starts, lengths)
+
+        def same(at, numbers):  # span at[i] is mention numbers[i]: type, length and every id
+            equal = (self.kinds.data[numbers] == kinds[at]) & (self.lengths.data[numbers] == lengths[at])
+            where = np.flatnonzero(equal)
+            kept, given, length = self.starts.data[numbers[where]], starts[at[where]], lengths[at[where]]
+            for j in range(int(length.max(initial=0))):
+                inside = np.flatnonzero(length > j)
+                where[inside[self.ids.data[kept[inside] + j] != token_ids[given[inside] + j]]] = -1
+            equal[:] = False
+            equal[where[where >= 0]] = True
+            return equal
+
+        numbers = self.slots.find(hashes, same)
+        new = np.flatnonzero(numbers < 0)
+        if len(new):  # grouped exactly by type and ids (padded with -1), numbered in the order first met
+            rows = np.full((len(new), int(lengths[new].max()) + 1), -1, dtype=np.int64)
+            rows[:, 0] = kinds[new]
+            lengths_new = lengths[new]
+            within = np.arange(int(lengths_new.sum())) - np.repeat(np.cumsum(lengths_new) - lengths_new, lengths_new)
+            rows[np.repeat(np.arange(len(new)), lengths_new), within + 1] = \
+                token_ids[span_positions(starts[new], starts[new] + lengths_new)]
+            _, lead, group = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+            order = np.argsort(lead)
+            rank = np.empty(len(order), dtype=np.int64)
+            rank[order] = np.arange(len(order))
+            lead = new[lead[order]]
+            numbers[new] = len(self.keys) + rank[group.reshape(-1)]
+            self._keep(token_ids, kinds, starts, lengths, lead, vocab, type_names)
+            self.slots.add(hashes[lead], np.arange(len(self.keys) - len(lead), len(self.keys)), self._every)
+        found = np.bincount(numbers, minlength=len(self.keys))
+        self.counted.add(np.zeros(len(self.keys) - len(self.counted), dtype=np.int64))
+        self.counted.data[:len(found)] += found
+
+    def _keep(self, token_ids, kinds, starts, lengths, spans, vocab, type_names) -> None:
+        """Keep the spans ``spans`` as the next mentions, with their texts."""
+        self.kinds.add(kinds[spans])
+        self.lengths.add(lengths[spans])
+        self.starts.add(len(self.ids) + np.cumsum(lengths[spans]) - lengths[spans])
+        self.ids.add(token_ids[span_positions(starts[spans], starts[spans] + lengths[spans])])
+        texts = _span_texts(vocab, token_ids, starts[spans], starts[spans] + lengths[spans])
+        self.keys.extend(zip(texts, np.array(type_names, dtype=object)[kinds[spans] - 1].tolist()))
+
+    def _every(self) -> Tuple[np.ndarray, np.ndarray]:
+        n = len(self.keys)
+        return _span_hashes(self.ids.data, self.kinds.data[:n], self.starts.data[:n], self.lengths.data[:n]), \
+            np.arange(n)
+
+    def counts(self) -> Dict[Tuple[str, str], int]:
+        """``{(text, type): count}`` of every mention, in the order first met."""
+        mentions: Dict[Tuple[str, str], int] = {}
+        _add_counts(mentions, self.keys, self.counted.data[:len(self.keys)].tolist())
+        return mentions
+
+
+def _span_hashes(token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each span's type, length and token ids (``token_ids[starts[k]:]`` for
+    ``lengths[k]`` ids), the same for the same span wherever it lies."""
+    if not len(starts):
+        return np.zeros(0, dtype=np.uint64)
+    weights = _place_weights(int(lengths.max()) + 1)  # by place in the span, the type's first
+    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    with np.errstate(over="ignore"):
+        terms = (token_ids[span_positions(starts, starts + lengths)].astype(np.uint64) + np.uint64(1)) \
+            * weights[within + 1]
+        summed = np.add.reduceat(terms, np.cumsum(lengths) - lengths) if len(terms) else terms
+        mixed = summed + kinds.astype(np.uint64) * weights[0] + lengths.astype(np.uint64) * _MIX_LENGTH
+        mixed ^= mixed >> np.uint64(29)
+        return mixed * np.uint64(0xBF58476D1CE4E5B9)
+
+
+_MIX_LENGTH = np.uint64(0x94D049BB133111EB)
+
+
+def _place_weights(n: int) -> np.ndarray:
+    """Odd 64-bit multipliers of places 0 .. n - 1 (SplitMix64 of each place: the same place
+    the same weight, whatever ``n``)."""
+    mixed = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    mixed = (mixed ^ (mixed >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    mixed = (mixed ^ (mixed >> np.uint64(27))) * _MIX_LENGTH
+    return (mixed ^ (mixed >> np.uint64(31))) | np.uint64(1)
 
 
 class _Spill:
