@@ -9,6 +9,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import tough_ner
 from tough_ner import Batch, TrainStats, hardeval, tmr
@@ -16,7 +17,7 @@ from tough_ner.buckets import ATTRIBUTES, bucket_f1
 from tough_ner.cli import main
 from tough_ner.corpus import Corpus, write_conll
 from tough_ner.demo import NRB, SYSTEMS, TEST, TRAIN, WTS, load_demo, load_demo_nrb
-from tough_ner.formatting import format_value
+from tough_ner.formatting import format_value, json_pieces, to_json
 from tough_ner.html import render
 from tough_ner.nrb import score_sets
 from tough_ner.report import SUMMARY_ROWS, format_text, run
@@ -36,6 +37,35 @@ def demo_report(tmp_path_factory):
     folder = tmp_path_factory.mktemp("report")
     assert main(["report", "--out-dir", str(folder), "--quiet"]) == 0
     return folder, json.loads((folder / "report.json").read_text())
+
+
+def test_the_report_json_is_the_standard_encoders_text(demo_report):
+    """The JSON is written as it is made (no copy of the results, no text held whole); its
+    text is what the standard library's indented encoder writes for the same values."""
+    folder, report = demo_report
+    assert (folder / "report.json").read_text(encoding="utf-8") == \
+        json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+LEAVES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=8))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.recursive(LEAVES, lambda inner: st.one_of(st.lists(inner, max_size=4), st.tuples(inner, inner),
+                                                    st.dictionaries(st.text(max_size=6), inner, max_size=4)),
+                    max_leaves=30))
+def test_json_pieces_join_to_the_standard_encoders_text(value):
+    """A differential test against ``json.dumps``: the pieces joined are its indented text of
+    the value with NaN as null and infinities as "inf" / "-inf", at any depth, in tuples too."""
+    def ready(item):
+        if isinstance(item, float) and (math.isnan(item) or math.isinf(item)):
+            return None if math.isnan(item) else "inf" if item > 0 else "-inf"
+        if isinstance(item, dict):
+            return {k: ready(v) for k, v in item.items()}
+        return [ready(v) for v in item] if isinstance(item, (list, tuple)) else item
+
+    expected = json.dumps(ready(value), indent=2, ensure_ascii=False, allow_nan=False)
+    assert to_json(value) == "".join(json_pieces(value)) == expected
 
 
 def test_demo_json_has_every_section_and_the_python_api_numbers(demo_report):
