@@ -331,21 +331,29 @@ def test_tokens_numbered_by_their_bytes_as_by_their_strings(data, piece_bytes, w
     assert built == expected and built.to_bytes() == expected.to_bytes(shareable=True)
 
 
-def test_second_round_on_a_worker_without_the_shard_text_reads_it_again(tmp_path):
-    """A worker that does not hold a run's text (it moved, or the first one is gone) counts
-    the other runs' mention texts in the run's shards read again: the same counts."""
-    from tough_ner.core.stats import _KEPT, _Sealed, _run_occurrences, _run_statistics
+def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path):
+    """The second round counts a run's own mention texts in the text the first round kept (and
+    keeps it), the third the other runs' texts (and lets it go); a worker that does not hold
+    the run's text (it moved, or the first one is gone) reads the run's shards again: the
+    same counts."""
+    import pickle
+
+    from tough_ner.core.stats import _KEPT, _Sealed, _run_occurrences, _run_own_occurrences, _run_statistics
 
     run = [str(tmp_path / "shard0.conll"), str(tmp_path / "shard1.conll")]
     Path(run[0]).write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\n", encoding="utf-8")
     Path(run[1]).write_text("new O\nyork O\n\n", encoding="utf-8")
-    texts, lowered = ["New York", "York New", "is big", "New", "zzz New"], ["new york", "york new", "is big"]
-    _, key, _ = _run_statistics(run)
-    kept = _run_occurrences(run, key, _Sealed((texts, lowered)))
-    assert key not in _KEPT
-    again = _run_occurrences(run, key, _Sealed((texts, lowered)))  # the key is gone: read again
-    assert kept == again == ({"New York": 1, "York New": 0, "is big": 1, "New": 1, "zzz New": 0},
-                             {"new york": 2, "york new": 0, "is big": 1})
+    texts, lowered = ["York New", "is big", "New", "zzz New"], ["york new", "is big"]
+    part = _run_statistics(run)
+    assert pickle.loads(part[0]).mentions == {("New York", "LOC"): 1}
+    own = pickle.loads(_run_own_occurrences(part, run))
+    assert part[1] in _KEPT  # for the third round
+    kept = pickle.loads(_run_occurrences(run, part[1], _Sealed((texts, lowered))))
+    assert part[1] not in _KEPT
+    own_again = pickle.loads(_run_own_occurrences(part, run))  # the key is gone: read again
+    again = pickle.loads(_run_occurrences(run, part[1], _Sealed((texts, lowered))))
+    assert own == own_again == ({"New York": 1}, {"new york": 2})
+    assert kept == again == ({"York New": 0, "is big": 1, "New": 1, "zzz New": 0}, {"york new": 0, "is big": 1})
 
 
 def test_cli_builds_shards_on_a_dask_cluster(tmp_path, capsys, conll_stats):

@@ -394,9 +394,17 @@ class Table:
                           np.uint64(0))
         numbers = numbering.find(low, tagged, key)
         rest = np.flatnonzero(numbers < 0)
-        if len(rest):
-            numbers[rest] = numbering.add(self._decoded(begin[rest], begin[rest] + length[rest]), low[rest],
-                                          tagged[rest], key[rest])
+        if len(rest):  # new values recur in their piece: a string for the first line of each (by its words)
+            _, first, group = np.unique(key[rest], return_index=True, return_inverse=True)
+            lead = first[group.reshape(-1)]
+            alone = np.flatnonzero((tagged[rest] == 0) | (tagged[rest[lead]] != tagged[rest])
+                                   | (low[rest[lead]] != low[rest]))  # long, or another value of that hash
+            lead[alone] = alone
+            reads = rest[lead == np.arange(len(rest))]  # in text order
+            read = np.zeros(len(self), dtype=np.int64)
+            read[reads] = np.arange(len(reads))
+            numbers[rest] = numbering.add(self._decoded(begin[reads], begin[reads] + length[reads]), low[reads],
+                                          tagged[reads], key[reads])[read[rest[lead]]]
         return numbers
 
     def _field(self, c: int) -> Tuple[np.ndarray, np.ndarray]:
@@ -476,7 +484,7 @@ def _byte_key(low: np.ndarray, high: np.ndarray, length: np.ndarray) -> np.ndarr
 
 
 class Slots:
-    """Numbers found by 64-bit hashes: an open-addressing table (linear probing, at most 5/8
+    """Numbers found by 64-bit hashes: an open-addressing table (linear probing, at most half
     full) holding each number at the slot its hash's top bits name, or the next free one.  It
     only narrows: the caller confirms a number found (``find``'s ``same``), so a hash shared by
     two entries never mistakes one for the other."""
@@ -503,23 +511,21 @@ class Slots:
 
     def add(self, hashes: np.ndarray, numbers: np.ndarray, every) -> None:
         """Enter new entries (distinct, none entered before); ``every()``: the hashes and numbers
-        of all entries, new ones included, for a table grown past 5/8 full."""
+        of all entries, new ones included, for a table grown past half full."""
         self.n += len(numbers)
-        if 8 * self.n > 5 * len(self.table):
-            while 8 * self.n > 5 << self.bits:
+        if 2 * self.n > len(self.table):
+            while 2 * self.n > 1 << self.bits:
                 self.bits += 1
             self.table = np.full(1 << self.bits, -1, dtype=np.int32)
             hashes, numbers = every()
         slot = hashes >> np.uint64(64 - self.bits)
         mask = np.uint64(len(self.table) - 1)
         numbers = numbers.astype(np.int32)
-        while len(numbers):  # each round: each free slot taken by the first entry probing it
+        while len(numbers):  # each round: each free slot taken by one of the entries probing it
             free = np.flatnonzero(self.table[slot] < 0)
-            _, first = np.unique(slot[free], return_index=True)
-            placed = free[first]
-            self.table[slot[placed]] = numbers[placed]
+            self.table[slot[free]] = numbers[free]  # of entries probing one slot, one is written last
             left = np.ones(len(numbers), dtype=bool)
-            left[placed] = False
+            left[free[self.table[slot[free]] == numbers[free]]] = False
             numbers, slot = numbers[left], (slot[left] + np.uint64(1)) & mask
 
 

@@ -903,7 +903,7 @@ class _Builder:
             self.tally = _LabelTally()  # label counts added so far, types numbered as met
             self.pending = 0  # tokens in self.token_ids not added to self.tally yet
             self.spill = _Spill()
-            self.keep_spill = False  # build_distributed's second round reads the spill again
+            self.keep_spill = False  # build_distributed: the occurrences are counted later, in the kept spill
 
     def add_sentences(self, tokens, tags, first: int = 0) -> None:
         """Add sentences given as token lists and tag lists, checked (errors number the
@@ -996,9 +996,11 @@ class _Builder:
         vocab = self.vocabulary.values
         counts = self.tally.result(len(vocab), np.argsort(order))
         mentions, self.mentions = self.mentions.counts(), None
-        texts = list(dict.fromkeys(text for text, _ in mentions))
-        occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
-        if not self.keep_spill:
+        if self.keep_spill:  # counted by the caller (each table empty here)
+            occurrences, lowered = {}, {}
+        else:
+            texts = list(dict.fromkeys(text for text, _ in mentions))
+            occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
             self.spill.close()
         stats = TrainStats(vocab, labels, counts, mentions, n_sentences=self.n_sentences,
                            mention_occurrences=occurrences, lower_occurrences=lowered, decoding=self.decoding)
@@ -1037,7 +1039,9 @@ class _MentionNumbers:
         self.slots = Slots()
         self.kinds, self.lengths = _Growing(np.int32, 1.25), _Growing(np.int32, 1.25)
         self.starts, self.ids = _Growing(np.int64, 1.25), _Growing(np.int32, 1.25)  # ids[starts[k]:][:lengths[k]]
-        self.counted = _Growing(np.int64, 1.25)
+        self.counted = np.zeros(0, dtype=np.int64)  # by number, up to the numbers pending
+        self.pending: List[np.ndarray] = []  # the numbers of the spans met since, counted a million at a time
+        self.n_pending = 0
         self.keys: List[Tuple[str, str]] = []  # (text, type) by number
 
     def add(self, token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, ends: np.ndarray,
@@ -1075,9 +1079,16 @@ class _MentionNumbers:
             numbers[new] = len(self.keys) + rank[group.reshape(-1)]
             self._keep(token_ids, kinds, starts, lengths, lead, vocab, type_names)
             self.slots.add(hashes[lead], np.arange(len(self.keys) - len(lead), len(self.keys)), self._every)
-        found = np.bincount(numbers, minlength=len(self.keys))
-        self.counted.add(np.zeros(len(self.keys) - len(self.counted), dtype=np.int64))
-        self.counted.data[:len(found)] += found
+        self.pending.append(numbers)
+        self.n_pending += len(numbers)
+        if self.n_pending >= 2 ** 20:
+            self._count_pending()
+
+    def _count_pending(self) -> None:
+        found = np.bincount(np.concatenate(self.pending), minlength=len(self.keys)) if self.pending else \
+            np.zeros(len(self.keys), dtype=np.int64)
+        found[:len(self.counted)] += self.counted
+        self.counted, self.pending, self.n_pending = found, [], 0
 
     def _keep(self, token_ids, kinds, starts, lengths, spans, vocab, type_names) -> None:
         """Keep the spans ``spans`` as the next mentions, with their texts."""
@@ -1095,8 +1106,9 @@ class _MentionNumbers:
 
     def counts(self) -> Dict[Tuple[str, str], int]:
         """``{(text, type): count}`` of every mention, in the order first met."""
+        self._count_pending()
         mentions: Dict[Tuple[str, str], int] = {}
-        _add_counts(mentions, self.keys, self.counted.data[:len(self.keys)].tolist())
+        _add_counts(mentions, self.keys, self.counted.tolist())
         return mentions
 
 
@@ -1622,35 +1634,38 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     Without ``keep_text`` the shards are cut into one run of consecutive shards per worker
     (balanced by size), each built by one builder on its worker, which keeps only the
     statistics and its text in a local temporary file, so a part's vocabulary and mentions
-    are sent and merged once per worker, not once per shard.  Two rounds make the merge
-    exact: each part counts its own mention texts while it is built; then each counts, in
-    its kept text, the mention texts of the other parts it lacks (any other worker reads
-    the run again)."""
+    are sent and merged once per worker, not once per shard.  The occurrences of mention
+    texts are counted in that kept text in two more rounds, which make the merge exact: each
+    part's own texts (while the parts travel here and merge), then the texts of the other
+    parts it lacks (any other worker reads the run again)."""
     paths = [os.fspath(path) for path in paths]
     if not paths:
         raise ValueError("build_distributed needs at least one CoNLL shard")
     decoding = check_decoding(scheme, mode, repair)
     if keep_text:
-        blobs = _run_on(client, _conll_stats_bytes, [(path, decoding) for path in paths])
-        return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(blobs, paths))
+        blobs = _submit_on(client, _conll_stats_bytes, [(path, decoding) for path in paths])
+        return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(_results(blobs), paths))
     workers = sorted(client.scheduler_info()["workers"]) if hasattr(client, "scheduler_info") else []
     runs = _runs(paths, len(workers) or len(paths))
-    built = _run_on(client, _run_statistics, [(run, decoding) for run in runs],
-                    [workers[k] if workers else None for k in range(len(runs))])
-    parts = [pickle.loads(part) for part, _, _ in built]
-    texts = set().union(*(part._mention_occurrences for part in parts))  # every part's mention texts
-    lowered = set().union(*(part._lower_occurrences for part in parts))  # and lowercased
-    # what each part lacks, counted where its text is kept (each part counted its own texts itself);
-    # sealed: Dask would walk a list argument item by item
-    missing = [_Sealed((list(texts.difference(part._mention_occurrences)),
-                        list(lowered.difference(part._lower_occurrences)))) for part in parts]
-    counted = _submit_on(client, _run_occurrences, [(run, key, lacking) for run, (_, key, _), lacking
-                                                    in zip(runs, built, missing)], [worker for _, _, worker in built])
-    merger = _Merger()
-    for part in parts:  # while the workers count
-        merger.add(part, part._mention_occurrences, part._lower_occurrences)
-    for occurrences, lower in counted():
-        merger.add_occurrences(occurrences, lower)
+    places = [workers[k] if workers else None for k in range(len(runs))]
+    built = _submit_on(client, _run_statistics, [(run, decoding) for run in runs], places)
+    own = _submit_on(client, _run_own_occurrences, [(part, run) for part, run in zip(built, runs)], places)
+    merger, keys, texts, lowered = _Merger(), [], [], []
+    for (blob, key, _) in _results(built):  # in order, each as soon as it and those before it are built
+        keys.append(key)
+        part = pickle.loads(blob)
+        merger.add(part, {}, {})  # the occurrences come from the next rounds
+        texts.append(dict.fromkeys(text for text, _ in part.mentions))
+        lowered.append(dict.fromkeys(map(str.lower, texts[-1])))
+    every_text, every_lowered = set().union(*texts), set().union(*lowered)
+    # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
+    missing = [_Sealed((list(every_text.difference(mine)), list(every_lowered.difference(mine_lowered))))
+               for mine, mine_lowered in zip(texts, lowered)]
+    del texts, lowered
+    lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
+                                                    in zip(runs, keys, missing, own)], places)
+    for counted in chain(_results(own), _results(lacking)):
+        merger.add_occurrences(*pickle.loads(counted))
     return merger.result()
 
 
@@ -1671,46 +1686,46 @@ def _runs(paths: List[str], n: int) -> List[List[str]]:
     return [paths[a:b] for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
-def _run_on(client, function, arguments: List[tuple], workers: Optional[List[Optional[str]]] = None) -> list:
-    """``function(*a)`` for each ``a`` of ``arguments`` as Dask tasks, each on its worker of
-    ``workers`` where one is named (another one if that one is gone).  ``client``: a
-    ``distributed.Client``, a Dask scheduler's get function, or None (the current one)."""
-    return _submit_on(client, function, arguments, workers)()
-
-
-def _submit_on(client, function, arguments: List[tuple], workers: Optional[List[Optional[str]]] = None):
-    """``_run_on`` started: the call that waits for the results (a ``distributed.Client``'s
-    tasks run meanwhile; Dask's local schedulers compute them at once)."""
+def _submit_on(client, function, arguments: List[tuple], workers: Optional[List[Optional[str]]] = None) -> list:
+    """``function(*a)`` for each ``a`` of ``arguments`` started as Dask tasks, each on its
+    worker of ``workers`` where one is named (another one if that one is gone): a
+    ``distributed.Client``'s futures, which later tasks may take as arguments (they then wait
+    for them; read them with ``_results``).  ``client``: a ``distributed.Client``, a Dask
+    scheduler's get function, or None (the current one): those compute the results at once."""
     if not hasattr(client, "submit"):
         import dask
 
         tasks = [dask.delayed(function, pure=False)(*a) for a in arguments]
-        results = list(dask.compute(*tasks, **({"scheduler": client} if client is not None else {})))
-        return lambda: results
+        return list(dask.compute(*tasks, **({"scheduler": client} if client is not None else {})))
     workers = workers or [None] * len(arguments)
-    futures = [client.submit(function, *a, pure=False, **({"workers": [w], "allow_other_workers": True} if w else {}))
-               for a, w in zip(arguments, workers)]
-    return lambda: client.gather(futures)
+    return [client.submit(function, *a, pure=False, **({"workers": [w], "allow_other_workers": True} if w else {}))
+            for a, w in zip(arguments, workers)]
 
 
-# A run's text between the two rounds of build_distributed, in the worker's process:
-# {key: (spill, vocabulary index, token totals)}.
+def _results(started: list):
+    """The results of ``_submit_on``'s tasks, in order, each as soon as it is done."""
+    from_futures = started and hasattr(started[0], "result") and hasattr(started[0], "key")
+    return (task.result() for task in started) if from_futures else iter(started)
+
+
+# A run's text between the rounds of build_distributed, in the worker's process:
+# {key: (spill, vocabulary index, token totals, its mention texts)}.
 _KEPT: Dict[str, tuple] = {}
 
 
 def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_DECODING
                     ) -> Tuple[bytes, str, Optional[str]]:
-    """The first round: the statistics (without the text) of consecutive shards read as one
-    text, pickled here (Dask sends bytes as they are; an object it pickled took the client
-    1.6 s to receive at 100M tokens, against 0.2 s to unpickle), the key of that text kept in
-    this process, and this worker's address."""
+    """The first round: the statistics of consecutive shards read as one text, but for the
+    occurrences of the mention texts (empty tables), pickled here (Dask sends bytes as they
+    are; an object it pickled took the client 1.6 s to receive at 100M tokens, against 0.2 s
+    to unpickle), the key of that text kept in this process, and this worker's address."""
     import uuid
 
     builder = _Builder(keep_text=False, decoding=decoding)
     builder.keep_spill = True
     stats = TrainStats._from_pieces(paths, PIECE_BYTES, builder)
     key = uuid.uuid4().hex
-    _KEPT[key] = (builder.spill, builder.index, stats.token_totals)
+    _KEPT[key] = (builder.spill, builder.index, stats.token_totals, list(dict.fromkeys(t for t, _ in stats.mentions)))
     for cached in ("token_index", "token_totals"):  # rebuilt where needed: not sent
         stats.__dict__.pop(cached, None)
     stats.label_counts.__dict__.pop("totals", None)  # token_totals' array, cached there too
@@ -1731,24 +1746,41 @@ class _Sealed:
         self.value = value
 
 
-def _run_occurrences(paths: List[str], key: str, lacking: _Sealed):
-    """The second round: the occurrences of ``texts`` in a run's text (as written) and of
-    ``lowered`` in its lowercased text (``lacking``: the two lists), from the text kept by the
-    first round, or, on a process that does not hold it, from the run read again."""
-    texts, lowered = lacking.value
-    kept = _KEPT.pop(key, None)
+def _run_own_occurrences(part: Tuple[bytes, str, Optional[str]], paths: List[str]) -> bytes:
+    """The second round: the occurrences of a run's own mention texts (as written and
+    lowercased) in its text (``part``: the first round's result), pickled."""
+    kept = _KEPT.get(part[1])
+    texts = kept[3] if kept else list(dict.fromkeys(text for text, _ in pickle.loads(part[0]).mentions))
+    return _occurrences_in_run(paths, part[1], texts, list(dict.fromkeys(map(str.lower, texts))), keep=True)
+
+
+def _run_occurrences(paths: List[str], key: str, lacking: _Sealed, after=None) -> bytes:
+    """The third round: the occurrences of the texts ``lacking`` holds (the mention texts of
+    the other runs, and lowercased) in a run's text, which is then let go (``after``: a task
+    to wait for, the second round)."""
+    return _occurrences_in_run(paths, key, *lacking.value, keep=False)
+
+
+def _occurrences_in_run(paths: List[str], key: str, texts: List[str], lowered: List[str], keep: bool) -> bytes:
+    """``(occurrences of texts, of lowered in the lowercased text)`` in a run's text, pickled:
+    from the text kept by the first round, or, on a process that does not hold it, from the
+    run read again; ``keep``: the kept text stays for a later round."""
+    kept = _KEPT.get(key) if keep else _KEPT.pop(key, None)
     if kept is None:
         if not texts and not lowered:
-            return {}, {}
+            return pickle.dumps(({}, {}))
         stats = TrainStats._from_pieces(paths, PIECE_BYTES, _Builder(keep_text=True))
         lower = stats.lowercased()
-        return (dict(zip(texts, stats.occurrences([t.split(" ") for t in texts], texts).tolist())),
-                dict(zip(lowered, lower.occurrences([t.split(" ") for t in lowered], lowered).tolist())))
-    spill, index, totals = kept
+        return pickle.dumps((dict(zip(texts, stats.occurrences([t.split(" ") for t in texts], texts).tolist())),
+                             dict(zip(lowered, lower.occurrences([t.split(" ") for t in lowered], lowered).tolist()))),
+                            protocol=pickle.HIGHEST_PROTOCOL)
+    spill, index, totals, _ = kept
     try:
-        return spill.occurrences(index, totals, texts, lowered) if texts or lowered else ({}, {})
+        counted = spill.occurrences(index, totals, texts, lowered) if texts or lowered else ({}, {})
     finally:
-        spill.close()
+        if not keep:
+            spill.close()
+    return pickle.dumps(counted, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _conll_stats_bytes(path: str, decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> bytes:
