@@ -639,6 +639,35 @@ def test_averages_over_20000_types_of_two_systems_compared_under_300_mb(tmp_path
     assert peak <= 300
 
 
+def test_a_report_page_plots_the_30_most_frequent_types_and_lists_them_all(tmp_path):
+    """A bar and a tick label a type: the page of the issue's 20,000 types (two systems) ran
+    for more than ten minutes past 2 GB, measuring every pair of 20,001 tick labels for overlap.
+    Its per-type plots now show the 30 types with the most gold mentions, and say so; the
+    tables keep every type."""
+    need("matplotlib")
+    from tough_ner.cli import main
+    from tough_ner.present.html import FIGURE_TYPES, plotted_types
+
+    counts = {f"T{i}": i % 7 for i in range(45)}
+    kept = plotted_types(list(counts), counts.get)
+    assert len(kept) == FIGURE_TYPES == 30 and kept == sorted(kept, key=list(counts).index)  # in their order
+    assert min(counts[t] for t in kept) >= max(counts[t] for t in counts if t not in kept)
+    assert [t for t in kept if counts[t] == 2] == ["T2", "T9", "T16", "T23", "T30", "T37"]  # not T44: the last of 7
+    assert plotted_types(kept[:5], counts.get) == kept[:5]  # few types: every one
+    test = _issue_types_file(tmp_path / "a.txt", types=40)
+    gold = write(tmp_path / "gold.txt", re.sub(r"^(\S+ \S+) \S+$", r"\1", test.read_text(encoding="utf-8"),
+                                               flags=re.M))
+    train = write(tmp_path / "train.txt", "Germany B-LOC\nvisits O\n\nw0 B-T0\nx O\n")
+    page = tmp_path / "r.html"
+    assert main(["report", "--train", str(train), "--test", str(gold), "--pred", f"A={test}", "--html", str(page),
+                 "--resamples", "20", "--quiet"]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert text.count("The plot shows the 30 types with the most gold mentions of the 41; the tables list every "
+                      "type.") == 2  # TMR's recall per type and the tag buckets' F1
+    per_type = text[text.index("id='per-type'"):]
+    assert all(f"<tr><td>T{i}</td>" in per_type for i in range(40))  # the per-type table: every type
+
+
 def _two_systems_counts(uncertainty_module):
     from tough_ner import Batch, TrainStats, bucket_f1
     from tough_ner.demo import load_demo

@@ -40,6 +40,7 @@ table.heatmap th { vertical-align: top; text-align: left; width: 9em; } table.he
 .cells .value { font-size: 1.1em; } .cells .n { font-size: 0.8em; }
 .cells .significant { border-color: #000; font-weight: bold; }
 """
+FIGURE_TYPES = 30  # a figure plots at most this many types (plotted_types)
 COLORS = ["#3b75af", "#ef8636", "#519e3e", "#c53a32", "#8d6ab8", "#84584e"]
 NO_PLOTS = ("Plots need matplotlib: <code>pip install 'tough-ner[plots]'</code>. "
             "Every number is in the tables and in the JSON report.")
@@ -280,12 +281,15 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
         parts.append(_figure(plt, lambda ax: (grouped_bars(
             plt, ax, tmr_subsets, {s: [results["systems"][s]["tmr"][f"recall_{x}"] for x in tmr_subsets]
                                    for s in systems}), ax.set_ylabel("recall", fontsize=8), legend_outside(ax))))
+        plotted = plotted_types(types, lambda t: max(results["details"][s]["tmr"]["per_type"].get(t, {}).get("n", 0)
+                                                     for s in systems))
         parts.append(_figure(plt, lambda ax: (grouped_bars(
-            plt, ax, [f"{t} unseen" for t in types] + [f"{t} all" for t in types],
+            plt, ax, [f"{t} unseen" for t in plotted] + [f"{t} all" for t in plotted],
             {s: [results["details"][s]["tmr"]["per_type"].get(t, {}).get("recall_unseen_tokens", math.nan)
-                 for t in types] + [results["details"][s]["tmr"]["per_type"].get(t, {}).get("recall", math.nan)
-                                    for t in types] for s in systems}),
+                 for t in plotted] + [results["details"][s]["tmr"]["per_type"].get(t, {}).get("recall", math.nan)
+                                      for t in plotted] for s in systems}),
             ax.set_ylabel("recall", fontsize=8), legend_outside(ax))))
+        parts += plotted_note(len(plotted), len(types))
     parts.append(_table([term("subset", "mentions"), term("n", "n")] + [term(f"recall {s}", "recall")
                                                                        for s in systems],
                         [[term(x, x), results["systems"][systems[0]]["tmr"][f"n_{x}"]]
@@ -309,6 +313,8 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
     tables = {s: results["details"][s]["bucket_f1"] for s in systems}
     if plt:
         parts.append(_svg(bucket_figure(plt, tables, counts)))
+        types = bucket_cells(tables, "tag")[0]
+        parts += plotted_note(min(len(types), FIGURE_TYPES), len(types))
     bucket_rows = []
     for attribute in ATTRIBUTES:
         intervals, cells = bucket_cells(tables, attribute)
@@ -584,13 +590,31 @@ def bucket_cells(tables: Dict[str, dict], attribute: str):
     return list(intervals), cells
 
 
+def plotted_types(types: Sequence, gold: Callable[[str], int]) -> list:
+    """The types a figure plots, in their order: every type, or the ``FIGURE_TYPES`` with the
+    most gold mentions (``gold``: a type's count; the first of equals).  A bar and a tick label
+    a type made a page of 20,000 types take minutes and gigabytes; its tables list every type."""
+    if len(types) <= FIGURE_TYPES:
+        return list(types)
+    kept = set(sorted(types, key=lambda t: -gold(t))[:FIGURE_TYPES])  # a stable sort: equals keep their order
+    return [t for t in types if t in kept]
+
+
+def plotted_note(plotted: int, types: int) -> List[str]:
+    """The note on what the plot above leaves out; none when it shows every type."""
+    return [] if plotted == types else [f"<p class='note plotted'>The plot shows the {plotted} types with the most "
+                                        f"gold mentions of the {types:,}; the tables list every type.</p>"]
+
+
 def bucket_figure(plt, tables: Dict[str, dict], counts: Optional[Dict[str, int]] = None):
     """Bucket F1 bars of every attribute, systems side by side, each bucket's gold entities
     under its name and bootstrap whiskers when the tables have them; ``tables``: {system:
     detailed bucket_f1}; ``counts``: training totals (``labels.totals``) to label frequency
     buckets as counts.  Three panels a row, or one when an attribute has more than 10 buckets
-    (each bucket keeps room for its label)."""
+    (each bucket keeps room for its label); the tag panel plots ``plotted_types``."""
     shown = {attribute: bucket_cells(tables, attribute) for attribute in ATTRIBUTES}
+    types, cells = shown["tag"]
+    shown["tag"] = plotted_types(types, lambda t: max(cells[s].get(t, {}).get("n_gold", 0) for s in tables)), cells
     columns = 3 if max(len(intervals) for intervals, _ in shown.values()) <= 10 else 1
     rows = math.ceil(len(ATTRIBUTES) / columns)
     figure, axes = plt.subplots(rows, columns, figsize=(10, 8 if columns == 3 else 2.4 * rows), squeeze=False)
