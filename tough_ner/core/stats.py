@@ -1651,7 +1651,7 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     built = _submit_on(client, _run_statistics, [(run, decoding) for run in runs], places)
     own = _submit_on(client, _run_own_occurrences, [(part, run) for part, run in zip(built, runs)], places)
     merger, keys, texts, lowered = _Merger(), [], [], []
-    for (blob, key, _) in _results(built):  # in order, each as soon as it and those before it are built
+    for blob, key in _results(built):  # in order, each as soon as it and those before it are built
         keys.append(key)
         part = pickle.loads(blob)
         merger.add(part, {}, {})  # the occurrences come from the next rounds
@@ -1713,12 +1713,11 @@ def _results(started: list):
 _KEPT: Dict[str, tuple] = {}
 
 
-def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_DECODING
-                    ) -> Tuple[bytes, str, Optional[str]]:
+def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> Tuple[bytes, str]:
     """The first round: the statistics of consecutive shards read as one text, but for the
     occurrences of the mention texts (empty tables), pickled here (Dask sends bytes as they
     are; an object it pickled took the client 1.6 s to receive at 100M tokens, against 0.2 s
-    to unpickle), the key of that text kept in this process, and this worker's address."""
+    to unpickle), and the key of that text, kept in this process."""
     import uuid
 
     builder = _Builder(keep_text=False, decoding=decoding)
@@ -1729,13 +1728,7 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     for cached in ("token_index", "token_totals"):  # rebuilt where needed: not sent
         stats.__dict__.pop(cached, None)
     stats.label_counts.__dict__.pop("totals", None)  # token_totals' array, cached there too
-    try:
-        from distributed import get_worker
-
-        worker = get_worker().address
-    except (ImportError, ValueError):  # not on a distributed worker (Dask's local schedulers)
-        worker = None
-    return pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL), key, worker
+    return pickle.dumps(stats, protocol=pickle.HIGHEST_PROTOCOL), key
 
 
 class _Sealed:
@@ -1746,7 +1739,7 @@ class _Sealed:
         self.value = value
 
 
-def _run_own_occurrences(part: Tuple[bytes, str, Optional[str]], paths: List[str]) -> bytes:
+def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     """The second round: the occurrences of a run's own mention texts (as written and
     lowercased) in its text (``part``: the first round's result), pickled."""
     kept = _KEPT.get(part[1])
