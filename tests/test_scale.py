@@ -4,7 +4,7 @@ from pathlib import Path
 
 import datasets
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 from tough_ner import TrainStats, read_conll
 from tough_ner.cli import main
@@ -277,6 +277,7 @@ def test_shards_are_cut_into_consecutive_runs_of_about_equal_bytes(sizes, n):
 @given(st.lists(st.lists(st.tuples(st.integers(1, 3), st.lists(st.sampled_from([0, 1, 2, 7, 2 ** 20, 2 ** 31 - 2]),
                                                                min_size=1, max_size=5)), max_size=8), max_size=4),
        st.booleans())
+@example([[(1, [7, 2])], [(1, [7, 1]), (1, [2, 7])], [(1, [7, 1])]], True)
 def test_mentions_numbered_across_batches_as_counted_one_by_one(batches, weak_hash):
     """The builder's mention table, batch after batch: each (type, tokens) counted once, in the
     order first met, with large ids and long spans; with a weak hash (one per type, so every
@@ -312,6 +313,7 @@ EDGE_WORDS = ["a", "abcdefgh", "abcdefghi", "abcdefghijklmnop", "abcdefghijklmno
 @settings(max_examples=40, deadline=None)
 @given(st.lists(st.lists(st.tuples(st.sampled_from(EDGE_WORDS), st.sampled_from(TAGS)), min_size=1, max_size=6),
                 min_size=1, max_size=8), st.sampled_from([8, 60, 2 ** 20]), st.booleans())
+@example([[("abcdefghi", "O")], [("abcdefgh\x00", "O")], [("abcdefgh\x00", "B-PER"), ("abcdefghi", "O")]], 8, True)
 def test_tokens_numbered_by_their_bytes_as_by_their_strings(data, piece_bytes, weak_hash):
     """A CoNLL file's tokens found by their bytes across pieces (``Table.numbered``) get the
     ids the strings get, long tokens included; with a weak hash (by length only) too."""
