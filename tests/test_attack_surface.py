@@ -146,13 +146,13 @@ def test_fine_class_routes_on_hand_made_sentences():
     tokens = [["Canada", "and", "NATO", "met", "at", "Kessling", "University", "."],
               ["Boats", "sank", "in", "the", "Tana", "river", "."],
               ["SOCCER", "-", "RESULTS", "."],
-              ["Eastport", "2", "Redmoor", "1"],
+              ["Glasgow", "Eastport", "2", "Redmoor", "1"],
               ["Zyxcorp", "said", "so", "."],
               ["Germans", "and", "Giulia", "Romano", "met", "Romano", "."]]
     tags = [["B-LOC", "O", "B-ORG", "O", "O", "B-ORG", "I-ORG", "O"],
             ["O", "O", "O", "O", "B-LOC", "O", "O"],
             ["O"] * 4,
-            ["B-ORG", "O", "B-ORG", "O"],
+            ["B-ORG", "I-ORG", "O", "B-ORG", "O"],
             ["B-ORG", "O", "O", "O"],
             ["B-MISC", "O", "B-PER", "I-PER", "O", "B-PER", "O"]]
     documents = [0, 1, 2, 2, 3, 4]
@@ -162,14 +162,18 @@ def test_fine_class_routes_on_hand_made_sentences():
     assert routes == {"Canada": ("country", "large", "dictionary"),
                       "NATO": ("international", "intergovernmental", "dictionary"),
                       "Kessling University": ("university", "", "rule"), "Tana": ("water", "", "rule"),
-                      "Eastport": ("sports_club", "soccer", "rule"), "Redmoor": ("sports_club", "soccer", "rule"),
+                      "Glasgow Eastport": ("sports_club", "soccer", "rule"),
+                      "Redmoor": ("sports_club", "soccer", "rule"),
                       "Germans": ("nationality", "dual", "dictionary"),
                       "Giulia Romano": ("person", "female", "rule"), "Romano": ("surname", "female", "coreference")}
     conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()
     assert found["Canada"]["replacement"] in conll["LOC"]["country"]
     assert found["Tana"]["replacement"] + " River" in conll["LOC"]["water"]  # "the Tana river": no "River River"
     assert found["Kessling University"]["replacement"] in conll["ORG"]["university"]
-    assert all(facets["sports_club"][found[club]["replacement"]] == "soccer" for club in ("Eastport", "Redmoor"))
+    # soccer clubs of the country the place in the first one's name is in (Glasgow: the UK's)
+    clubs = [found[club]["replacement"] for club in ("Glasgow Eastport", "Redmoor")]
+    assert all(facets["sports_club"][club] == "soccer" for club in clubs)
+    assert all(dictionaries.builtin_country_codes()[club].startswith("GB-") for club in clubs)
     # nothing decides Zyxcorp's class: it is kept as it is, and said so
     assert "Zyxcorp" not in found and attacked[4]["tokens"][0] == "Zyxcorp"
     assert attacked[4]["kept"] == [{"start": 0, "end": 1, "original": "Zyxcorp", "label": "ORG",
@@ -529,22 +533,90 @@ def test_a_club_or_city_after_its_nationality_is_of_the_nationalitys_country_and
         assert kept[(4, "Cameroonian")] == kept[(5, "Egypt")] == kept[(5, "Cairo")] == "context"
 
 
-def test_the_countries_of_a_sentence_of_one_continent_stay_of_one_continent():
+def test_a_state_is_replaced_by_one_of_its_subregion_else_its_continent_else_kept():
     from tough_ner.attacks import _country_of
 
-    continents = dictionaries.builtin_continents()
+    subregions, continents = dictionaries.builtin_subregions(), dictionaries.builtin_continents()
+    bands = dictionaries.builtin_facets()["country"]
+
+    def region(name, table):
+        return table[_country_of(name).split("-")[0]]
+
     tokens = [["He", "will", "visit", "Bangui", "with", "the", "heads", "of", "state", "of", "Gabon", ",", "Mali",
-               "and", "Chad", "."], ["Talks", "between", "Gabon", "and", "Norway", "ended", "."]]
+               "and", "Chad", "."], ["Talks", "between", "Germany", "and", "Kenya", "ended", "."],
+              ["Italian", "troops", "left", "."]]
     tags = [["O", "O", "O", "B-LOC"] + ["O"] * 6 + ["B-LOC", "O", "B-LOC", "O", "B-LOC", "O"],
-            ["O", "O", "B-LOC", "O", "B-LOC", "O", "O"]]
-    mixed = set()
-    for seed in range(8):
-        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1], year=1996)
-        found = [{continents[_country_of(r["replacement"]).split("-")[0]] for r in rs if r["fine_class"] == "country"}
-                 for rs in attacked["replacements"]]
-        assert len(found[0]) == 1  # Gabon, Mali and Chad: three African states, three of one continent
-        mixed.add(len(found[1]))
-    assert 2 in mixed  # an African and a European state: no continent kept
+            ["O", "O", "B-LOC", "O", "B-LOC", "O", "O"], ["B-MISC", "O", "O", "O"]]
+    for seed in range(6):
+        found = {(s, r["original"]): r["replacement"] for s, r in records(
+            entity_attack(tokens, tags, seed=seed, documents=[0, 1, 2], year=1996))}
+        for (s, original), new in found.items():
+            # a state of its subregion (Kenya as Uganda, never Laos), a city of its own country (Bangui)
+            table = subregions if original != "Bangui" else None
+            if table:
+                assert region(new, table) == region(original, table), (original, new)
+            else:
+                assert dictionaries.builtin_facets()["city"][new] == "CF"
+        assert bands[found[(1, "Kenya")]] == bands["Kenya"]  # and of its size band while two are left
+    # training mentions leave Western Europe no state: Germany becomes another European one; with
+    # Europe's states all training mentions, it is kept (never a state of another continent)
+    europe = sorted(c for c in dictionaries.builtin("conll")["LOC"]["country"]
+                    if continents.get((_country_of(c) or "").split("-")[0]) == "EU")
+    western = [c for c in europe if subregions.get(_country_of(c).split("-")[0]) == "Western Europe"]
+    for train, wanted in ((western, "EU"), (europe, None)):
+        stats = TrainStats.from_lists([c.split() for c in train], [["B-LOC"] + ["I-LOC"] * c.count(" ") for c in train])
+        attacked = entity_attack(tokens[1:2], tags[1:2], seed=1, train=stats)
+        new = {r["original"]: r["replacement"] for r in attacked[0]["replacements"]}
+        if wanted:
+            assert region(new["Germany"], continents) == wanted and new["Germany"] not in western
+        else:
+            assert "Germany" not in new and attacked[0]["kept"][0]["reason"] == "no_candidate"
+
+
+def test_a_club_is_replaced_by_a_club_of_its_sport_and_country():
+    codes = dictionaries.builtin_country_codes()
+    tokens = [["SOCCER", "-", "SCOTTISH", "LEAGUE", "RESULTS", "."], ["Ross", "County", "4", "Montrose", "4"],
+              ["Alloa", "2", "Partick", "1"], ["Kent", "Gilbert", "(", "Benfica", ")", ",", "Rui", "Costa", "(",
+                                                 "Real", "Madrid", ")"],
+              ["SOCCER", "-", "RESULT", "."], ["Qwertyton", "2", "Zxcvby", "1"]]
+    tags = [["O", "O", "B-MISC", "O", "O", "O"], ["B-ORG", "I-ORG", "O", "B-ORG", "O"],
+            ["B-ORG", "O", "B-ORG", "O"], ["B-PER", "I-PER", "O", "B-ORG", "O", "O", "B-PER", "I-PER", "O", "B-ORG",
+                                           "I-ORG", "O"], ["O"] * 4, ["B-ORG", "O", "B-ORG", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 0, 0, 0, 1, 1], year=1996)
+        new = {(s, r["original"]): codes[r["replacement"]] for s, r in records(attacked)
+               if r["fine_class"] == "sports_club"}
+        # Ross County is Scottish; the other clubs of its table are taken to be of its country too
+        assert {new[key] for key in [(1, "Ross County"), (1, "Montrose"), (2, "Alloa"), (2, "Partick")]} == {"GB-SCT"}
+        # a player's club in brackets: of its own country (the place in its name), or kept (Benfica)
+        assert new[(3, "Real Madrid")] == "ES" and (3, "Benfica") not in new
+        kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
+        assert kept[(3, "Benfica")] == kept[(5, "Qwertyton")] == kept[(5, "Zxcvby")] == "unplaced"
+    # none of its country left: the clubs of one fixture go on in one neighbour's (Spain's for Portugal)
+    spain_and_portugal = [c for c, code in codes.items() if code in ("ES", "PT")]
+    portugal = [c for c, code in codes.items() if code == "PT"]
+    stats = TrainStats.from_lists([c.split() for c in portugal],
+                                  [["B-ORG"] + ["I-ORG"] * c.count(" ") for c in portugal])
+    line = [["SOCCER", "-", "RESULT", "."], ["Benfica", "2", "Sporting", "Lisbon", "1"]]
+    line_tags = [["O"] * 4, ["B-ORG", "O", "B-ORG", "I-ORG", "O"]]
+    for seed in range(4):
+        attacked = entity_attack(line, line_tags, seed=seed, documents=[0, 0], train=stats)
+        drawn = [codes[r["replacement"]] for r in attacked[1]["replacements"]]
+        assert len(drawn) == 2 and len(set(drawn)) == 1 and drawn[0] != "PT" and spain_and_portugal
+
+
+def test_a_place_is_replaced_by_one_of_its_country_or_kept():
+    cities = dictionaries.builtin_facets()["city"]
+    tokens = [["MADRID", "1996-12-06"], ["Rains", "hit", "Murcia", "and", "Qwerty", "province", "."]]
+    tags = [["B-LOC", "O"], ["O", "O", "B-LOC", "O", "B-LOC", "O", "O"]]
+    for seed in range(6):
+        attacked = entity_attack(tokens, tags, seed=seed, documents=[0, 1])
+        new = {r["original"]: r["replacement"] for _, r in records(attacked)}
+        # a dateline's city: a large Spanish city; a city: a Spanish one
+        assert cities[new["MADRID"].title()] == cities[new["Murcia"]] == "ES"
+        assert new["MADRID"].title() in dictionaries.builtin_dateline_cities()
+        # a place the dictionary cannot put in a country (a rule calls it a region) is kept
+        assert [(k["original"], k["reason"]) for k in attacked[1]["kept"]] == [("Qwerty", "unplaced")]
 
 
 def test_a_holder_of_a_unique_well_known_office_is_kept():
@@ -898,17 +970,21 @@ def test_an_acronym_after_the_is_one_read_with_the():
             assert found["BOJ"]["fine_class"] not in ("company", "bank", "media")
 
 
-def test_states_stay_states_of_a_similar_size():
+def test_states_stay_states_of_their_size_band_and_subregion():
+    from tough_ner.attacks import _country_of
+
     conll, facets = dictionaries.builtin("conll"), dictionaries.builtin_facets()["country"]
-    bands = ("large", "medium", "small", "micro")
+    subregions = dictionaries.builtin_subregions()
     tokens, tags = [["Germany", ",", "Israel", "and", "Iceland", "met", "."]], [["B-LOC", "O", "B-LOC", "O",
                                                                                    "B-LOC", "O", "O"]]
     train = TrainStats.from_lists([["Italy", "France", "Spain"]], [["B-LOC", "B-LOC", "B-LOC"]])
     for seed in range(10):
         for r in by_original(entity_attack(tokens, tags, seed=seed, train=train)).values():
             assert r["replacement"] in conll["LOC"]["country"]  # never a territory
-            # its band, or a neighbouring one where training mentions leave the band too few
-            assert abs(bands.index(facets[r["replacement"]]) - bands.index(facets[r["original"]])) <= 1
+            new, old = (_country_of(r[side]).split("-")[0] for side in ("replacement", "original"))
+            assert subregions[new] == subregions[old]
+            if r["original"] == "Israel":  # (France out, Western Europe has no other large state; Iceland
+                assert facets[r["replacement"]] == facets[r["original"]]  # no micro one: another size)
 
 
 def test_the_blind_audit_shows_sentences_only_and_its_key_the_rest(tmp_path):

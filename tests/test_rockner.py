@@ -301,10 +301,10 @@ def test_both_levels_chain_entity_then_context_records():
     both = attack(test, level="both", seed=1, train=stats, fill_mask=stub_mlm, pos=pos)
     check_attacked(test.tokens, test.tags, both)
     levels = {r["level"] for row in both["replacements"] for r in row}
-    assert levels == {"entity", "context"}
+    assert levels - {"grammar"} == {"entity", "context"}  # (grammar: "the"/"a" made to agree with a new name)
     entity_only = entity_attack(test, seed=1, train=stats)
     for row, base in zip(both, entity_only):  # the context level leaves the attacked entities alone
-        assert [r for r in row["replacements"] if r["level"] == "entity"] == base["replacements"]
+        assert [r for r in row["replacements"] if r["level"] in ("entity", "grammar")] == base["replacements"]
         assert row["ner_tags"] == base["ner_tags"]
     with pytest.raises(ValueError, match="level"):
         attack(test, level="words")
@@ -637,7 +637,8 @@ def test_attack_and_rockner_commands(tmp_path, capsys):
               for version in (mild, attacked)]
     assert rows == [[path, f"{s['f1_attacked']:.4f}", f"{s['f1_drop']:.4f}", f"{s['f1_drop_relative']:.4f}"]
                     for path, s in zip(paths, scores)]
-    assert 0 < scores[0]["f1_drop"] < scores[1]["f1_drop"]
+    # more replaced, larger drop (at 0.4 the few replaced can be names the memorizer had typed wrong: no drop)
+    assert scores[0]["f1_drop"] < scores[1]["f1_drop"] and scores[1]["f1_drop"] > 0
     assert main(["rockner", "--original", str(tmp_path / "orig.pred"), "--attacked", paths[0], "--attacked",
                  paths[1], "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(dict(zip(paths, scores))))
@@ -676,7 +677,7 @@ def test_demo_report_has_a_real_attack_section(capsys, tmp_path):
     entity = curve[3:]
     drops = [p["f1_drop"] for p in entity]
     # more replaced entities, larger drop; not step by step: each ratio draws its own originals, and a
-    # replaced one the memorizer had typed wrong no longer costs it precision (0.6: 0.0239, 0.8: 0.0236)
+    # replaced one the memorizer had typed wrong no longer costs it precision (0.6: 0.0161, 0.8: 0.0144)
     assert min(drops) == drops[0] > 0 and max(drops) - drops[-1] < 0.001
     last = attacks["memorizer"][-1][1]
     assert results["systems"]["memorizer"]["rockner"] == rockner(Batch(test.tokens, test.tags, test.predictions[0]),

@@ -32,7 +32,7 @@ from ..core.batch import Batch
 from ..core.corpus import Corpus, Sentences, from_dataset
 from .dictionaries import (Dictionary, DictionaryLike, builtin, builtin_classes, builtin_continents,
                            builtin_country_codes, builtin_dateline_cities, builtin_name_zones, builtin_origins,
-                           builtin_sport_nations, normalize, scheme_for)
+                           builtin_sport_nations, builtin_subregions, normalize, scheme_for)
 from ..core.schemes import Span, decode, spans_to_tags
 from ..core.stats import TrainStats
 from .fine_classes import (COMPETITION_WORDS, DEFAULT_FACETS, EVENT_KINDS, HEAD_FACETS, HEADLINE_SPORTS,
@@ -75,7 +75,7 @@ RECORD_FIELDS = ("level", "start", "end", "original", "replacement", "label", "f
                  "facet")
 # An original the entity attack leaves as it is: where it now stands, its text and type, and why.
 KEPT_FIELDS = ("start", "end", "original", "label", "reason")
-KEPT_REASONS = ("unclassified", "no_candidate", "context", "no_origin")
+KEPT_REASONS = ("unclassified", "no_candidate", "context", "unplaced", "no_origin")
 # Classes kept as they are: a continent named in news is geopolitics ("NATO's plans for eastern and central
 # Europe", "between Europe and the US"): another continent breaks the sentence; a party or militant group
 # belongs to its country's politics ("Labour leader Helen Clark" in New Zealand), which the
@@ -242,9 +242,10 @@ FACET_NEEDED = frozenset({"sports_club", "event", "government", "company"})
 # Classes that also draw from another class's facet: a people noun ("Britons") takes "Italians" too.
 BORROWED = {"people": ("nationality", "dual")}
 BAND_ORDER = ("large", "medium", "small", "micro")  # states' size bands (make_entities.BANDS)
-MIN_BAND_POOL = 20
 PLACE_CLASSES = frozenset({"city", "region"})  # faceted by their country (a region also "world": "the Balkans")
-MIN_PLACE_POOL = 8
+# A state or nationality word is replaced by one of its own subregion (and a state of its size band) when
+# that pool has this many candidates besides the original, else by one of its continent, else kept.
+MIN_SUBREGION_POOL = 2
 
 
 class _Pools:
@@ -255,15 +256,13 @@ class _Pools:
     with "the") or ``("acronym", band, dotted)`` (see ``surface.acronym_band``)."""
 
     def __init__(self, dictionary: Dictionary, excluded: set, facets: Mapping[str, Mapping[str, str]],
-                 continents: Mapping[str, str], later: frozenset = frozenset()):
+                 later: frozenset = frozenset()):
         self.dictionary = dictionary
         self.excluded = excluded
         self.later = later  # names that came into use after the corpus was written: never drawn
         self.facets = facets
-        self.continents = continents
         self._pools: Dict[Tuple, Tuple[str, ...]] = {}
         self._allowed: Dict[Tuple, Optional[Tuple[str, ...]]] = {}
-        self._country_sets: Dict[str, Tuple[str, ...]] = {}
         self._decks: Dict[Tuple, Tuple[List[str], int]] = {}
         self._usage: Dict[str, Counter] = {}
 
@@ -303,12 +302,10 @@ class _Pools:
 
     def allowed(self, entity_type: str, name: str, facet: Optional[str], shape: Tuple, collective: bool
                 ) -> Optional[Tuple[str, ...]]:
-        """The facets a replacement may have: the original's; a size band widened to the
-        neighbouring bands until the pool has ``MIN_BAND_POOL`` candidates (training mentions
-        leave few large states); a city or region one of its country, else of its continent,
-        while ``MIN_PLACE_POOL`` are left, else of any country; a nationality adjective also
-        takes a dual-form one ("French troops", "Italian troops") unless it names the people
-        (``collective``: "the French")."""
+        """The facets a replacement may have: the original's (a city or region: its country's); a
+        state any size band (the drawing narrows states by subregion and band: ``near``); a
+        nationality adjective also takes a dual-form one ("French troops", "Italian troops") unless
+        it names the people (``collective``: "the French")."""
         key = (entity_type, name, facet, shape, collective)
         if key not in self._allowed:
             self._allowed[key] = self._allowed_facets(entity_type, name, facet, shape, collective)
@@ -320,27 +317,9 @@ class _Pools:
             return None
         if name == "nationality" and facet == "adjective" and not collective:
             return ("adjective", "dual")
-        if name in PLACE_CLASSES and facet != "world":
-            countries = self._countries(name)
-            continent = self.continents.get(facet)
-            for allowed in ((facet,), tuple(c for c in countries if self.continents.get(c) == continent)):
-                if len(self.pool(entity_type, name, allowed, shape)) >= MIN_PLACE_POOL:
-                    return allowed
-            return countries
         if facet in BAND_ORDER:
-            at = BAND_ORDER.index(facet)
-            for distance in range(len(BAND_ORDER)):
-                bands = tuple(b for k, b in enumerate(BAND_ORDER) if abs(k - at) <= distance)
-                if len(self.pool(entity_type, name, bands, shape)) >= MIN_BAND_POOL:
-                    return bands
-            return BAND_ORDER
+            return None
         return (facet,)
-
-    def _countries(self, name: str) -> Tuple[str, ...]:
-        """Every country a city or region of the class is in (a world region is none)."""
-        if name not in self._country_sets:
-            self._country_sets[name] = tuple(sorted(set(self.facets.get(name, {}).values()) - {"world"}))
-        return self._country_sets[name]
 
     def resolve(self, entity_type: str, name: Optional[str], allowed: Optional[Tuple[str, ...]], shape: Tuple,
                 text: str) -> Optional[Tuple]:
@@ -581,21 +560,24 @@ def entity_attack(data, tags=None, dictionary: Optional[DictionaryLike] = None, 
     suffix, "the" where a place takes it and the original had none, "a"/"an" and "'s"/"'" next
     to it made to agree (records of level ``grammar``); a one-word person mention that is the
     last word of a full name in the document is replaced by the last word of that name's
-    replacement.  With the built-in dictionary, a city, region or club followed by its country
-    ("DILI , East Timor", "AEK Athens ( Greece )") is drawn among those of the country replacing
-    it (so are a city or region of a country its document names, and a nationality of a country
-    its sentence names), and the clubs of one sentence (a score line) among one country's; a
-    person gets a name of its own name's origin (``person_origin``: its given name's and surname's
-    zone, else that of the country its sentence or document ties it to; none sure: kept, reason
-    ``no_origin``), and the country or nationality that ties it is replaced only by one whose
-    people's names are of that zone; in a document about a sport
+    replacement.  With the built-in dictionary, like is replaced by like in place: a state by a
+    state of its subregion and size band (else of its subregion, else of its continent), a
+    nationality word likewise, a city or region by one of its country, a club by one of its sport
+    and country (else of a neighbour's, a fixture's clubs of one country); a city, region or club
+    followed by its country ("DILI , East Timor", "AEK Athens ( Greece )") is drawn among those of
+    the country replacing it (so are a city or region of a country its document names, and a
+    nationality of a country its sentence names); a person gets a name of its own name's origin
+    (``person_origin``: its given name's and surname's zone, else that of the country its sentence
+    or document ties it to; none sure: kept, reason ``no_origin``), and the country or nationality
+    that ties it is replaced only by one whose people's names are of that zone; in a document about a sport
     not every nation plays, a country is replaced only by one of the sport's nations
     (``dictionaries.builtin_sport_nations``).  A company is replaced by one of its industry (the
     dictionary's, else the sentence's word for it: "the metals producer"), a North American league's
     team named by its city by a club of the league, and a dateline's city by a capital or a large
     city (``dictionaries.builtin_dateline_cities``).  The ``kept`` column
     lists the originals left as they are (``unclassified``; ``no_candidate``: no candidate of the
-    class, facet and shape is left; ``context``: a continent or world region, a party or
+    class, facet, shape and place is left; ``unplaced``: a place, club or nationality word of no
+    known country; ``context``: a continent or world region, a party or
     militant group, a place attached to the entity beside it and that entity, see
     ``_mark_attached``, or a country whose city or club beside it is kept, and the reverse; a
     league's home team named by its city (LOC), a state or country in a dateline);
@@ -659,7 +641,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     natural = fallback_classes(dictionary, scheme, True) if cross_type else {}
     deciders = _fine_classes(dictionary, scheme, stats, type_fallback)
     facets, folded_facets, given_names = _facet_tables(scheme)
-    pools = _Pools(dictionary, excluded, facets, builtin_continents() if scheme else {}, _later_names(scheme, year))
+    pools = _Pools(dictionary, excluded, facets, _later_names(scheme, year))
     if scheme is not None:  # the built-in dictionary: its filtered pools are kept with the statistics
         holder = stats.__dict__ if stats is not None and exclude_seen else _POOL_CACHE
         pools._pools = holder.setdefault(f"_attack_pools_{scheme}_{year}", {})
@@ -775,6 +757,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 any(m.attached for m in members):
             kept[key] = "context"
             continue
+        elif scheme is not None and best.name in PLACE_CLASSES and facet is None and best.route != "fallback" and \
+                all(m.anchor is None for m in members):
+            kept[key] = "unplaced"  # a place of no known country: no place of its country to draw
+            continue
         # an acronym only if never written in lower case in the document ("DILI" in a dateline, "Dili" later)
         acronym = any(m.acronym for m in heads) and all(m.pattern == "upper" for m in heads)
         if acronym:
@@ -788,6 +774,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             kept[key] = "unclassified"  # a club whose sport nothing tells, a company whose industry
             continue
         collective = any(m.the for m in heads)
+        if target_class in PLACE_CLASSES and any(m.anchor is not None for m in members):
+            facet = None  # before its country ("DILI , East Timor"): drawn among the new country's places
         pool_key = pools.resolve(target_type, target_class,
                                  pools.allowed(target_type, target_class, facet, shape, collective), shape, best.stem)
         if pool_key is None and cross_type and shape[0] == "acronym":  # another type seldom has acronyms: a name
@@ -856,14 +844,39 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     needs: Dict[Tuple, List[Tuple]] = {}  # a country's unit -> the pool keys of the places that follow it
     for key, pool_key in followers.items():
         needs.setdefault(anchored[key], []).append(pool_key)
-    # The clubs of one sentence ("Ross County 4 Montrose 4") come from one country; a player's club in
-    # brackets ("Kent Gilbert ( Benfica )") is free.
     def listed(m: _Mention) -> bool:
+        """Not a player's club in brackets ("Kent Gilbert ( Benfica )")."""
         return m.start == 0 or tokens[m.s][m.start - 1] != "("
 
-    clubs_in: Counter = Counter(s for key, pool_key in eligible if pool_key[1] == "sports_club"
-                                for s in {m.s for m in units[key] if listed(m)})
-    club_codes_used: Dict[int, Counter] = {}  # document -> the countries of its clubs drawn
+    # A club's country: the dictionary's, else the one most of the known clubs of its sentences give
+    # ("Ross County 4 Montrose 4"), else of its document (a league table), else of the places its
+    # document's clubs' names hold ("Real Madrid"); a player's club in brackets ("Kent Gilbert ( Benfica
+    # )") only its own or its name's. None: the club is kept.
+    club_countries: Dict[Tuple, str] = {}
+    around: Dict[Tuple, Counter] = {}  # ("s", sentence) or ("d", document) -> its known clubs' countries
+    for key, members in units.items() if codes else ():
+        code = _folded_codes().get(key[2]) if members[0].name == "sports_club" else None
+        if code:
+            club_countries[key] = code
+            for m in members:
+                if listed(m):
+                    around.setdefault(("s", m.s), Counter())[code] += 1
+                    around.setdefault(("d", key[0]), Counter())[code] += 1
+    named_places: Dict[int, Counter] = {}  # document -> the countries of the places its clubs' names hold
+    city_names = _folded_candidates(next((classes["city"] for classes in dictionary.values() if "city" in classes), ()))
+    for key, pool_key in eligible if codes else ():
+        if pool_key[1] == "sports_club" and key not in club_countries:
+            code = _place_in_name(units[key][0].stem, folded_facets, city_names)
+            if code and not any(map(listed, units[key])):
+                club_countries[key] = code
+            elif code:
+                named_places.setdefault(key[0], Counter())[code] += 1
+    for key, pool_key in eligible:
+        if pool_key[1] == "sports_club" and key not in club_countries and any(map(listed, units[key])):
+            found = sum((around.get(("s", m.s), Counter()) for m in units[key] if listed(m)), Counter()) or \
+                around.get(("d", key[0])) or named_places.get(key[0])
+            if found:
+                club_countries[key] = min(found, key=lambda c: (-found[c], c))
     rng = random.Random(seed)
     chosen = sorted(rng.sample(range(len(eligible)), round(ratio * len(eligible))))
     # At most 1% of a type's replaced mentions per replacement string, where the pools allow it.
@@ -898,7 +911,6 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         return folded_codes.get(folded) or _folded_origins().get(folded)
 
     replaced_codes: Dict[Tuple, Optional[str]] = {}  # a country's unit -> its replacement's code
-    club_codes: Dict[int, str] = {}  # sentence -> the country of the clubs drawn in it
 
     def drawing_order():
         # Larger units first, so that the usage cap can still be kept for them (largest first packs
@@ -928,25 +940,51 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     labels: Dict[int, Dict[int, str]] = {}
     notes: Dict[int, Dict[int, _Mention]] = {}
 
-    def continent_of(name: str) -> Optional[str]:
-        return pools.continents.get((code_of(name) or "").split("-")[0])
+    subregions, continents = (builtin_subregions(), builtin_continents()) if codes else ({}, {})
+    band_of = facets.get("country", {})
 
-    # The countries of a sentence that names two or more of one continent ("the heads of state of Gabon ,
-    # Mali and Chad") are drawn from one continent: the first drawn's (while its pool has any left).
-    continents_in: Dict[int, List[Optional[str]]] = {}
-    for members in units.values() if codes else ():
-        if members[0].name == "country":
-            for m in members:
-                continents_in.setdefault(m.s, []).append(continent_of(m.stem))
-    one_continent = {s for s, found in continents_in.items() if len(found) > 1 and len(set(found)) == 1
-                     and found[0] is not None}
-    continent_drawn: Dict[int, str] = {}  # such a sentence -> the continent of its countries drawn
+    def near(pool_key: Tuple, home: str, band: Optional[str]) -> List[Tuple]:
+        """A state's or nationality word's pools by distance: of its subregion and (a state) size
+        band, of its subregion, of its continent and size band, of its continent; the first with
+        ``MIN_SUBREGION_POOL`` candidates besides the original (the continent's: one) is drawn
+        from, the others when it runs out (a neighbour of another size reads better than a state
+        of the same size far away: Syria as Qatar, not Laos)."""
+        levels = []
+        for table, size in dict.fromkeys([("subregion", band), ("subregion", None), ("continent", band),
+                                          ("continent", None)]):  # (a nationality word has no band)
+            areas = subregions if table == "subregion" else continents
+            area = areas.get(home)
+            if area is None:
+                continue
+            level = pools.narrowed(pool_key, ("near", area, size), lambda x, areas=areas, area=area, size=size: (
+                areas.get((code_of(x) or "").split("-")[0]) == area and size in (None, band_of.get(x))))
+            left = sum((code_of(x) or "").split("-")[0] != home for x in pools._pools[level])
+            if levels or left >= (MIN_SUBREGION_POOL if table == "subregion" else 1):
+                levels.append(level)
+        return levels
+
+    club_drawn: Dict[int, str] = {}  # sentence -> the country of the first club drawn in it
+
+    def club_pools(pool_key: Tuple, code: str, sentences) -> List[Tuple]:
+        """A club's pools by distance: of the country its sentence's clubs were drawn from, of its own
+        country, then of the other countries of its subregion and of its continent, the ones with
+        most clubs of the sport left first (a fixture's clubs stay of one country; a league table
+        whose country has too few left goes on in a neighbour's)."""
+        def of(code):  # (a place's "GB" takes the clubs of the UK's nations)
+            return pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code or
+                                  (codes.get(x) or "").split("-")[0] == code)
+        left = Counter(codes.get(x) for x in pools._pools[pool_key])
+        home = code.split("-")[0]
+        nearby = [sorted((c for c in left if c and (table.get(c.split("-")[0]) or 0) == table.get(home)),
+                         key=lambda c: (-left[c], c)) for table in (subregions, continents) if table.get(home)]
+        order = [club_drawn[s] for s in sorted(sentences) if s in club_drawn] + [code] + sum(nearby, [])
+        return [level for level in map(of, dict.fromkeys(order)) if pools._pools[level]]
+
     for key, pool_key in drawing_order():
         members = units[key]
         target_class = pool_key[1]
         sentences = {m.s for m in members if listed(m)}
-        enough = None  # a test of the country's clubs left in the document
-        any_origin = None  # the pool before a sentence's continent narrowed it
+        wider: List[Tuple] = []  # pools further away, drawn from when this one runs out
         # the country a candidate must be of: its pool narrowed
         if key in anchored:  # a city or club of the country replacing its neighbour (or of it, when kept)
             code = replaced_codes[anchored[key]] or code_of(anchored[key][2])
@@ -963,18 +1001,14 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             wanted = tuple(sorted(Counter(needs[key]).items(), key=repr))
             pool_key = pools.narrowed(pool_key, ("supplies",) + wanted,
                                       lambda x, wanted=wanted: all(supply(p, code_of(x)) >= n for p, n in wanted))
-        elif target_class == "sports_club" and supply(pool_key, None) < len(pools.pool(*pool_key)):
-            # (North American leagues' clubs have no country: their leagues span two)
-            fixed = Counter(club_codes[s] for s in sentences if s in club_codes)
-            many = max((clubs_in[s] for s in sentences), default=0)
-            if fixed:  # the country of the clubs already drawn in its sentences (the most frequent)
-                code = min(fixed, key=lambda c: (-fixed[c], c))
-                pool_key = pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code)
-            elif many > 1:  # the first of several clubs: of a country with enough clubs left for them all
-                used, whole = club_codes_used.get(key[0], Counter()), pool_key
-                pool_key = pools.narrowed(pool_key, ("clubs", many), lambda x, p=pool_key, many=many:
-                                          codes.get(x) is not None and supply(p, codes.get(x)) > many)
-                enough = lambda x, p=whole, used=used, many=many: supply(p, codes[x]) - used[codes[x]] > many
+        elif target_class == "sports_club" and (pool_key[2] is None or LEAGUE_SPORTS.keys().isdisjoint(pool_key[2])):
+            # a club of its own country (North American leagues' clubs have none: their league is their place)
+            code = club_countries.get(key)
+            levels = club_pools(pool_key, code, sentences) if code is not None else []
+            if not levels:
+                kept[key] = "unplaced" if code is None else "no_candidate"
+                continue
+            pool_key, wider = levels[0], levels[1:]
         if key in bound:  # a country or nationality whose persons keep their names' origin: one of its name zone
             pool_key = pools.narrowed(pool_key, ("zone", bound[key]), lambda x, zone=bound[key]: zones.get(
                 (code_of(x) or "").split("-")[0]) == zone)
@@ -982,15 +1016,25 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         if nations and target_class in FRAME_CLASSES:  # a nation that plays the document's sport
             pool_key = pools.narrowed(pool_key, ("nations",) + nations, lambda x, nations=nations: (
                 code_of(x) or "").split("-")[0] in nations or code_of(x) in nations)
-        drawn_continents = Counter(continent_drawn[s] for s in sentences if s in continent_drawn)
-        if target_class == "country" and key not in anchored and drawn_continents:
-            continent = min(drawn_continents, key=lambda c: (-drawn_continents[c], c))
-            narrow = pools.narrowed(pool_key, ("continent", continent), lambda x, c=continent: continent_of(x) == c)
-            if pools._pools[narrow]:
-                pool_key, any_origin = narrow, (pool_key if key not in spelled else None)  # none left: any continent
+        if target_class in FRAME_CLASSES and key not in anchored and codes and members[0].route != "fallback":
+            home = (code_of(members[0].stem) or "").split("-")[0]
+            if not home:
+                kept[key] = "unplaced"  # a people or region word of no one state ("Kurdish", "European")
+                if key in needs:
+                    replaced_codes[key] = None
+                continue
+            band = members[0].facet if target_class == "country" else None
+            levels = near(pool_key, home, band)
+            if not levels:
+                kept[key] = "no_candidate"
+                if key in needs:
+                    replaced_codes[key] = None
+                continue
+            pool_key, wider = levels[0], levels[1:]
         if target_class == "city" and key not in anchored and any(m.dateline for m in members):
             # a dateline's city alone: a capital or a large city (before its country: of the new country)
-            pool_key = pools.narrowed(pool_key, ("dateline",), lambda x: x in dateline_cities)
+            narrow = pools.narrowed(pool_key, ("dateline",), lambda x: x in dateline_cities)
+            pool_key, wider = (narrow, [pool_key]) if pools._pools[narrow] else (pool_key, [])
         if key in spelled:  # its acronyms will be its initials: of their length band; a public body's, known
             bands = tuple(sorted({acronym_band(len(acronym[2].replace(".", ""))) for acronym in spelled[key]}))
             known = deciders.lookup.get(pool_key[0], {})
@@ -1010,7 +1054,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
         def valid(candidate, ways=ways, target_class=target_class, distinct=distinct, the_free=the_free,
                   determiner=any(m.determiner for m in members), after_the=any(m.the for m in members),
-                  acronym_shape=pool_key[3][0] == "acronym", enough=enough, avoid=avoid, spells=key in spelled,
+                  acronym_shape=pool_key[3][0] == "acronym", avoid=avoid, spells=key in spelled,
                   longer=scheme is not None and len(members[0].stem.replace(".", "")) > 2,
                   league=sentence_stems(sentences) if target_class == "sports_club" and pool_key[2] is not None
                   and not LEAGUE_SPORTS.keys().isdisjoint(pool_key[2]) else None,
@@ -1022,8 +1066,6 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 return False  # the WTA Finals for the Grand Slam Cup: its players' names would change gender
             if names and not names.isdisjoint(candidate.casefold().split()):
                 return False  # no two persons of a document with one given name or surname ("twin Temistocles")
-            if enough is not None and not enough(candidate):
-                return False  # too few clubs of its country left for the others of its sentence
             if spells and (initials(candidate) in excluded or initials(candidate).casefold() in avoid):
                 return False  # its initials, its acronyms' replacement, are a training mention or taken
             last = candidate[candidate.rfind(" ") + 1:].lower()
@@ -1049,9 +1091,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                        if m.part or m.suffix or m.initials or m.pattern in ("upper", "lower") or m.next_word == last)
         base = pools.draw(pool_key, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
                           demand[pool_key[0]] // 100, valid)
-        if base is None and any_origin is not None:  # no country of the continent left: any
-            base = pools.draw(any_origin, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
-                              demand[pool_key[0]] // 100, valid)
+        for further in wider:  # none left there: the next pool, further away
+            if base is None and pools._pools[further]:
+                base = pools.draw(further, rng, (avoid, {m.stem.casefold() for m in members}), len(members),
+                                  demand[pool_key[0]] // 100, valid)
         if base is None:
             kept[key] = "no_candidate"
             if key in needs:
@@ -1060,16 +1103,11 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         avoid.add(base.casefold())
         if target_class in PERSON_CLASSES:
             names_used.setdefault(key[0], set()).update(base.casefold().split())
-        if target_class == "country":
-            for s in sentences & one_continent:
-                continent_drawn.setdefault(s, continent_of(base))
         if key in needs:
             replaced_codes[key] = code_of(base)
         if target_class == "sports_club" and codes.get(base):
-            club_codes_used.setdefault(key[0], Counter())[codes[base]] += 1
-            if key not in anchored:
-                for s in sentences:
-                    club_codes.setdefault(s, codes[base])
+            for s in sentences:
+                club_drawn.setdefault(s, codes[base])
         acronyms = [(m, initials(base)) for acronym in spelled.get(key, ()) for m in units[acronym]]
         for acronym in {initials(base).casefold()} if acronyms else ():
             avoid.add(acronym)
@@ -1279,6 +1317,26 @@ def _tie_to_named_countries(units: Mapping[Tuple, List["_Mention"]], anchored: D
             anchored[key] = country
 
 
+def _place_in_name(club: str, folded_facets: Mapping[str, Mapping[str, str]], cities: frozenset) -> Optional[str]:
+    """The country of a city or region a club's name holds ("Real Madrid", "Werder Bremen",
+    "Barcelona"), the longest first; a city only among the candidates (``cities``, casefolded:
+    never a small namesake)."""
+    words = club.casefold().split()
+    for n in range(len(words), 0, -1):
+        for k in range(len(words) - n + 1):
+            part = " ".join(words[k:k + n])
+            code = (folded_facets.get("city", {}).get(part) if part in cities else None) or \
+                folded_facets.get("region", {}).get(part)
+            if code and code != "world":
+                return code
+    return None
+
+
+@lru_cache(maxsize=4)
+def _folded_candidates(strings: Tuple[str, ...]) -> frozenset:
+    return frozenset(s.casefold() for s in strings)
+
+
 def _mark_anchored(mentions: Sequence[_Mention], tokens: Sentences) -> None:
     """A city or club followed by its country ("DILI , East Timor", "AEK Athens ( Greece )"), or after
     its nationality and up to three role words ("Dutch first division leaders PSV Eindhoven", "the
@@ -1480,9 +1538,10 @@ def _mark_spelled(mentions: Sequence[_Mention], tokens: Sentences) -> None:
 
 
 def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
-    """Mentions whose place only fits the entity next to it, kept with it as they are: a
-    nationality or city before "club X" ("Turkish club Galatasaray", "London side Saracens": no
-    other city is the club's), a region after a city ("VAIL , Colorado": the resort is in that
+    """Mentions whose place only fits the entity next to it, kept with it as they are: a city
+    before "club X" ("London side Saracens": no other city is the club's; "Turkish club
+    Galatasaray" is anchored instead, ``_mark_anchored``), a nationality before "team X" where X is
+    no club, a region after a city ("VAIL , Colorado": the resort is in that
     state), and that entity; a religion or nationality in "the X state" (Israel as "the Jewish state")."""
     for m in mentions:  # "the Jewish state": a name for one country
         words = tokens[m.s]
@@ -1494,7 +1553,7 @@ def _mark_attached(mentions: Sequence[_Mention], tokens: Sentences) -> None:
             continue
         between = tokens[m.s][m.end:after.start]
         if (m.name in ("nationality", "city") and after.type != m.type and len(between) == 1 and
-                between[0].lower() in ATTACHING_WORDS) or \
+                between[0].lower() in ATTACHING_WORDS and (m.name == "city" or after.name != "sports_club")) or \
                 (after.name == "region" and m.name in ("city", None) and m.type == after.type and between == [","]):
             m.attached = after.attached = True
 
@@ -1679,8 +1738,8 @@ def summary(attacked) -> Dict[str, object]:
     """Quality figures of an entity-attacked set, from its records: ``n_replaced`` replaced
     mentions of ``n_mentions`` gold mentions (``attacked_share``); per type, the originals
     left as they are (``n_kept_unclassified_*``: no fine class decided; ``n_kept_context_*``: kept for their context; ``n_kept_no_candidate_*``:
-    no candidate of the class, facet and shape; ``n_kept_no_origin_*``: a person whose name's origin is not
-    sure); the share of replaced originals whose fine
+    no candidate of the class, facet, shape and place; ``n_kept_unplaced_*``: of no known country;
+    ``n_kept_no_origin_*``: a person whose name's origin is not sure); the share of replaced originals whose fine
     class came by each route (``route_*``; ``route_fallback`` is 0 unless a fallback was asked
     for, ``route_unclassified`` unless the attack is cross-type); ``case_kept``, the share
     whose replacement has the original's case pattern (upper, lower or mixed, see

@@ -197,6 +197,12 @@ def builtin_continents() -> Dict[str, str]:
     return dict(_builtin_data()["continents"])
 
 
+def builtin_subregions() -> Dict[str, str]:
+    """Each country's subregion of the UN geoscheme (Western Europe, Eastern Africa, South America
+    ...), by ISO code: a state is replaced by a state of its subregion where one is left."""
+    return dict(_builtin_data().get("subregions", {}))
+
+
 def builtin_fallback() -> Dict[str, str]:
     """The class that reads naturally in most contexts of a type, per type with several classes."""
     return dict(_builtin_data()["fallback"])

