@@ -105,8 +105,10 @@ def test_the_package_and_the_command_load_numpy_only_when_used(tmp_path):
 
 
 def _python(code: str, *argv: str, **env) -> subprocess.CompletedProcess:
-    """``python -c code argv...`` from this checkout, without any OPENBLAS_NUM_THREADS of ours."""
-    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    """``python -c code argv...`` from this checkout, without any BLAS thread count of ours
+    (OpenBLAS also reads GOTO_ and OMP_NUM_THREADS)."""
+    environment = {k: v for k, v in os.environ.items()
+                   if k not in ("OPENBLAS_NUM_THREADS", "GOTO_NUM_THREADS", "OMP_NUM_THREADS")}
     done = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=300,
                           env={**environment, "PYTHONPATH": str(ROOT), **env})
     assert done.returncode == 0, done.stderr

@@ -224,8 +224,6 @@ def tiny_bert(tmp_path_factory):
     vocabulary splits rarer words into several sub-tokens."""
     torch = need("torch")
     need("transformers")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # the suite runs a process per core: more threads only wait for each other
     example = train_demo()
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
@@ -251,7 +249,6 @@ def tiny_bert(tmp_path_factory):
             tags.append([label_list[int(b)] for b in best])
         return tags
     yield folder, stats, test, tokenizer, network, reference
-    torch.set_num_threads(threads)
 
 
 def test_a_transformers_folder_scores_as_its_predictions_written_to_a_file(tiny_bert, tmp_path, capsys):

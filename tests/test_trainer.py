@@ -329,7 +329,7 @@ def test_evaluation_under_torchrun_equals_one_process(tmp_path):
     need("torch")
     need("transformers")
     script = ROOT / "tests" / "ddp_evaluate.py"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+    env = {**os.environ, "TOKENIZERS_PARALLELISM": "false",
            "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     single, double = tmp_path / "one.json", tmp_path / "two.json"
     alone = subprocess.run([sys.executable, str(script), str(single)], capture_output=True, text=True, env=env,

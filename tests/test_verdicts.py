@@ -155,9 +155,10 @@ def headline_verdicts(stats, tokens, gold, predictions, names, baseline=None, al
     """The headline family of the report (its SUMMARY_ROWS), from the methods' counts."""
     from tough_ner.comparison import finish, pairs
     from tough_ner.report import _row
+    batches = {name: Batch(tokens, gold, p) for name, p in zip(names, predictions)}
     by_method = {}
     for method in ("tmr", "hardeval"):
-        counts = {name: COUNTS[method](stats, Batch(tokens, gold, p)) for name, p in zip(names, predictions)}
+        counts = {name: COUNTS[method](stats, batch) for name, batch in batches.items()}
         by_method[method] = analyse(counts, None, n_resamples=1, pairs=pairs(names, baseline))
     systems = {name: {"tmr": {}, "hardeval": {}} for name in names}
     table = [_row(label, method, key, systems, by_method, names, {}) for label, method, key in SUMMARY_ROWS]
