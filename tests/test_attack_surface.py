@@ -730,6 +730,17 @@ def test_a_person_whose_countrys_names_cannot_be_written_is_kept_with_it():
         assert attacked["tokens"] == tokens
 
 
+def test_a_persons_form_is_kept_an_initial_and_a_surname_or_a_surname_alone():
+    tokens = [["G.", "Romano", "(", "Italy", ")", "scored", "."], ["Esposito", "(", "Italy", ")", "scored", "."]]
+    tags = [["B-PER", "I-PER", "O", "B-LOC", "O", "O", "O"], ["B-PER", "O", "B-LOC", "O", "O", "O"]]
+    for seed in range(4):
+        found = by_original(entity_attack(tokens, tags, seed=seed, documents=[0, 1]))
+        initial, surname = found["G. Romano"]["replacement"].split()
+        assert len(initial) == 2 and initial.endswith(".") and "IT" in zones_of(surname)
+        lone = found["Esposito"]["replacement"]
+        assert " " not in lone and "IT" in zones_of(lone)
+
+
 def test_a_country_in_a_sport_not_every_nation_plays_is_one_of_its_nations_or_kept():
     codes, nations = dictionaries.builtin_country_codes(), dictionaries.builtin_sport_nations()
     tokens = [["ALPINE", "SKIING", "-", "WORLD", "CUP", "RESULTS", "."],

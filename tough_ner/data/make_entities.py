@@ -91,6 +91,7 @@ RARE_WEIGHT = 100  # a weighted name list's names used less than 1/100 as often 
 MAX_NAME_LETTERS = 14  # a longer given name or surname is a compound news would not write as one word
 # a capital after a lower-case letter, but in Mc and Mac: a second word or a particle glued on
 INNER_CAPITAL = re.compile(r"(?<!^Mc)(?<!^Mac)(?<=[a-z])[A-Z]")
+MC = re.compile(r"^Mc([a-z])")  # some lists write "Mccoy", "Mckinney": news writes McCoy
 # Medieval, Renaissance and classical forms in Faker's it_IT lists (Wikipedia's category of Italian given
 # names, which marks no frequency): names no one born in the 20th century is given ("Atenulf", "Temistocle")
 ARCHAIC_NAMES = frozenset("""Agnolo Alderano Alphons Atenulf Baccio Calcedonio Coluccio Coriolano Elladio Federigo
@@ -185,7 +186,8 @@ def _names(module: str, name: str, locale: str):
     if isinstance(names, dict):
         floor = max(names.values(), default=0) / RARE_WEIGHT
         names = [n for n, weight in names.items() if weight >= floor]
-    return [spelled for spelled in (latin(n, locale) for n in names) if well_formed(spelled)]
+    spelled = (MC.sub(lambda m: "Mc" + m.group(1).upper(), latin(n, locale)) for n in names)  # "Mccoy": McCoy
+    return [name for name in spelled if well_formed(name)]
 
 
 def well_formed(name: str) -> bool:
