@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FLAGS, chromium, command_peak, need
+from conftest import FLAGS, chromium, command_peak, command_usage, need
 
 SPACE_MB = 2**20
 # The issue's leaks: a Markdown image in a system name and in a predicted tag (quoted by a warning).
@@ -666,6 +666,35 @@ def test_a_report_page_plots_the_30_most_frequent_types_and_lists_them_all(tmp_p
                       "type.") == 2  # TMR's recall per type and the tag buckets' F1
     per_type = text[text.index("id='per-type'"):]
     assert all(f"<tr><td>T{i}</td>" in per_type for i in range(40))  # the per-type table: every type
+
+
+def test_a_report_of_two_systems_on_2000_types_stays_under_200_mb(tmp_path):
+    """``tough-ner report`` (JSON, page and its error tables) of two systems on the issue's file
+    cut to 2,000 types, 200 resamples: within 200 MB (measured 165-168), every type in the JSON
+    and on the page.  Not yet the issue's goal at 20,000 types: there the report peaks at 670
+    MiB (JSON only, 1,000 resamples, against <= 300 MB), the per-type tables being dicts of
+    floats (about 30 KB a type at the peak, over the methods' details, the resampled cells and
+    the verdicts); the JSON is written as it is made, the plots show 30 types."""
+    need("matplotlib")
+    predicted = _issue_types_file(tmp_path / "a.txt", types=2_000)
+    text = predicted.read_text(encoding="utf-8")
+    gold = write(tmp_path / "gold.txt", re.sub(r"^(\S+ \S+) \S+$", r"\1", text, flags=re.M))
+    second = write(tmp_path / "b.txt", re.sub(r"^x O B-T\d+$", "x O O", text, flags=re.M))
+    train = write(tmp_path / "train.txt", "Germany B-LOC\nvisits O\n\nw0 B-T0\nx O\n")
+    code, out, err, peak, cpu = command_usage(["report", "--train", train, "--test", gold, "--pred", f"A={predicted}",
+                                               "--pred", f"B={second}", "--json", tmp_path / "r.json", "--html",
+                                               tmp_path / "r.html", "--resamples", "200", "--quiet"], tmp_path,
+                                              timeout=600)
+    print(f"tough-ner report, two systems on 2,000 types: {cpu:.1f} s CPU, peak RSS {peak:.0f} MB")
+    assert code == 0, err[-3000:]
+    results = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["results"]
+    for name, f1 in (("A", 2 / 3), ("B", 1.0)):  # T7: one right of two predicted (A), of one (B)
+        tags = {row["interval"]: row for row in results["details"][name]["bucket_f1"]["buckets"]["tag"]}
+        assert len(tags) == 2_001 and tags["T7"]["f1"] == pytest.approx(f1)
+    assert len(results["comparisons"][0]["bucket_f1"]["tag"]["tests"]) == 2_001
+    assert "The plot shows the 30 types with the most gold mentions of the 2,001" in \
+        (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert peak <= 200
 
 
 def _two_systems_counts(uncertainty_module):
