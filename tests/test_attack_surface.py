@@ -605,6 +605,28 @@ def test_a_club_is_replaced_by_a_club_of_its_sport_and_country():
         assert dictionaries.builtin_subregions()[drawn[0].split("-")[0]] == "Southern Europe"
 
 
+def test_a_listed_company_is_replaced_by_one_of_its_industry_and_country():
+    codes, industries = dictionaries.builtin_country_codes(), dictionaries.builtin_facets()["company"]
+    tokens, tags = [["Allianz", "shares", "rose", "."], ["Toyota", "sold", "cars", "."]], [["B-ORG", "O", "O", "O"]] * 2
+    # (Munich Re and Hannover Re are German insurers, Honda and Nissan Japanese carmakers)
+    for seed in range(4):
+        for r in by_original(entity_attack(tokens, tags, seed=seed)).values():
+            assert industries[r["replacement"]] == industries[r["original"]]
+            assert codes[r["replacement"]] == codes[r["original"]]
+    # none of its industry left in its country: one of its subregion's; none in its continent: kept
+    german = [c for c, code in codes.items() if code == "DE" and industries.get(c) == "insurance"]
+    european = [c for c, code in codes.items() if industries.get(c) == "insurance" and
+                dictionaries.builtin_continents().get(code.split("-")[0]) == "EU"]
+    for train, kept in ((german, False), (european, True)):
+        stats = TrainStats.from_lists([c.split() for c in train], [["B-ORG"] + ["I-ORG"] * c.count(" ") for c in train])
+        attacked = entity_attack(tokens[:1], tags[:1], seed=0, train=stats)
+        if kept:
+            assert attacked[0]["kept"][0]["reason"] == "no_candidate"
+        else:
+            new = attacked[0]["replacements"][0]["replacement"]
+            assert dictionaries.builtin_subregions()[codes[new].split("-")[0]] == "Western Europe"
+
+
 def test_a_place_is_replaced_by_one_of_its_country_or_kept():
     cities = dictionaries.builtin_facets()["city"]
     tokens = [["MADRID", "1996-12-06"], ["Rains", "hit", "Murcia", "and", "Qwerty", "province", "."]]

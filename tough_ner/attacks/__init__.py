@@ -943,23 +943,26 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
     subregions, continents = (builtin_subregions(), builtin_continents()) if codes else ({}, {})
     band_of = facets.get("country", {})
 
-    def near(pool_key: Tuple, home: str, band: Optional[str]) -> List[Tuple]:
+    def near(pool_key: Tuple, home: str, band: Optional[str], own: str = "") -> List[Tuple]:
         """A state's or nationality word's pools by distance: of its subregion and (a state) size
         band, of its subregion, of its continent and size band, of its continent; the first with
         ``MIN_SUBREGION_POOL`` candidates besides the original (the continent's: one) is drawn
         from, the others when it runs out (a neighbour of another size reads better than a state
-        of the same size far away: Syria as Qatar, not Laos)."""
+        of the same size far away: Syria as Qatar, not Laos).  With ``own`` (a company's name),
+        first of its own country, and one candidate is enough."""
         levels = []
-        for table, size in dict.fromkeys([("subregion", band), ("subregion", None), ("continent", band),
-                                          ("continent", None)]):  # (a nationality word has no band)
-            areas = subregions if table == "subregion" else continents
+        steps = [("country", None)] * bool(own) + [("subregion", band), ("subregion", None), ("continent", band),
+                                                   ("continent", None)]  # (a nationality word has no band)
+        for table, size in dict.fromkeys(steps):
+            areas = {"subregion": subregions, "continent": continents}.get(table, {home: home})
             area = areas.get(home)
             if area is None:
                 continue
             level = pools.narrowed(pool_key, ("near", area, size), lambda x, areas=areas, area=area, size=size: (
                 areas.get((code_of(x) or "").split("-")[0]) == area and size in (None, band_of.get(x))))
-            left = sum((code_of(x) or "").split("-")[0] != home for x in pools._pools[level])
-            if levels or left >= (MIN_SUBREGION_POOL if table == "subregion" else 1):
+            left = sum((x.casefold() != own) if own else (code_of(x) or "").split("-")[0] != home
+                       for x in pools._pools[level])
+            if levels or left >= (MIN_SUBREGION_POOL if table == "subregion" and not own else 1):
                 levels.append(level)
         return levels
 
@@ -1029,6 +1032,14 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
                 kept[key] = "no_candidate"
                 if key in needs:
                     replaced_codes[key] = None
+                continue
+            pool_key, wider = levels[0], levels[1:]
+        home = (_folded_codes().get(key[2]) or "").split("-")[0] if target_class in LISTED_CLASSES and codes and \
+            key not in spelled else ""
+        if home:  # a listed company, bank or media group: one of its country, else of its subregion, continent
+            levels = near(pool_key, home, None, own=key[2])
+            if not levels:
+                kept[key] = "no_candidate"
                 continue
             pool_key, wider = levels[0], levels[1:]
         if target_class == "city" and key not in anchored and any(m.dateline for m in members):
@@ -1175,6 +1186,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
 
 
 ATTACHING_WORDS = frozenset("club side team".split())
+LISTED_CLASSES = frozenset({"company", "bank", "media"})  # their country from their stock listing
 ANCHOR_CLASSES = PLACE_CLASSES | {"sports_club"}
 
 

@@ -379,6 +379,7 @@ def ticker_sources(classes, aliases, facets, given):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         stocks = list(PyTickerSymbols().get_all_stocks())
+    isos = country_codes()
     for stock in stocks:
         name = LEGAL.sub("", stock.get("name") or "").strip(" ,")
         if not plain(name):
@@ -393,6 +394,25 @@ def ticker_sources(classes, aliases, facets, given):
             industry = industry_of(industries)
             if industry:
                 facets["company"].setdefault(name, industry)
+        home = listing_country(stock.get("country") or "", isos)
+        if home:  # a company, bank or media group is replaced by one of its country, else of its region
+            tables["country_code"].setdefault(name, home)
+
+
+def listing_country(place: str, isos) -> str:
+    """The ISO code of a listing's country: a country's name, or a place and its country or US state
+    ("Zurich, Switzerland", "Houston, Texas"); "" for none."""
+    last = place.split(";")[0].split(",")[-1].strip()
+    return isos.get(last) or LISTING_COUNTRIES.get(last) or ("US" if last in US_STATES else "")
+
+
+LISTING_COUNTRIES = {"Russian Federation": "RU", "D.C.": "US"}
+US_STATES = frozenset("Alabama Alaska Arizona Arkansas California Colorado Connecticut Delaware Florida Georgia Hawaii "
+                      "Idaho Illinois Indiana Iowa Kansas Kentucky Louisiana Maine Maryland Massachusetts Michigan "
+                      "Minnesota Mississippi Missouri Montana Nebraska Nevada Ohio Oklahoma Oregon Pennsylvania "
+                      "Tennessee Texas Utah Vermont Virginia Washington Wisconsin Wyoming".split()) | {
+    "New Hampshire", "New Jersey", "New Mexico", "New York", "North Carolina", "North Dakota", "Rhode Island",
+    "South Carolina", "South Dakota", "West Virginia"}
 
 
 # A company's industry from its stock listing's industry words, the first rule with a phrase in them
