@@ -574,7 +574,7 @@ def test_a_state_is_replaced_by_one_of_its_subregion_else_its_continent_else_kep
 
 
 def test_a_club_is_replaced_by_a_club_of_its_sport_and_country():
-    codes = dictionaries.builtin_country_codes()
+    codes, facets_of_club = dictionaries.builtin_country_codes(), dictionaries.builtin_facets()["sports_club"]
     tokens = [["SOCCER", "-", "SCOTTISH", "LEAGUE", "RESULTS", "."], ["Ross", "County", "4", "Montrose", "4"],
               ["Alloa", "2", "Partick", "1"], ["Kent", "Gilbert", "(", "Benfica", ")", ",", "Rui", "Costa", "(",
                                                  "Real", "Madrid", ")"],
@@ -592,17 +592,18 @@ def test_a_club_is_replaced_by_a_club_of_its_sport_and_country():
         assert new[(3, "Real Madrid")] == "ES" and (3, "Benfica") not in new
         kept = {(s, k["original"]): k["reason"] for s, ks in enumerate(attacked["kept"]) for k in ks}
         assert kept[(3, "Benfica")] == kept[(5, "Qwertyton")] == kept[(5, "Zxcvby")] == "unplaced"
-    # none of its country left: the clubs of one fixture go on in one neighbour's (Southern Europe's)
-    portugal = [c for c, code in codes.items() if code == "PT"]
-    stats = TrainStats.from_lists([c.split() for c in portugal],
-                                  [["B-ORG"] + ["I-ORG"] * c.count(" ") for c in portugal])
+    # none of its country left, or too few for the fixture (one club left for two): the clubs of one
+    # fixture go on in one neighbour's (Southern Europe's)
+    portugal = sorted(c for c, code in codes.items() if code == "PT" and facets_of_club.get(c) == "soccer")
     line = [["SOCCER", "-", "RESULT", "."], ["Benfica", "2", "Sporting", "Lisbon", "1"]]
     line_tags = [["O"] * 4, ["B-ORG", "O", "B-ORG", "I-ORG", "O"]]
-    for seed in range(4):
-        attacked = entity_attack(line, line_tags, seed=seed, documents=[0, 0], train=stats)
-        drawn = [codes[r["replacement"]] for r in attacked[1]["replacements"]]
-        assert len(drawn) == 2 and len(set(drawn)) == 1 and drawn[0] != "PT"
-        assert dictionaries.builtin_subregions()[drawn[0].split("-")[0]] == "Southern Europe"
+    for trained in (portugal, [c for c in portugal if c not in ("Benfica", "Sporting Lisbon")][1:]):
+        stats = TrainStats.from_lists([c.split() for c in trained], [["B-ORG"] + ["I-ORG"] * c.count(" ") for c in trained])
+        for seed in range(4):
+            attacked = entity_attack(line, line_tags, seed=seed, documents=[0, 0], train=stats)
+            drawn = [codes[r["replacement"]] for r in attacked[1]["replacements"]]
+            assert len(drawn) == 2 and len(set(drawn)) == 1 and drawn[0] != "PT"
+            assert dictionaries.builtin_subregions()[drawn[0].split("-")[0]] == "Southern Europe"
 
 
 def test_a_listed_company_is_replaced_by_one_of_its_industry_and_country():
@@ -1179,7 +1180,9 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
     # the sport's nations is left, training mentions excluded: about 7% of the mentions)
     # (77.5% before round six; a league's home team named by its city, a company whose industry nothing
     # tells and a state or city-state in a dateline are now kept: about 4% of the mentions)
-    assert facts["attacked_share"] >= 0.72 and facts["route_fallback"] == 0
+    # (72.7% before round eight; a state, place or club is now drawn only near the original, a
+    # person only of the name's origin, or kept: 57.9%; issue 39's goal, 85%, is not met)
+    assert facts["attacked_share"] >= 0.55 and facts["route_fallback"] == 0
     assert sum(facts[f"route_{r}"] for r in ROUTES) == pytest.approx(1.0)
     assert facts["case_kept"] == 1.0 and facts["consistent"] == 1.0
     for entity_type in CONLL_TYPES:
@@ -1234,8 +1237,9 @@ def test_conll_test_meets_the_naturalness_bars(conll_stats, conll_test):
                   (r["start"] == 0 or words[r["start"] - 1] != "(") and codes.get(r["replacement"])]
         lines += len(listed) > 1
         mixed += len(set(listed)) > 1
-    # (pairs: 15 with seed 11 since a sport's countries are kept; enough to check the rule on)
-    assert pairs >= 12 and lines >= 100 and mixed <= 0.03 * lines
+    # (pairs: 15 with seed 11 since a sport's countries are kept, 6 since round eight keeps a state
+    # with no state of its region left; few, but each one checked)
+    assert pairs >= 5 and lines >= 100 and mixed <= 0.03 * lines
 
 
 def test_attack_command_keeps_columns_documents_and_is_identical_across_processes(tmp_path, capsys):

@@ -967,21 +967,32 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         return levels
 
     club_drawn: Dict[int, str] = {}  # sentence -> the country of the first club drawn in it
+    clubs_in: Counter = Counter()  # sentence -> its listed clubs (a fixture's, a score line's)
+    for key, pool_key in eligible:
+        if pool_key[1] == "sports_club":
+            clubs_in.update({m.s for m in units[key] if listed(m)})
 
-    def club_pools(pool_key: Tuple, code: str, sentences) -> List[Tuple]:
-        """A club's pools by distance: of the country its sentence's clubs were drawn from, of its own
-        country, then of the other countries of its subregion and of its continent, the ones with
-        most clubs of the sport left first (a fixture's clubs stay of one country; a league table
-        whose country has too few left goes on in a neighbour's)."""
+    def club_pools(pool_key: Tuple, code: str, sentences, used: set) -> List[Tuple]:
+        """A club's pools by distance: of its own country, then of the other countries of its
+        subregion and of its continent, the ones with most clubs of the sport left first, and the
+        nearest with clubs left for all of its sentence's clubs (``used``: its document's) first.
+        A club whose sentence already has a club drawn: of that one's country alone, or none (a
+        fixture's clubs stay of one country)."""
         def of(code):  # (a place's "GB" takes the clubs of the UK's nations)
             return pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code or
                                   (codes.get(x) or "").split("-")[0] == code)
+        drawn = {club_drawn[s] for s in sentences if s in club_drawn}
+        if drawn:
+            level = of(drawn.pop()) if len(drawn) == 1 else None
+            return [level] if level is not None and pools._pools[level] else []
         left = Counter(codes.get(x) for x in pools._pools[pool_key])
         home = code.split("-")[0]
         nearby = [sorted((c for c in left if c and (table.get(c.split("-")[0]) or 0) == table.get(home)),
                          key=lambda c: (-left[c], c)) for table in (subregions, continents) if table.get(home)]
-        order = [club_drawn[s] for s in sorted(sentences) if s in club_drawn] + [code] + sum(nearby, [])
-        return [level for level in map(of, dict.fromkeys(order)) if pools._pools[level]]
+        levels = [level for level in map(of, dict.fromkeys([code] + sum(nearby, []))) if pools._pools[level]]
+        need = max((clubs_in[s] for s in sentences), default=1)
+        enough = [sum(x.casefold() not in used for x in pools._pools[level]) >= need for level in levels]
+        return [level for level, ok in zip(levels, enough) if ok] + [level for level, ok in zip(levels, enough) if not ok]
 
     for key, pool_key in drawing_order():
         members = units[key]
@@ -1007,7 +1018,7 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         elif target_class == "sports_club" and (pool_key[2] is None or LEAGUE_SPORTS.keys().isdisjoint(pool_key[2])):
             # a club of its own country (North American leagues' clubs have none: their league is their place)
             code = club_countries.get(key)
-            levels = club_pools(pool_key, code, sentences) if code is not None else []
+            levels = club_pools(pool_key, code, sentences, used_in_doc.get(key[0], set())) if code is not None else []
             if not levels:
                 kept[key] = "unplaced" if code is None else "no_candidate"
                 continue

@@ -194,10 +194,12 @@ def well_formed(name: str) -> bool:
     """A given name or surname as news writes one: one plain Latin-script word (``plain``, no
     space), a capital inside it only after Mc, Mac, a hyphen or an apostrophe (``MacLeod``,
     ``O'Brien``, ``Al-Amin``; never a glued particle or second name: "SimphiweyiNkosi",
-    "VonRueden"), at most two hyphenated parts, each capitalised, at most ``MAX_NAME_LETTERS``
+    "VonRueden"), a lower-case letter in it (never a numeral: the Dutch list's "VI"), at most
+    two hyphenated parts, each capitalised, at most ``MAX_NAME_LETTERS``
     letters (never "Onjengenyamazane"), and no archaic form of ``ARCHAIC_NAMES``."""
     parts = name.split("-")
     return (plain(name) and " " not in name and not INNER_CAPITAL.search(name) and len(parts) <= 2
+            and any(c.islower() for c in name)
             and all(part[:1].isupper() for part in parts) and sum(c.isalpha() for c in name) <= MAX_NAME_LETTERS
             and name not in ARCHAIC_NAMES)
 
