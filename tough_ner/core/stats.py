@@ -1182,14 +1182,20 @@ class _Spill:
             carry = chunk[cut:]
             yield chunk[:cut]
 
-    def occurrences(self, index: Dict[str, int], totals: np.ndarray, texts: Sequence[str],
-                    lowered: Optional[Sequence[str]] = None) -> Tuple[Dict[str, int], Dict[str, int]]:
+    def occurrences(self, index: Dict[str, int], totals: np.ndarray,
+                    texts: Sequence[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
         """``({text: occurrences of text.split(" ")}, {lowered text: its occurrences in the
-        lowercased text})`` for ``texts`` and ``lowered`` (default: the texts lowercased),
-        as ``TrainStats.occurrences`` counts them; ``index`` and ``totals``: the vocabulary
-        of the spilled ids and each token's count."""
-        if lowered is None:
-            lowered = list(dict.fromkeys(text.lower() for text in texts))
+        lowercased text})`` for ``texts`` and the texts lowercased, as
+        ``TrainStats.occurrences`` counts them; ``index`` and ``totals``: the vocabulary of
+        the spilled ids and each token's count."""
+        lowered = list(dict.fromkeys(text.lower() for text in texts))
+        as_written, lower = self.counts(index, totals, texts, lowered)
+        return dict(zip(texts, as_written.tolist())), dict(zip(lowered, lower.tolist()))
+
+    def counts(self, index: Dict[str, int], totals: np.ndarray, texts: Sequence[str],
+               lowered: Sequence[str]) -> Tuple[np.ndarray, np.ndarray]:
+        """The occurrences (``occurrences``) of each of ``texts``, and of each of ``lowered``
+        in the lowercased text, as two arrays in their order."""
         # The lowercased text needs ids only for the words of the lowered texts: every other
         # token gets one id (len(words)) that no query holds.
         words = dict.fromkeys(chain.from_iterable(map(str.split, lowered, repeat(" "))))
@@ -1203,7 +1209,7 @@ class _Spill:
         for chunk in self.chunks() if as_written.longer or lower.longer else ():
             as_written.add(chunk)
             lower.add(remap[chunk])
-        return as_written.result(), lower.result()
+        return as_written.counts, lower.counts
 
     def close(self) -> None:
         self.file.close()
@@ -1212,18 +1218,18 @@ class _Spill:
 class _SequenceCounts:
     """Occurrences of token sequences (texts split at spaces) in a text given chunk after
     chunk (``add``), sentences separated by -1: one token is its vocabulary count, a
-    sequence with a token not in ``index`` occurs nowhere, the others are counted."""
+    sequence with a token not in ``index`` occurs nowhere, the others are counted
+    (``counts``: each text's occurrences so far, in their order)."""
 
     def __init__(self, texts: Sequence[str], index: Dict[str, int], totals: np.ndarray):
-        self.texts = list(texts)
         self.n_vocab = len(index)
-        lengths = np.fromiter(map(str.count, self.texts, repeat(" ")), dtype=np.int64, count=len(self.texts)) + 1
-        words = chain.from_iterable(map(str.split, self.texts, repeat(" ")))
+        lengths = np.fromiter(map(str.count, texts, repeat(" ")), dtype=np.int64, count=len(texts)) + 1
+        words = chain.from_iterable(map(str.split, texts, repeat(" ")))
         ids = np.fromiter(map(index.get, words, repeat(-1)), dtype=np.int64, count=int(lengths.sum()))
         starts = np.cumsum(lengths) - lengths
         known = np.minimum.reduceat(ids, starts) >= 0 if len(ids) else np.zeros(0, dtype=bool)
         single = known & (lengths == 1)
-        self.counts = np.zeros(len(self.texts), dtype=np.int64)
+        self.counts = np.zeros(len(texts), dtype=np.int64)
         self.counts[single] = totals[ids[starts[single]]]
         self.longer = []
         self.first = np.zeros(self.n_vocab + 1, dtype=bool)  # the first tokens of every sequence counted
@@ -1236,9 +1242,6 @@ class _SequenceCounts:
         candidates = np.flatnonzero(self.first[chunk])  # one pass over the chunk for every length
         for chosen, windows in self.longer:
             self.counts[chosen] += windows.count(chunk, self.n_vocab, candidates=candidates)
-
-    def result(self) -> Dict[str, int]:
-        return dict(zip(self.texts, self.counts.tolist()))
 
 
 def _raise_for_first_bad_tag(distinct: list, tag_ids: np.ndarray, starts: np.ndarray, first: int) -> NoReturn:
@@ -1332,6 +1335,7 @@ class _Merger:
         self.lowered: Dict[str, int] = {}
         self.n_sentences = 0
         self.decoding: Optional[Tuple[str, str, str]] = None  # the parts' (all the same)
+        self._counted: Optional[tuple] = None  # (parts summed, labels, LabelCounts): label_counts()
 
     def add(self, stats: "TrainStats", occurrences: Optional[Dict[str, int]] = None,
             lowered: Optional[Dict[str, int]] = None) -> None:
@@ -1364,23 +1368,36 @@ class _Merger:
 
     def add_occurrences(self, occurrences: Dict[str, int], lowered: Dict[str, int]) -> None:
         """Add occurrences of mention texts (as written and lowercased) counted in some part."""
+        self.add_counted(list(occurrences), occurrences.values(), list(lowered), lowered.values())
+
+    def add_counted(self, texts: List[str], counts: Iterable[int], lowered: List[str],
+                    lower_counts: Iterable[int]) -> None:
+        """``add_occurrences`` of texts and lowered texts given with their counts, in order."""
         self.occurrences = {} if self.occurrences is None else self.occurrences
-        _fold(self.occurrences, occurrences)
-        _fold(self.lowered, lowered)
+        _add_counts(self.occurrences, texts, counts)
+        _add_counts(self.lowered, lowered, lower_counts)
 
     def add_empty_sentences(self, n_sentences: int) -> None:
         """Sentences without a token (a part of them alone has no statistics)."""
         self.lengths.append(np.zeros(n_sentences, dtype=np.int64))
 
+    def label_counts(self) -> Tuple[List[str], LabelCounts]:
+        """The labels and label counts of the parts added so far (``result`` reuses them while
+        no part comes after: ``build_distributed`` sums them while it awaits the occurrences)."""
+        if self._counted is None or self._counted[0] != len(self.entries):
+            labels = ["O"] + sorted(list(self.labels)[1:])
+            column = np.zeros(len(labels), dtype=np.int64)  # a label's column in labels, by its column as met
+            column[[self.labels[label] for label in labels]] = np.arange(len(labels))
+            rows, met, values = (np.concatenate(part) for part in zip(*self.entries)) if self.entries else \
+                (np.zeros(0, dtype=np.int64),) * 3
+            counts = LabelCounts.from_entries(rows, column[met], values, len(self.token_index), len(labels))
+            self._counted = (len(self.entries), labels, counts)
+        return self._counted[1:]
+
     def result(self, decoding: Optional[Tuple[str, str, str]] = None) -> "TrainStats":
         """The merged statistics (``decoding``: the parts', where no part holds a token)."""
         decoding = self.decoding or decoding or DEFAULT_DECODING
-        labels = ["O"] + sorted(list(self.labels)[1:])
-        column = np.zeros(len(labels), dtype=np.int64)  # a label's column in labels, by its column as met
-        column[[self.labels[label] for label in labels]] = np.arange(len(labels))
-        rows, met, values = (np.concatenate(part) for part in zip(*self.entries)) if self.entries else \
-            (np.zeros(0, dtype=np.int64),) * 3
-        counts = LabelCounts.from_entries(rows, column[met], values, len(self.token_index), len(labels))
+        labels, counts = self.label_counts()
         if self.occurrences is not None:
             return TrainStats(list(self.token_index), labels, counts, self.mentions,  # the merger is done with them
                               n_sentences=self.n_sentences, mention_occurrences=self.occurrences,
@@ -1661,11 +1678,17 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
     missing = [_Sealed((list(every_text.difference(mine)), list(every_lowered.difference(mine_lowered))))
                for mine, mine_lowered in zip(texts, lowered)]
-    del texts, lowered
     lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
                                                     in zip(runs, keys, missing, own)], places)
-    for counted in chain(_results(own), _results(lacking)):
-        merger.add_occurrences(*pickle.loads(counted))
+    # each round's counts come as arrays, in the order of the texts asked for (as the worker lists them)
+    asked = [(list(mine), list(mine_lowered)) for mine, mine_lowered in zip(texts, lowered)] + \
+        [sealed.value for sealed in missing]
+    del texts, lowered, missing
+    merger.label_counts()  # summed while the workers count
+    for k, counted in _completed(own + lacking):  # sums: in any order
+        (texts, lowered), (counts, lower_counts) = asked[k], pickle.loads(counted)
+        merger.add_counted(texts, counts.tolist(), lowered, lower_counts.tolist())
+        asked[k] = None
     return merger.result()
 
 
@@ -1708,6 +1731,17 @@ def _results(started: list):
     return (task.result() for task in started) if from_futures else iter(started)
 
 
+def _completed(started: list):
+    """``(k, result of started[k])`` for ``_submit_on``'s tasks, in the order they finish
+    (computed ones as given)."""
+    if not (started and hasattr(started[0], "result") and hasattr(started[0], "key")):
+        return enumerate(started)
+    from distributed import as_completed
+
+    place = {id(task): k for k, task in enumerate(started)}
+    return ((place[id(task)], task.result()) for task in as_completed(started))
+
+
 # A run's text between the rounds of build_distributed, in the worker's process:
 # {key: (spill, vocabulary index, token totals, its mention texts)}.
 _KEPT: Dict[str, tuple] = {}
@@ -1741,7 +1775,8 @@ class _Sealed:
 
 def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     """The second round: the occurrences of a run's own mention texts (as written and
-    lowercased) in its text (``part``: the first round's result), pickled."""
+    lowercased: in the order of its mentions, first met first) in its text (``part``: the
+    first round's result), pickled as ``_occurrences_in_run``."""
     kept = _KEPT.get(part[1])
     texts = kept[3] if kept else list(dict.fromkeys(text for text, _ in pickle.loads(part[0]).mentions))
     return _occurrences_in_run(paths, part[1], texts, list(dict.fromkeys(map(str.lower, texts))), keep=True)
@@ -1755,24 +1790,24 @@ def _run_occurrences(paths: List[str], key: str, lacking: _Sealed, after=None) -
 
 
 def _occurrences_in_run(paths: List[str], key: str, texts: List[str], lowered: List[str], keep: bool) -> bytes:
-    """``(occurrences of texts, of lowered in the lowercased text)`` in a run's text, pickled:
-    from the text kept by the first round, or, on a process that does not hold it, from the
-    run read again; ``keep``: the kept text stays for a later round."""
+    """``(occurrences of texts, of lowered in the lowercased text)`` in a run's text, as two
+    ``int64`` arrays in their order (no strings to send back), pickled: from the text kept by
+    the first round, or, on a process that does not hold it, from the run read again;
+    ``keep``: the kept text stays for a later round."""
     kept = _KEPT.get(key) if keep else _KEPT.pop(key, None)
-    if kept is None:
-        if not texts and not lowered:
-            return pickle.dumps(({}, {}))
-        stats = TrainStats._from_pieces(paths, PIECE_BYTES, _Builder(keep_text=True))
-        lower = stats.lowercased()
-        return pickle.dumps((dict(zip(texts, stats.occurrences([t.split(" ") for t in texts], texts).tolist())),
-                             dict(zip(lowered, lower.occurrences([t.split(" ") for t in lowered], lowered).tolist()))),
-                            protocol=pickle.HIGHEST_PROTOCOL)
-    spill, index, totals, _ = kept
     try:
-        counted = spill.occurrences(index, totals, texts, lowered) if texts or lowered else ({}, {})
+        if not texts and not lowered:
+            counted = (np.zeros(0, dtype=np.int64),) * 2
+        elif kept is None:
+            stats = TrainStats._from_pieces(paths, PIECE_BYTES, _Builder(keep_text=True))
+            lower = stats.lowercased()
+            counted = (stats.occurrences([t.split(" ") for t in texts], texts),
+                       lower.occurrences([t.split(" ") for t in lowered], lowered))
+        else:
+            counted = kept[0].counts(kept[1], kept[2], texts, lowered)
     finally:
-        if not keep:
-            spill.close()
+        if kept is not None and not keep:
+            kept[0].close()
     return pickle.dumps(counted, protocol=pickle.HIGHEST_PROTOCOL)
 
 
