@@ -346,6 +346,7 @@ def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path)
     Path(run[0]).write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\n", encoding="utf-8")
     Path(run[1]).write_text("new O\nyork O\n\n", encoding="utf-8")
     texts, lowered = ["York New", "is big", "New", "zzz New"], ["york new", "is big"]
+
     def counted(blob, asked):  # the counts come as arrays in the order of the texts asked for
         return tuple(dict(zip(keys, counts.tolist())) for keys, counts in zip(asked, pickle.loads(blob)))
 
