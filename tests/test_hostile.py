@@ -591,6 +591,19 @@ def test_the_20000_type_file_as_training_data_stays_under_300_mb(tmp_path):
         assert row["token"] == "w7" and row["train"] == {"T7": 1}
 
 
+def test_many_short_mentions_and_one_long_one_stay_under_300_mb(tmp_path):
+    """20,000 one-token mentions and one of 20,000 tokens (a 390 KB file): the build grouped a
+    piece's new mentions in one table as wide as the longest (new mentions x longest: 3 GB, a
+    MemoryError); they are grouped a length at a time, in memory linear in their tokens."""
+    n = 20_000
+    train = write(tmp_path / "train.txt", "".join(f"t{i} B-X\n\n" for i in range(n)) +
+                  "".join(f"long{j} {'I' if j else 'B'}-X\n" for j in range(n)))
+    code, out, err, peak = command_peak(["stats", "--train", train, "--out", tmp_path / "s.npz"], tmp_path)
+    print(f"tough-ner stats, {n:,} short mentions and one long one: peak RSS {peak:.0f} MB")
+    assert code == 0, err[-3000:]
+    assert f"{n + 1} sentences, {2 * n} tokens" in out and peak <= 300
+
+
 def test_two_systems_on_20000_types_compared_under_300_mb(tmp_path):
     """Two systems on the issue's file, side by side with their paired comparison (a test per
     bucket, Holm over the family), peaked at 500 MB: the tests' count differences were gathered

@@ -1064,19 +1064,23 @@ class _MentionNumbers:
 
         numbers = self.slots.find(hashes, same)
         new = np.flatnonzero(numbers < 0)
-        if len(new):  # grouped exactly by type and ids (padded with -1), numbered in the order first met
-            rows = np.full((len(new), int(lengths[new].max()) + 1), -1, dtype=np.int64)
-            rows[:, 0] = kinds[new]
-            lengths_new = lengths[new]
-            within = np.arange(int(lengths_new.sum())) - np.repeat(np.cumsum(lengths_new) - lengths_new, lengths_new)
-            rows[np.repeat(np.arange(len(new)), lengths_new), within + 1] = \
-                token_ids[span_positions(starts[new], starts[new] + lengths_new)]
-            _, lead, group = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-            order = np.argsort(lead)
+        if len(new):  # grouped exactly by type and ids, a length at a time, numbered in the order first met
+            lengths_new, firsts, group = lengths[new], [], np.empty(len(new), dtype=np.int64)
+            for length in np.unique(lengths_new).tolist():  # (one table of the longest: n x longest memory)
+                members = np.flatnonzero(lengths_new == length)
+                at = new[members]
+                rows = np.empty((len(at), length + 1), dtype=np.int64)
+                rows[:, 0] = kinds[at]
+                rows[:, 1:] = token_ids[starts[at][:, None] + np.arange(length)]
+                _, lead, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+                group[members] = sum(len(f) for f in firsts) + inverse.reshape(-1)
+                firsts.append(members[lead])
+            lead = np.concatenate(firsts)
+            order = np.argsort(lead, kind="stable")
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order))
             lead = new[lead[order]]
-            numbers[new] = len(self.keys) + rank[group.reshape(-1)]
+            numbers[new] = len(self.keys) + rank[group]
             self._keep(token_ids, kinds, starts, lengths, lead, vocab, type_names)
             self.slots.add(hashes[lead], np.arange(len(self.keys) - len(lead), len(self.keys)), self._every)
         self.pending.append(numbers)
