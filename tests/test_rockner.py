@@ -43,7 +43,7 @@ def test_entity_attack_on_conll_meets_the_quality_bars(conll_stats, conll_test):
     # At ratio 1.0 every mention is replaced, or kept with its reason (no class decided, or no
     # candidate); originals (a string in a sentence here, no documents given) are chosen as units.
     # (round six keeps a league's home cities, companies of no known industry, coasts and ports: 74.8%;
-    # round eight draws like for like in place and a person's origin, or keeps: 47.9% without documents)
+    # round eight draws like for like in place and a person's origin, or keeps: 47.8% without documents)
     assert counts[-1] + kept == 5648 and counts[-1] >= 0.45 * 5648
     assert counts[0] == 0 and counts == sorted(counts) and len(set(counts)) == len(counts)
 

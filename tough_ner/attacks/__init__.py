@@ -1015,8 +1015,10 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
             wanted = tuple(sorted(Counter(needs[key]).items(), key=repr))
             pool_key = pools.narrowed(pool_key, ("supplies",) + wanted,
                                       lambda x, wanted=wanted: all(supply(p, code_of(x)) >= n for p, n in wanted))
-        elif target_class == "sports_club" and (pool_key[2] is None or LEAGUE_SPORTS.keys().isdisjoint(pool_key[2])):
-            # a club of its own country (North American leagues' clubs have none: their league is their place)
+        elif target_class == "sports_club" and codes and (pool_key[2] is None or
+                                                          LEAGUE_SPORTS.keys().isdisjoint(pool_key[2])):
+            # a club of its own country (North American leagues' clubs have none: their league is their
+            # place; a user's dictionary gives no countries: any of its clubs)
             code = club_countries.get(key)
             levels = club_pools(pool_key, code, sentences, used_in_doc.get(key[0], set())) if code is not None else []
             if not levels:
@@ -1500,7 +1502,8 @@ def _alike(zone: Optional[str]) -> frozenset:
 
 def _zone_names(origin: str, fine_class: str, gender: Optional[str]) -> List[str]:
     """Names of a zone (of each of the zones ``origin`` joins by "+") to draw from: a surname of the
-    gender's form (without a gender: of either), or a full name, each of the zone's given names of the
+    gender's form (without a gender: only the zone's surnames of no gendered form, as a Czech or
+    Russian surname's form would tell one), or a full name, each of the zone's given names of the
     gender and surnames used at least once (paired after a fixed shuffle: the same pairs on every
     machine)."""
     from .dictionaries import builtin_person_names

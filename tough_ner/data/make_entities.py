@@ -403,8 +403,12 @@ def ticker_sources(classes, aliases, facets, given):
 
 def listing_country(place: str, isos) -> str:
     """The ISO code of a listing's country: a country's name, or a place and its country or US state
-    ("Zurich, Switzerland", "Houston, Texas"); "" for none."""
-    last = place.split(";")[0].split(",")[-1].strip()
+    ("Zurich, Switzerland", "Houston, Texas"; a place's "Georgia" is the state: "Atlanta, Georgia");
+    "" for none."""
+    parts = place.split(";")[0].split(",")
+    last = parts[-1].strip()
+    if len(parts) > 1 and last in US_STATES:
+        return "US"
     return isos.get(last) or LISTING_COUNTRIES.get(last) or ("US" if last in US_STATES else "")
 
 
