@@ -978,8 +978,8 @@ def _entity_attack(data, tags, dictionary, ratio, seed, train, exclude_seen, col
         nearest with clubs left for all of its sentence's clubs (``used``: its document's) first.
         A club whose sentence already has a club drawn: of that one's country alone, or none (a
         fixture's clubs stay of one country)."""
-        def of(code):  # (a place's "GB" takes the clubs of the UK's nations)
-            return pools.narrowed(pool_key, ("country", code), lambda x, code=code: codes.get(x) == code or
+        def of(code):  # (a place's "GB" takes the clubs of the UK's nations; a tag of its own: not the same test)
+            return pools.narrowed(pool_key, ("country or nation", code), lambda x, code=code: codes.get(x) == code or
                                   (codes.get(x) or "").split("-")[0] == code)
         drawn = {club_drawn[s] for s in sentences if s in club_drawn}
         if drawn:
