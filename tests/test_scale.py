@@ -303,6 +303,21 @@ def test_mentions_numbered_across_batches_as_counted_one_by_one(batches, weak_ha
             numbers.add(ids, kinds, ends - lengths, ends, vocab, ["A", "B", "C"])
         counted = numbers.counts()
     assert list(counted.items()) == list(expected.items())  # the counts, in first-occurrence order
+    assert len(numbers.keys) == len(expected)  # each kept once: found again, not re-added and summed by text
+
+
+def test_mentions_found_again_after_the_table_grows():
+    """600 one-token mentions (past the table's first growth), then the same 600 again: each is
+    found through the grown table, kept once and counted twice."""
+    import numpy as np
+    from tough_ner.core import stats
+
+    ids, kinds = np.arange(600, dtype=np.int32), np.ones(600, dtype=np.int32)
+    starts, ends = np.arange(600), np.arange(1, 601)
+    numbers = stats._MentionNumbers()
+    for _ in range(2):
+        numbers.add(ids, kinds, starts, ends, {i: f"w{i}" for i in range(600)}, ["A"])
+    assert len(numbers.keys) == 600 and set(numbers.counts().values()) == {2}
 
 
 # Tokens around the byte-key limits (8 and 16 bytes, multi-byte characters) and longer ones.
