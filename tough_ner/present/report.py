@@ -265,10 +265,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                 for j, point in enumerate(curves[first])]
     batches = {name: batches[runs[name][0]] for name in systems}
     # bootstrap=0: no resampling, so no intervals, no tests and no winner.
-    analyses = {method: _analysed(method, by_system, [p for p in compared if p[0] in by_system and p[1] in by_system],
-                                  bootstrap, confidence, seed, unit)
-                for method, by_system in counts.items()
-                if bootstrap and set(by_system) <= set(systems) and _same_sentences(by_system)}
+    analyses = _analyses(counts, systems, compared, bootstrap, confidence, seed, unit)
     if any(cell.get("units", MIN_UNITS) < MIN_UNITS for analysis in analyses.values() for cell in analysis.values()):
         results["statistics"]["too_few_units"] = True
     for name in systems:  # bucket F1 whiskers: the intervals of the shared resamples
@@ -454,6 +451,20 @@ def _analysed(method: str, by_system: Mapping[str, Counts], compared: Sequence[T
     tested = analyse(by_system, [key for key in keys if key not in alone], *options, pairs=compared)
     intervals = analyse(by_system, untested, *options, pairs=[])
     return {key: tested[key] if key in tested else intervals[key] for key in keys}
+
+
+def _analyses(counts: Dict[str, Dict[str, Counts]], systems: Sequence[str], compared: Sequence[Tuple[str, str]],
+              bootstrap: int, *options) -> Dict[str, Dict[str, dict]]:
+    """Each method's ``_analysed`` (none with ``bootstrap`` 0, nor for counts of other sentences
+    than the test set's), emptying ``counts``: a method's counts are dropped once analysed, so
+    the next analysis does not hold them beside its own work."""
+    analyses = {}
+    for method in list(counts):  # in the order scored
+        by_system = counts.pop(method)
+        if bootstrap and set(by_system) <= set(systems) and _same_sentences(by_system):
+            analyses[method] = _analysed(method, by_system, [p for p in compared if p[0] in by_system
+                                                             and p[1] in by_system], bootstrap, *options)
+    return analyses
 
 
 def _same_sentences(by_system: Mapping[str, Counts]) -> bool:
