@@ -1508,14 +1508,15 @@ def _zone_names(origin: str, fine_class: str, gender: Optional[str]) -> List[str
     machine)."""
     from .dictionaries import builtin_person_names
 
+    zones = origin.split("+")
+    if fine_class == "surname":  # each zone's once, whatever the gender (the pool sorts and dedupes)
+        forms = ("surname", "surname_" + gender) if gender in ("female", "male") else ("surname",)
+        return [name for zone in zones for form in forms for name in builtin_person_names().get(zone, {}).get(form, ())]
     genders = (gender,) if gender in ("female", "male") else ("female", "male")
     names: List[str] = []
-    for zone, g in ((zone, g) for zone in origin.split("+") for g in genders):
+    for zone, g in ((zone, g) for zone in zones for g in genders):
         lists = builtin_person_names().get(zone, {})
         surnames = sorted(set(lists.get("surname", ())) | set(lists.get("surname_" + g, ()) if gender else ()))
-        if fine_class == "surname":
-            names += surnames
-            continue
         given = sorted(lists.get(g, ()))
         if not given or not surnames:
             continue

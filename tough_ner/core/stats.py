@@ -31,7 +31,7 @@ from typing import Dict, Iterable, List, NamedTuple, NoReturn, Optional, Sequenc
 import numpy as np
 
 from .._util import QUOTE, no_gc, quote, write_atomic
-from .batch import _span_texts, span_positions
+from .batch import _offsets_within, _span_texts, span_positions
 from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Slots, decode_tag_ids, decode_text, parse_conll,
                      read_pieces, factorize, scan, source_name, tag_names, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
@@ -999,7 +999,7 @@ class _Builder:
         if self.keep_spill:  # counted by the caller (each table empty here)
             occurrences, lowered = {}, {}
         else:
-            texts = list(dict.fromkeys(text for text, _ in mentions))
+            texts = _mention_texts(mentions)
             occurrences, lowered = self.spill.occurrences(self.index, counts.totals, texts)
             self.spill.close()
         stats = TrainStats(vocab, labels, counts, mentions, n_sentences=self.n_sentences,
@@ -1122,7 +1122,7 @@ def _span_hashes(token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, l
     if not len(starts):
         return np.zeros(0, dtype=np.uint64)
     weights = _place_weights(int(lengths.max()) + 1)  # by place in the span, the type's first
-    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    within = _offsets_within(lengths)
     with np.errstate(over="ignore"):
         terms = (token_ids[span_positions(starts, starts + lengths)].astype(np.uint64) + np.uint64(1)) \
             * weights[within + 1]
@@ -1192,7 +1192,7 @@ class _Spill:
         lowercased text})`` for ``texts`` and the texts lowercased, as
         ``TrainStats.occurrences`` counts them; ``index`` and ``totals``: the vocabulary of
         the spilled ids and each token's count."""
-        lowered = list(dict.fromkeys(text.lower() for text in texts))
+        lowered = _lowered_texts(texts)
         as_written, lower = self.counts(index, totals, texts, lowered)
         return dict(zip(texts, as_written.tolist())), dict(zip(lowered, lower.tolist()))
 
@@ -1676,8 +1676,8 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
         keys.append(key)
         part = pickle.loads(blob)
         merger.add(part, {}, {})  # the occurrences come from the next rounds
-        texts.append(dict.fromkeys(text for text, _ in part.mentions))
-        lowered.append(dict.fromkeys(map(str.lower, texts[-1])))
+        texts.append(_mention_texts(part.mentions))
+        lowered.append(_lowered_texts(texts[-1]))
     every_text, every_lowered = set().union(*texts), set().union(*lowered)
     # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
     missing = [_Sealed((list(every_text.difference(mine)), list(every_lowered.difference(mine_lowered))))
@@ -1685,8 +1685,7 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
                                                     in zip(runs, keys, missing, own)], places)
     # each round's counts come as arrays, in the order of the texts asked for (as the worker lists them)
-    asked = [(list(mine), list(mine_lowered)) for mine, mine_lowered in zip(texts, lowered)] + \
-        [sealed.value for sealed in missing]
+    asked = list(zip(texts, lowered)) + [sealed.value for sealed in missing]
     del texts, lowered, missing
     merger.label_counts()  # summed while the workers count
     for k, counted in _completed(own + lacking):  # sums: in any order
@@ -1729,21 +1728,36 @@ def _submit_on(client, function, arguments: List[tuple], workers: Optional[List[
             for a, w in zip(arguments, workers)]
 
 
+def _futures(started: list) -> bool:
+    """Whether ``_submit_on`` started a ``distributed.Client``'s futures (else: results computed)."""
+    return bool(started) and hasattr(started[0], "result") and hasattr(started[0], "key")
+
+
 def _results(started: list):
     """The results of ``_submit_on``'s tasks, in order, each as soon as it is done."""
-    from_futures = started and hasattr(started[0], "result") and hasattr(started[0], "key")
-    return (task.result() for task in started) if from_futures else iter(started)
+    return (task.result() for task in started) if _futures(started) else iter(started)
 
 
 def _completed(started: list):
     """``(k, result of started[k])`` for ``_submit_on``'s tasks, in the order they finish
     (computed ones as given)."""
-    if not (started and hasattr(started[0], "result") and hasattr(started[0], "key")):
+    if not _futures(started):
         return enumerate(started)
     from distributed import as_completed
 
     place = {id(task): k for k, task in enumerate(started)}
     return ((place[id(task)], task.result()) for task in as_completed(started))
+
+
+def _mention_texts(mentions: Dict[Tuple[str, str], int]) -> List[str]:
+    """The distinct texts of ``mentions`` (``{(text, type): count}``), first met first: the order
+    in which a run's occurrence counts are asked for and sent back."""
+    return list(dict.fromkeys(text for text, _ in mentions))
+
+
+def _lowered_texts(texts: Iterable[str]) -> List[str]:
+    """The distinct lowercased ``texts``, first met first (the order their counts come in)."""
+    return list(dict.fromkeys(map(str.lower, texts)))
 
 
 # A run's text between the rounds of build_distributed, in the worker's process:
@@ -1762,7 +1776,7 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     builder.keep_spill = True
     stats = TrainStats._from_pieces(paths, PIECE_BYTES, builder)
     key = uuid.uuid4().hex
-    _KEPT[key] = (builder.spill, builder.index, stats.token_totals, list(dict.fromkeys(t for t, _ in stats.mentions)))
+    _KEPT[key] = (builder.spill, builder.index, stats.token_totals, _mention_texts(stats.mentions))
     for cached in ("token_index", "token_totals"):  # rebuilt where needed: not sent
         stats.__dict__.pop(cached, None)
     stats.label_counts.__dict__.pop("totals", None)  # token_totals' array, cached there too
@@ -1782,8 +1796,8 @@ def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     lowercased: in the order of its mentions, first met first) in its text (``part``: the
     first round's result), pickled as ``_occurrences_in_run``."""
     kept = _KEPT.get(part[1])
-    texts = kept[3] if kept else list(dict.fromkeys(text for text, _ in pickle.loads(part[0]).mentions))
-    return _occurrences_in_run(paths, part[1], texts, list(dict.fromkeys(map(str.lower, texts))), keep=True)
+    texts = kept[3] if kept else _mention_texts(pickle.loads(part[0]).mentions)
+    return _occurrences_in_run(paths, part[1], texts, _lowered_texts(texts), keep=True)
 
 
 def _run_occurrences(paths: List[str], key: str, lacking: _Sealed, after=None) -> bytes:
