@@ -355,7 +355,8 @@ def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path)
     same counts."""
     import pickle
 
-    from tough_ner.core.stats import _KEPT, _Sealed, _run_occurrences, _run_own_occurrences, _run_statistics
+    from tough_ner.core.stats import (_KEPT, _Sealed, _read_part, _run_occurrences, _run_own_occurrences,
+                                      _run_statistics)
 
     run = [str(tmp_path / "shard0.conll"), str(tmp_path / "shard1.conll")]
     Path(run[0]).write_text("New B-LOC\nYork I-LOC\nis O\nbig O\n\n", encoding="utf-8")
@@ -366,7 +367,8 @@ def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path)
         return tuple(dict(zip(keys, counts.tolist())) for keys, counts in zip(asked, pickle.loads(blob)))
 
     part = _run_statistics(run)
-    assert pickle.loads(part[0]).mentions == {("New York", "LOC"): 1}
+    stats, texts_sent, lowered_sent = _read_part(part[0])
+    assert stats.mentions == {("New York", "LOC"): 1} and (texts_sent, lowered_sent) == (["New York"], ["new york"])
     own = counted(_run_own_occurrences(part, run), (["New York"], ["new york"]))
     assert part[1] in _KEPT  # for the third round
     kept = counted(_run_occurrences(run, part[1], _Sealed((texts, lowered))), (texts, lowered))
