@@ -13,9 +13,11 @@ memory are the main process's only), and the pre-Arrow list build ("lists": ``ds
 through ``from_lists``, 1M only).  At 100M, the same corpus cut into 8 shard files built by
 ``build_distributed`` on a ``distributed.LocalCluster`` of 2 single-thread worker processes
 (started before the clock, given the command's memory setting as ``tough-ner stats --dask``
-gives it; its wall time against the one-process build's, and the workers' peak RSS).  Shown:
-wall and CPU time of the build, peak RSS, saved file size and load time; every build of a size
-must write the same file (saved without the text, so that builds with and without it compare).
+gives it; its wall time against the one-process build's, the workers' peak RSS, the CPU time
+of the client and the workers beside the one process's, and when each worker ran each task).
+Shown: wall and CPU time of the build, peak RSS, saved file size and load time; every build of
+a size must write the same file (saved without the text, so that builds with and without it
+compare).
 Generated corpora (about 3 GB at 100M) are deleted at exit.
 
     python bench/bench_scale.py [CONLL_DIR] [--quick]
@@ -48,14 +50,14 @@ def child(spec: dict) -> None:
     sys.path.insert(0, ROOT)
     from tough_ner import TrainStats
 
-    how, workers_rss = spec["how"], math.nan
+    how, workers_rss, workers_cpu, timeline = spec["how"], math.nan, math.nan, ""
     if how in ("from_dataset", "num_proc=2", "lists"):
         import datasets
 
         datasets.disable_progress_bars()
         ds = datasets.Dataset.from_file(spec["path"])  # memory-mapped, as a saved or cached dataset is
     if how == "dask":
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster, get_task_stream
 
         from tough_ner.stats import build_distributed
 
@@ -65,6 +67,10 @@ def child(spec: dict) -> None:
         from tough_ner.cli._process import keep_freed_memory
 
         client.run(keep_freed_memory)  # as `tough-ner stats --dask` does (Dask's workers trim every free)
+        workers_cpu = client.run(time.process_time)
+        stream = get_task_stream(client)
+        stream.__enter__()  # the scheduler's record of tasks, from here (entered and left outside the clock)
+    start = time.time()  # the clock the task stream's times are on
     wall, cpu = time.perf_counter(), time.process_time()  # the build only (imports and opening excluded)
     if how == "after":
         stats = TrainStats.from_conll(spec["path"])
@@ -81,6 +87,9 @@ def child(spec: dict) -> None:
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rss = peak_rss_mib()
     if how == "dask":
+        workers_cpu = sum(now - workers_cpu[worker] for worker, now in client.run(time.process_time).items())
+        stream.__exit__(None, None, None)
+        timeline = rounds(stream.data, start)
         workers_rss = max(client.run(peak_rss_mib).values())
         client.close()
         cluster.close()
@@ -90,9 +99,22 @@ def child(spec: dict) -> None:
     load = time.perf_counter() - load
     with open(spec["out"], "rb") as handle:
         digest = hashlib.sha256(handle.read()).hexdigest()
-    print(json.dumps({"wall": wall, "cpu": cpu, "rss": rss, "workers_rss": workers_rss,
+    print(json.dumps({"wall": wall, "cpu": cpu, "rss": rss, "workers_rss": workers_rss, "workers_cpu": workers_cpu,
+                      "timeline": timeline,
                       "size": os.path.getsize(spec["out"]) / 2**20, "load": load, "tokens": stats.n_tokens,
                       "vocab": len(stats.vocab), "digest": digest}))
+
+
+def rounds(tasks, start: float) -> str:
+    """Each worker's tasks of the build (a task's name, from its start to its end, in seconds
+    since the build began), one line a worker: where the cluster's wall time goes."""
+    lines = {}
+    for task in sorted(tasks, key=lambda t: min(s["start"] for s in t["startstops"])):
+        for span in task["startstops"]:
+            if span["action"] == "compute":
+                lines.setdefault(task["worker"], []).append(f"{str(task['key']).split('-')[0].lstrip('_')} "
+                                                            f"{span['start'] - start:.2f}-{span['stop'] - start:.2f}")
+    return "\n".join(f"  worker {k}: " + ", ".join(line) for k, line in enumerate(lines.values()))
 
 
 if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:
@@ -159,8 +181,8 @@ def run(how: str, path: str, folder: str, shards=()) -> dict:
                           capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode != 0:  # e.g. killed for memory: shown, and every goal on it is missed
         print(f"  {how} failed (exit {done.returncode}): {done.stderr.strip()[-300:]}")
-        return {key: math.nan for key in ("wall", "cpu", "rss", "workers_rss", "size", "load", "tokens", "vocab")} \
-            | {"digest": None}
+        return {key: math.nan for key in ("wall", "cpu", "rss", "workers_rss", "workers_cpu", "size", "load", "tokens",
+                                          "vocab")} | {"digest": None, "timeline": ""}
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -202,6 +224,11 @@ def main() -> None:
         print(f"{how:<13} {copies:>6} {r['tokens']:>10.0f} {r['vocab']:>8.0f} {r['wall']:>8.2f} {r['cpu']:>7.2f} "
               f"{r['rss']:>12.0f} {r['workers_rss']:>11.0f} {r['size']:>8.1f} {r['load']:>7.3f}")
     print("(dask: cpu is the client's only; workers MiB is the larger of the two workers' peak RSS)")
+    for (how, copies), r in results.items():
+        if how == "dask":  # the cluster's CPU beside the one process's, and when each round ran
+            print(f"dask, {copies} copies: CPU s of the client and both workers {r['cpu'] + r['workers_cpu']:.2f} "
+                  f"(workers {r['workers_cpu']:.2f}), one process (after) {results['after', copies]['cpu']:.2f}; "
+                  f"the tasks, s from the start of the build:\n{r['timeline']}")
     digests = {c: {results[how, c]["digest"] for how in HOWS if (how, c) in results} for c in COPIES}
     differing = [c for c in COPIES if len(digests[c]) != 1 or None in digests[c]]  # None: a build failed
     print(f"every build of a size wrote the same file: {'yes' if not differing else 'NO'}")
