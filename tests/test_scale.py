@@ -54,8 +54,10 @@ def test_from_dataset_equals_the_list_build(data, batch_size):
         assert TrainStats.from_dataset(ds, batch_size=batch_size, keep_text=True).to_bytes() == expected.to_bytes()
 
 
-# Tokens a CoNLL line can hold (no whitespace), some looking like tags or differing only in case.
-CONLL_WORDS = ["a", "b", "Paris", "paris", "x-y", "é", "O", "B-PER"]
+# Tokens a CoNLL line can hold (no whitespace), some looking like tags or differing only in case
+# (a capital sigma lowercases by its place in a word: the text lowercased as one string, or its
+# tokens one by one, as the count of a build's own mention texts does).
+CONLL_WORDS = ["a", "b", "Paris", "paris", "x-y", "é", "O", "B-PER", "ΟΔΟΣ", "Σ"]
 conll_sentences = st.lists(st.lists(st.tuples(st.sampled_from(CONLL_WORDS), st.sampled_from(TAGS)), min_size=1,
                                     max_size=7), min_size=1, max_size=10)  # CoNLL has no empty sentence
 

@@ -1715,8 +1715,12 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
         texts.append(mine)
         lowered.append(mine_lowered)
     every_text, every_lowered = set().union(*texts), set().union(*lowered)
+
+    def lacks(every: set, mine: List[str]) -> List[str]:  # mine: distinct, so nothing when it holds as many
+        return list(every.difference(mine)) if len(mine) < len(every) else []
+
     # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
-    missing = [_Sealed((list(every_text.difference(mine)), list(every_lowered.difference(mine_lowered))))
+    missing = [_Sealed((lacks(every_text, mine), lacks(every_lowered, mine_lowered)))
                for mine, mine_lowered in zip(texts, lowered)]
     lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
                                                     in zip(runs, keys, missing, own)], places)
