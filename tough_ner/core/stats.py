@@ -1070,18 +1070,11 @@ class _MentionNumbers:
 
         numbers = self.slots.find(hashes, same)
         new = np.flatnonzero(numbers < 0)
-        if len(new):  # grouped exactly by type and ids, a length at a time, numbered in the order first met
-            lengths_new, firsts, group = lengths[new], [], np.empty(len(new), dtype=np.int64)
-            for length in np.unique(lengths_new).tolist():  # (one table of the longest: n x longest memory)
-                members = np.flatnonzero(lengths_new == length)
-                at = new[members]
-                rows = np.empty((len(at), length + 1), dtype=np.int64)
-                rows[:, 0] = kinds[at]
-                rows[:, 1:] = token_ids[starts[at][:, None] + np.arange(length)]
-                _, lead, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
-                group[members] = sum(len(f) for f in firsts) + inverse.reshape(-1)
-                firsts.append(members[lead])
-            lead = np.concatenate(firsts)
+        if len(new):  # grouped by hash, each member checked against its group's first, numbered in the order first met
+            _, lead, group = np.unique(hashes[new], return_index=True, return_inverse=True)
+            group = group.reshape(-1)
+            if not _alike(token_ids, kinds, starts, lengths, new, new[lead[group]]):  # a hash of two spans
+                lead, group = _grouped(token_ids, kinds, starts, lengths, new)
             order = np.argsort(lead, kind="stable")
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order))
@@ -1129,6 +1122,34 @@ class _MentionNumbers:
         lengths = self.lengths.data[first].astype(np.int64)
         starts = self.starts.data[first]
         return texts, self.ids.data[span_positions(starts, starts + lengths)], lengths
+
+
+def _alike(token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, lengths: np.ndarray, a: np.ndarray,
+           b: np.ndarray) -> bool:
+    """Whether every span ``a[k]`` of ``token_ids`` (starting at ``starts``, of ``lengths``,
+    typed ``kinds``) equals span ``b[k]``: the same type, length and ids."""
+    if not ((kinds[a] == kinds[b]).all() and (lengths[a] == lengths[b]).all()):
+        return False
+    return bool((token_ids[span_positions(starts[a], starts[a] + lengths[a])]
+                 == token_ids[span_positions(starts[b], starts[b] + lengths[b])]).all())
+
+
+def _grouped(token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+             spans: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """``spans`` grouped exactly by type and ids (where a hash is shared by two different ones):
+    each group's first place in ``spans`` (in no order) and each span's group, a length at a
+    time (one table of the longest would take spans x longest memory)."""
+    lengths_of, firsts, group = lengths[spans], [], np.empty(len(spans), dtype=np.int64)
+    for length in np.unique(lengths_of).tolist():
+        members = np.flatnonzero(lengths_of == length)
+        at = spans[members]
+        rows = np.empty((len(at), length + 1), dtype=np.int64)
+        rows[:, 0] = kinds[at]
+        rows[:, 1:] = token_ids[starts[at][:, None] + np.arange(length)]
+        _, lead, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        group[members] = sum(len(f) for f in firsts) + inverse.reshape(-1)
+        firsts.append(members[lead])
+    return np.concatenate(firsts), group
 
 
 def _span_hashes(token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
