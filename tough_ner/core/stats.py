@@ -1223,7 +1223,7 @@ class _Spill:
             yield chunk[:cut]
 
     def occurrences(self, index: Dict[str, int], totals: np.ndarray, texts: Sequence[str],
-                    tokens=None) -> Tuple[Dict[str, int], Dict[str, int]]:
+                    tokens: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> Tuple[Dict[str, int], Dict[str, int]]:
         """``({text: occurrences of text.split(" ")}, {lowered text: its occurrences in the
         lowercased text})`` for ``texts`` and the texts lowercased, as
         ``TrainStats.occurrences`` counts them; ``index`` and ``totals``: the vocabulary of
