@@ -20,6 +20,7 @@ from tough_ner.errors import COLUMNS, error_rows, error_table, outcome_counts, s
 from tough_ner.export import latex, markdown, tables
 from tough_ner.labels import bucket_label, percent
 from tough_ner.register import METRICS
+from tough_ner.core.rows import plain
 from tough_ner.report import METHODS, run
 
 from conftest import need
@@ -220,7 +221,7 @@ def test_error_table_is_a_dataset_and_writes_csv_and_jsonl(tmp_path):
 
 # ---- exports --------------------------------------------------------------------------------
 def test_latex_tables_have_booktabs_structure_n_columns_and_bold_winners(demo_results):
-    results = json.loads(json.dumps(demo_results))  # as read back from JSON
+    results = json.loads(json.dumps(demo_results, default=plain))  # as read back from JSON
     row = next(r for r in results["summary"]["rows"] if r["key"] == "f1")
     row["ci"] = {"contextual": [0.8, 0.87], "memorizer": [0.44, 0.52]}
     row["best"] = ["contextual"]  # the report's tests decide; the exporter bolds what it is given
@@ -241,7 +242,7 @@ def test_latex_tables_have_booktabs_structure_n_columns_and_bold_winners(demo_re
 
 
 def test_markdown_tables_are_well_formed(demo_results, tmp_path):
-    results = json.loads(json.dumps(demo_results))
+    results = json.loads(json.dumps(demo_results, default=plain))
     next(r for r in results["summary"]["rows"] if r["key"] == "f1")["best"] = ["contextual"]
     text = markdown(results)
     for block in text.strip().split("\n\n### "):
@@ -399,7 +400,8 @@ def test_spaces_open_with_findings_that_claim_only_significant_differences():
 
 def test_subset_tables_carry_the_reports_intervals_and_significant_winners(demo):
     stats, test = demo
-    results = json.loads(json.dumps(run(stats, test, names=["memorizer", "contextual"], bootstrap=1000)))
+    results = json.loads(json.dumps(run(stats, test, names=["memorizer", "contextual"], bootstrap=1000),
+                                 default=plain))
     tested = results["tests"]["hardeval"]
     [hardeval_table] = [t for t in tables(results) if t.label == "hardeval"]
     for row in hardeval_table.rows:

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
 from tough_ner.comparison import COUNTS, best, rows
+from tough_ner.core.rows import plain
 from tough_ner.corpus import Corpus, read_conll
 from tough_ner.demo import load_demo
 from tough_ner.export import markdown, tables
@@ -79,7 +80,7 @@ def check_marks(results, alpha, page=None):
             assert line.endswith(f"{format_p(test['p_adjusted'])[2:]}  {verdict}")
     assert results["families"]["headline"]["description"] in " ".join(text.split())
     # JSON: the same verdicts after a round trip
-    again = json.loads(json.dumps(results, default=float))
+    again = json.loads(json.dumps(results, default=plain))
     assert [r["best"] for r in again["summary"]["rows"]] == [r["best"] for r in summary["rows"]]
     # LaTeX / Markdown: bold exactly where best is, in the headline and the subset tables
     made = tables(results)

@@ -34,6 +34,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 
 import numpy as np
 
+from .rows import Keyed, Rows
 from .sparse import Entries
 
 UNITS = ("sentence", "document")
@@ -608,14 +609,16 @@ def _percentiles(samples: np.ndarray, confidence: float) -> Tuple[np.ndarray, np
 # ---- intervals and tests ------------------------------------------------------------------
 def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None, n_resamples: int = 1000,
             confidence: float = 0.95, seed: int = 0, unit: str = "sentence", alpha: float = 0.05,
-            pairs: Optional[Sequence[Tuple[str, str]]] = None) -> Dict[str, dict]:
+            pairs: Optional[Sequence[Tuple[str, str]]] = None, compact: bool = False) -> Mapping[str, dict]:
     """Intervals for every system and paired tests for every pair of systems (or ``pairs``),
     with one draw of resample weights and one matrix product (counts kept as entries and too
     large for dense tables: the same from the entries, a block of keys at a time).
 
-    Returns ``{key: {"values", "ci", "n", "tests"}}``: values and n per system, ci per system
-    ``[low, high]``, tests a list of ``{"a", "b", "difference", "ci", "p_value"}``.  The
+    Returns ``{key: {"values", "ci", "n", "tests", "units"}}``: values and n per system, ci per
+    system ``[low, high]``, tests a list of ``{"a", "b", "difference", "ci", "p_value"}``.  The
     p-values are raw here; ``adjust`` applies Holm's adjustment over a table's rows.
+    ``compact``: the same cells as ``core.rows.Keyed``, kept as columns and made as they are
+    read (a table of 60,000 keys: some 70 MB of dicts otherwise).
     """
     check_options(n_resamples, confidence, unit, alpha)
     names = list(systems)
@@ -626,47 +629,50 @@ def analyse(systems: Mapping[str, Counts], keys: Optional[Sequence[str]] = None,
     if not keys:  # nothing to give an interval or a test (a result without rate keys); the input still checked
         units_as_entries(counts, unit)
         _check_columns(counts)
-        return {}
+        return Keyed({}) if compact else {}
     strata, sums, tested_from, resampled = _resampling(counts, keys, n_resamples, seed, unit)
     formulas, columns = counts[0].keys, counts[0].names
     sizes = [{key: int(round(total[columns[column]])) for key, column in c.size.items()}
              for total, c in zip(sums, counts)]
     point = {name: evaluate(formulas, columns, sums[i], keys) for i, name in enumerate(names)}
-    table = {key: {"values": {n: float(point[n][key]) for n in names},
-                   "ci": {}, "n": {n: sizes[i][key] for i, n in enumerate(names)}, "tests": []} for key in keys}
     pairs = list(pairs) if pairs is not None else [(a, b) for i, a in enumerate(names) for b in names[i + 1:]]
     index = {name: i for i, name in enumerate(names)}
-    pair_ci: Dict[tuple, Dict[str, List[float]]] = {pair: {} for pair in pairs}
+    place = {key: i for i, key in enumerate(keys)}
+    ci = np.full((len(keys), len(names), 2), np.nan)  # each key's interval per system, then per pair
+    pair_ci = np.full((len(keys), len(pairs), 2), np.nan)
     for block_keys, values in resampled:  # each key's resamples, a block of keys at a time
         boot = dict(zip(names, values))
-        for name in names:
-            low, high = _percentiles(np.stack([boot[name][k] for k in block_keys], axis=1), confidence)
-            for j, key in enumerate(block_keys):
-                table[key]["ci"][name] = [float(low[j]), float(high[j])]
-        for a, b in pairs:
-            low, high = _percentiles(np.stack([boot[a][key] - boot[b][key] for key in block_keys], axis=1),
-                                     confidence)
-            for j, key in enumerate(block_keys):
-                pair_ci[a, b][key] = [float(low[j]), float(high[j])]
-
+        rows = [place[key] for key in block_keys]
+        for i, name in enumerate(names):
+            ci[rows, i, 0], ci[rows, i, 1] = _percentiles(np.stack([boot[name][k] for k in block_keys], axis=1),
+                                                          confidence)
+        for i, (a, b) in enumerate(pairs):
+            pair_ci[rows, i, 0], pair_ci[rows, i, 1] = _percentiles(
+                np.stack([boot[a][key] - boot[b][key] for key in block_keys], axis=1), confidence)
+    tested = []
     for a, b in pairs:
         ia, ib = index[a], index[b]
         if isinstance(tested_from, Entries):
-            tested = _randomisation_entries(formulas, columns, tested_from, len(counts[0].columns), ia, ib, sums[ia],
-                                            sums[ib], keys)
+            tested.append(_randomisation_entries(formulas, columns, tested_from, len(counts[0].columns), ia, ib,
+                                                 sums[ia], sums[ib], keys))
         else:
-            tested = randomisation(formulas, columns, tested_from[ia], tested_from[ib], keys)
-        for key in keys:
-            table[key]["tests"].append({"a": a, "b": b, "difference": float(point[a][key] - point[b][key]),
-                                        "ci": pair_ci[a, b][key], **tested[key]})
-    if len(strata) < MIN_UNITS:  # a percentile of a handful of units is no interval: say so
-        for cell in table.values():
-            cell["ci"] = {name: [math.nan, math.nan] for name in names}
-            for test in cell["tests"]:
-                test["ci"] = [math.nan, math.nan]
-    for cell in table.values():
-        cell["units"] = len(strata)
-    return table
+            tested.append(randomisation(formulas, columns, tested_from[ia], tested_from[ib], keys))
+    units = len(strata)
+    few = units < MIN_UNITS  # a percentile of a handful of units is no interval: say so
+
+    def interval(bounds: np.ndarray) -> List[float]:
+        return [math.nan, math.nan] if few else bounds.tolist()
+
+    def cell(j: int, key: str) -> dict:
+        return {"values": {n: float(point[n][key]) for n in names},
+                "ci": {n: interval(ci[j, i]) for i, n in enumerate(names)},
+                "n": {n: sizes[i][key] for i, n in enumerate(names)},
+                "tests": [{"a": a, "b": b, "difference": float(point[a][key] - point[b][key]),
+                           "ci": interval(pair_ci[j, i]), **tested[i][key]} for i, (a, b) in enumerate(pairs)],
+                "units": units}
+
+    cells = (cell(j, key) for j, key in enumerate(keys))
+    return Keyed(names=keys, rows=Rows(cells)) if compact else dict(zip(keys, cells))
 
 
 def resampled_values(counts: Counts, keys: Sequence[str], n_resamples: int = 1000, seed: int = 0,

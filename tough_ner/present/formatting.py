@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from itertools import chain
+from typing import Iterable
 
 
 def format_value(value) -> str:
@@ -70,21 +72,35 @@ _json_string = json.encoder.py_encode_basestring if json.encoder.c_encode_basest
     else json.encoder.c_encode_basestring  # JSON's quoting of a string, characters beyond ASCII kept
 
 
+_SCALAR_TYPES = (str, int, float, type(None))  # bool is an int
+
+
 def _json_parts(item, depth: int):
     """The pieces of ``item``'s indented JSON at ``depth``, made as they are written: a table
-    without tables inside is one piece, a larger one its entries' pieces in turn."""
+    without tables inside is one piece, a larger one its entries' pieces in turn.  A mapping or
+    sequence other than a dict or list (``core.rows``: rows made as they are read) is written as
+    one, its rows made one at a time."""
     inner = "\n" + "  " * (depth + 1)
     if isinstance(item, dict):
         entries = [(_json_key(key) + ": ", value) for key, value in item.items()]
         opening, closing = "{", "}"
     elif isinstance(item, (list, tuple)):
         entries, opening, closing = [("", value) for value in item], "[", "]"
-    else:
+    elif isinstance(item, _SCALAR_TYPES + (bytes, bytearray)) or not isinstance(item, (Mapping, Sequence)):
         yield _json_scalar(item)
         return
+    else:
+        opening, closing = ("{", "}") if isinstance(item, Mapping) else ("[", "]")
+        entries = ((_json_key(key) + ": ", value) for key, value in item.items()) if isinstance(item, Mapping) \
+            else (("", value) for value in item)
+        first = next(entries, None)
+        if first is not None and isinstance(first[1], _SCALAR_TYPES):
+            entries = [first, *entries]  # maybe a table without tables inside: written as one
+        else:
+            entries = [] if first is None else chain([first], entries)  # rows: a table inside
     if not entries:
         yield opening + closing
-    elif not any(isinstance(value, (dict, list, tuple)) for _, value in entries):
+    elif isinstance(entries, list) and all(isinstance(value, _SCALAR_TYPES) for _, value in entries):
         yield opening + inner + ("," + inner).join(name + _json_scalar(value) for name, value in entries) \
             + "\n" + "  " * depth + closing
     else:

@@ -1,10 +1,12 @@
 """Run every available method on one test set and several systems; summarise the results.
 
-``run`` returns one JSON-ready dict: ``describe``, each system's flat keys per method
+``run`` returns one dict for ``formatting.to_json``: ``describe``, each system's flat keys per method
 (``systems``), the nested tables (``details``), a compact ``summary`` with the best system per
 row, each compared pair's bucket ``comparisons``, the ``families`` of tests whose verdicts the
 rows hold, ``runs`` for systems with several, and, when asked, the ``attack_curve``.  ``format_text``
-renders it for a terminal; ``tough_ner.html`` renders it as one self-contained page.
+renders it for a terminal; ``tough_ner.html`` renders it as one self-contained page.  Its tables
+of a row per type are kept as columns (``core.rows``: read-only, each row made as it is read;
+``json.dumps`` writes them with ``default=core.rows.plain``).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from ..core.checks import identical_to_gold, invalid_sequence_warnings, training
 from ..methods.comparison import COUNTS, family, finish, pairs, rows
 from ..methods.comparison import row as table_row
 from ..core.corpus import Corpus
+from ..core.rows import Keyed, Rows
 from .errors import hardest
 from .findings import findings
 from .formatting import describe_test, format_interval, format_p, format_value
@@ -67,6 +70,20 @@ LABEL_WIDTH = 30  # a longer measure name is wrapped in its column
 WTS_FLOOR = 0.8  # below it, the NRB paper reads the gap as domain shift, not name bias
 
 Steps = Iterable[Tuple[str, Callable[[], None]]]
+
+
+def _compact(tables: dict) -> dict:
+    """A method's tables with those of a row per type or bucket kept as columns (``core.rows``):
+    hardeval's and TMR's ``per_type``, each match scheme's ``per_type``, bucket F1's rows (20,000
+    types: 20,000 dicts per table, some 1 KB each, against some 100 bytes)."""
+    if "per_type" in tables:
+        tables["per_type"] = Keyed(tables["per_type"])
+    for scheme in tables.get("schemes", {}).values():
+        if "per_type" in scheme:
+            scheme["per_type"] = Keyed(scheme["per_type"])
+    if "buckets" in tables:
+        tables["buckets"] = {attribute: Rows(rows) for attribute, rows in tables["buckets"].items()}
+    return tables
 
 
 def _split(result: Mapping) -> Tuple[dict, dict]:
@@ -173,7 +190,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     def record(label: str, method: str, result: Mapping, scored=None) -> None:
         scores[label][method], tables = _split(result)
         if tables:
-            details[label][method] = tables
+            details[label][method] = _compact(tables)
         if scored is not None:
             counts.setdefault(method, {})[label] = COUNTS[method](stats, scored, **(
                 {"type_map": type_map} if method == "nrb" else {"beta": beta} if method == "tmr" else {}))
@@ -239,7 +256,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             method: aggregate_runs([scores[label][method] for label in runs[name]]) for method in methods}}
         results["systems"][name] = {method: {key: _over_runs(value, results["runs"][name][method].get(key))
                                              for key, value in scores[first][method].items()} for method in methods}
-        buckets = details[first].get("bucket_f1", {}).get("buckets", {})
+        buckets = {attribute: list(rows) for attribute, rows in details[first].get("bucket_f1", {}).get("buckets",
+                                                                                                        {}).items()}
         for attribute, bucket_rows in buckets.items():  # the bucket F1 shown: the runs' mean, as every value
             for i, row in enumerate(bucket_rows):
                 aggregated = results["runs"][name].get("bucket_f1", {}).get(bucket_key(attribute, i, row["interval"]))
@@ -247,6 +265,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                     row["f1"], row["f1_std"] = aggregated["mean"], aggregated["std"]
         if "tag" in buckets:
             _type_means(buckets["tag"], [details[label]["bucket_f1"]["buckets"]["tag"] for label in runs[name]])
+        if buckets:
+            details[first]["bucket_f1"]["buckets"] = {attribute: Rows(rows) for attribute, rows in buckets.items()}
         for method, by_label in counts.items():
             mine = [by_label.pop(label) for label in runs[name] if label in by_label]
             why = f"{len(mine)} of its {len(runs[name])} runs have them" if len(mine) != len(runs[name]) else None
@@ -272,10 +292,10 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         bucket = results["details"][name]["bucket_f1"]
         if analyses:
             bucket["diagnostics"]["bootstrap"] = {
-                attribute: [analyses["bucket_f1"][bucket_key(attribute, i, row["interval"])]["ci"][name]
-                            for i, row in enumerate(rows)] for attribute, rows in bucket["buckets"].items()}
+                attribute: Rows(analyses["bucket_f1"][bucket_key(attribute, i, row["interval"])]["ci"][name]
+                                for i, row in enumerate(rows)) for attribute, rows in bucket["buckets"].items()}
             bucket["diagnostics"]["bootstrap"]["f1"] = analyses["bucket_f1"]["f1"]["ci"][name]
-            type_intervals(bucket["buckets"]["tag"], analyses["bucket_f1"], name)
+            bucket["buckets"]["tag"] = type_intervals(bucket["buckets"]["tag"], analyses["bucket_f1"], name)
     families: Dict[str, dict] = {}
     results["comparisons"] = [{"systems": [a, b], "family": f"bucket F1, {a} - {b}", "bucket_f1": bucket_comparison(
         {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
@@ -306,8 +326,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             name = SUBSET_FAMILIES[method]
             table = rows({key: cell for key, cell in analysis.items() if SUBSET_TABLES[method](key)}, method,
                          alpha=alpha, family=name)
-            results["tests"][method] = {row["key"]: {"ci": row["ci"], "best": row["best"], "tests": row["tests"],
-                                                     "family": name} for row in table}
+            results["tests"][method] = Keyed(names=[row["key"] for row in table], rows=Rows(
+                {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": name} for row in table))
             families[name] = family(name, table, alpha, "rows of the table")
     results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
     results["findings"] = findings(results)
@@ -417,13 +437,15 @@ def _add_run_tests(results: dict) -> None:
                 test["runs_test"] = wilcoxon_runs(a["values"], b["values"])
 
 
-def type_intervals(rows: Sequence[dict], analysis: Mapping[str, dict], system: str) -> None:
-    """Each type's precision and recall interval (``precision_ci``, ``recall_ci`` beside the
-    values in its tag bucket row), from the resamples every bucket F1 interval is drawn from."""
-    for row in rows:
-        for measure in ("precision", "recall"):
-            cell = analysis.get(bucket_key("tag", 0, row["interval"], measure))
-            row[f"{measure}_ci"] = cell["ci"][system] if cell else [math.nan, math.nan]
+def type_intervals(rows: Rows, analysis: Mapping[str, dict], system: str) -> Rows:
+    """The tag bucket rows with each type's precision and recall interval (``precision_ci``,
+    ``recall_ci`` after the values), from the resamples every bucket F1 interval is drawn from."""
+    types = [row["interval"] for row in rows]
+    for measure in ("precision", "recall"):
+        cells = (analysis.get(bucket_key("tag", 0, interval, measure)) for interval in types)
+        rows = rows.with_field(f"{measure}_ci", [cell["ci"][system] if cell else [math.nan, math.nan]
+                                                 for cell in cells])
+    return rows
 
 
 def _type_means(rows: Sequence[dict], runs: Sequence[Sequence[dict]]) -> None:
@@ -446,11 +468,26 @@ def _analysed(method: str, by_system: Mapping[str, Counts], compared: Sequence[T
     keys = list(next(iter(by_system.values())).keys)
     untested = [key for key in keys if method == "bucket_f1" and key.endswith(("_precision", "_recall"))]
     if not untested:
-        return analyse(by_system, None, *options, pairs=compared)
+        return analyse(by_system, None, *options, pairs=compared, compact=True)
     alone = set(untested)
-    tested = analyse(by_system, [key for key in keys if key not in alone], *options, pairs=compared)
-    intervals = analyse(by_system, untested, *options, pairs=[])
-    return {key: tested[key] if key in tested else intervals[key] for key in keys}
+    tested = analyse(by_system, [key for key in keys if key not in alone], *options, pairs=compared, compact=True)
+    return _Joined(keys, tested, analyse(by_system, untested, *options, pairs=[], compact=True))
+
+
+class _Joined(Mapping):
+    """Two analyses' cells as one, in the order of ``keys`` (each cell read from the one that has it)."""
+
+    def __init__(self, keys: Sequence[str], first: Mapping[str, dict], second: Mapping[str, dict]):
+        self.keys_in_order, self.first, self.second = keys, first, second
+
+    def __getitem__(self, key: str) -> dict:
+        return self.first[key] if key in self.first else self.second[key]
+
+    def __iter__(self):
+        return iter(self.keys_in_order)
+
+    def __len__(self) -> int:
+        return len(self.keys_in_order)
 
 
 def _analyses(counts: Dict[str, Dict[str, Counts]], systems: Sequence[str], compared: Sequence[Tuple[str, str]],
@@ -496,7 +533,7 @@ def bucket_comparison(a: dict, b: dict, analysis: Mapping[str, dict], name_a: st
                                for d, t in zip(entry["difference"], entry["tests"])]
         for field in ("ci", "p_value", "p_adjusted", "significant"):
             entry[field] = [test[field] for test in entry["tests"]]
-    return table
+    return {attribute: {field: Rows(values) for field, values in entry.items()} for attribute, entry in table.items()}
 
 
 def _oriented(cell: Mapping, a: str, b: str) -> Optional[dict]:

@@ -1,0 +1,235 @@
+"""Many rows of one shape kept as columns: a report's tables of one row per entity type.
+
+A row is a dict of numbers (and lists of them, and dicts of those); 20,000 types make 20,000
+dicts per table, about 1 KB each as Python objects, where their numbers take 8 bytes each in a
+column.  ``Rows`` keeps every place of the shape (a key of a dict, a position of a list) as one
+column (an ``array`` of 8-byte ints or floats when every value there is one, else the values as
+they are) and makes a row anew, equal to the one given, each time it is read.  ``Keyed`` is the
+same rows by name (a mapping, as a dict of rows).  Both are read-only: a change to a row read
+from them is not kept (``Rows.with_field`` makes the rows with a field added).
+"""
+from __future__ import annotations
+
+from array import array
+from collections.abc import ItemsView, Mapping, Sequence, ValuesView
+from functools import reduce
+from itertools import chain
+from typing import Any, Iterable, List, Optional
+
+LEAF = None  # a place kept as one column (a number, a string, or anything not the same shape in every row)
+
+
+def _shape(value) -> Any:
+    """The shape of one value: ``(type, keys, shapes of the parts)`` for a dict, list or tuple, else LEAF."""
+    kind = type(value)
+    if kind is dict:
+        return dict, tuple(value), tuple(_shape(part) for part in value.values())
+    if kind is list or kind is tuple:
+        return kind, None, tuple(_shape(part) for part in value)
+    return LEAF
+
+
+def _common(shape, value) -> Any:
+    """The shape both ``shape`` and ``value`` have: a place where they differ (other keys, another
+    length, another type) is a LEAF."""
+    if shape is LEAF:
+        return LEAF
+    kind, keys, parts = shape
+    if type(value) is not kind or len(value) != len(parts) or (kind is dict and tuple(value) != keys):
+        return LEAF
+    common = tuple(_common(part, item) for part, item in zip(parts, value.values() if kind is dict else value))
+    return shape if all(a is b for a, b in zip(common, parts)) else (kind, keys, common)
+
+
+def _numbered(shape, start: int = 0):
+    """(the shape with each LEAF replaced by its column's number, counting from ``start``; the next number)."""
+    if shape is LEAF:
+        return start, start + 1
+    kind, keys, parts = shape
+    numbered = []
+    for part in parts:
+        part, start = _numbered(part, start)
+        numbered.append(part)
+    return (kind, keys, tuple(numbered)), start
+
+
+def _gather(template, value, columns: List[list]) -> None:
+    if type(template) is int:
+        columns[template].append(value)
+        return
+    kind, _, parts = template
+    for part, item in zip(parts, value.values() if kind is dict else value):
+        _gather(part, item, columns)
+
+
+def _made(template, columns, i: int):
+    if type(template) is int:
+        return columns[template][i]
+    kind, keys, parts = template
+    if kind is dict:
+        return {key: _made(part, columns, i) for key, part in zip(keys, parts)}
+    made = [_made(part, columns, i) for part in parts]
+    return made if kind is list else tuple(made)
+
+
+_CODES = {float: "d", int: "q"}  # exactly these types: a bool is kept as it is
+
+
+class _Column:
+    """A column as its values come: 8-byte ints or floats while each is exactly one (Python's
+    ``int`` within 64 bits, ``float``; ``array`` gives them back as such), else a list."""
+    __slots__ = ("values",)
+
+    def __init__(self):
+        self.values = None
+
+    def append(self, value) -> None:
+        if self.values is None:
+            self.values = array(_CODES[type(value)]) if type(value) in _CODES else []
+        elif type(self.values) is array and _CODES.get(type(value)) != self.values.typecode:
+            self.values = list(self.values)
+        try:
+            self.values.append(value)
+        except OverflowError:  # an int beyond 64 bits
+            self.values = list(self.values)
+            self.values.append(value)
+
+    def __getitem__(self, i):
+        return self.values[i]
+
+
+_END = object()
+
+
+def _kept(shape, rows: Iterable, checked: bool):
+    """(the template of ``shape``, its columns, the rows kept, the first row not of that shape
+    when ``checked``, else _END)."""
+    template, width = _numbered(shape)
+    columns = [_Column() for _ in range(width)]
+    count = 0
+    for row in rows:
+        if checked and _common(shape, row) is not shape:
+            return template, columns, count, row
+        _gather(template, row, columns)
+        count += 1
+    return template, columns, count, _END
+
+
+class Rows(Sequence):
+    """The rows given, kept as columns; ``rows[i]`` makes row ``i`` anew (equal to the one given).
+    Rows given as a list share the shape of them all; rows from an iterator are kept as they come
+    (none held beside the columns) while they have the first one's shape."""
+
+    def __init__(self, rows: Iterable = ()):
+        if isinstance(rows, (list, tuple)):
+            shape = reduce(_common, rows[1:], _shape(rows[0])) if rows else LEAF
+            template, columns, count, _ = _kept(shape, rows, False)
+        else:
+            rows = iter(rows)
+            first = next(rows, _END)
+            shape = LEAF if first is _END else _shape(first)
+            template, columns, count, other = _kept(shape, () if first is _END else chain([first], rows), True)
+            if other is not _END:  # a row of another shape: all of them again, in the shape they share
+                self.__init__([_made(template, columns, i) for i in range(count)] + [other, *rows])
+                return
+        self._template, self._columns, self._length = template, [[] if c.values is None else c.values for c in columns], count
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._length))]
+        if not -self._length <= i < self._length:
+            raise IndexError(f"row {i} of {self._length}")
+        return _made(self._template, self._columns, i % self._length)
+
+    def __iter__(self):
+        template, columns = self._template, self._columns
+        return (_made(template, columns, i) for i in range(self._length))
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    def __repr__(self) -> str:
+        return f"Rows({self._length} rows)"
+
+    def with_field(self, name: str, values: Iterable) -> "Rows":
+        """These rows (dicts) with ``name`` added last, row ``i``'s value ``values[i]``."""
+        values = list(values)
+        if len(values) != self._length:
+            raise ValueError(f"{len(values)} values of {name!r} for {self._length} rows")
+        if type(self._template) is int or self._template[0] is not dict or name in self._template[1]:
+            return Rows([{**row, name: value} for row, value in zip(self, values)])  # a row no dict, or rows of other keys
+        added = Rows(values)
+        shifted, _ = _numbered(_unnumbered(added._template), len(self._columns))
+        out = Rows()
+        out._length, out._columns = self._length, self._columns + added._columns
+        out._template = (dict, self._template[1] + (name,), self._template[2] + (shifted,))
+        return out
+
+
+def _unnumbered(template):
+    if type(template) is int:
+        return LEAF
+    kind, keys, parts = template
+    return kind, keys, tuple(_unnumbered(part) for part in parts)
+
+
+class Keyed(Mapping):
+    """Rows by name, as a dict of rows read-only: ``table[name]`` makes that row anew."""
+
+    def __init__(self, table: Optional[Mapping] = None, names: Iterable = (), rows: Optional[Rows] = None):
+        """``Keyed(a_dict)``, or ``Keyed(names=..., rows=...)``: the names of the rows in order."""
+        if table is not None:
+            names, rows = list(table), Rows(list(table.values()))
+        self._names = list(names)
+        self.rows = rows if rows is not None else Rows()
+        if len(self.rows) != len(self._names):
+            raise ValueError(f"{len(self._names)} names for {len(self.rows)} rows")
+        self._index: Optional[dict] = None  # made when a row is first asked for by name
+
+    def __getitem__(self, name):
+        if name not in self:  # the index by name, made here the first time
+            raise KeyError(name)
+        return self.rows[self._index[name]]
+
+    def __contains__(self, name) -> bool:
+        if self._index is None:
+            self._index = {key: i for i, key in enumerate(self._names)}
+        return name in self._index
+
+    def __iter__(self):
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def items(self):
+        return _Items(self)
+
+    def values(self):
+        return _Values(self)
+
+    def __repr__(self) -> str:
+        return f"Keyed({len(self)} rows)"
+
+
+class _Items(ItemsView):
+    def __iter__(self):  # in order, without the index by name
+        return zip(self._mapping._names, self._mapping.rows)
+
+
+class _Values(ValuesView):
+    def __iter__(self):
+        return iter(self._mapping.rows)
+
+
+def plain(value):
+    """For ``json.dumps(results, default=plain)``: a table of rows as the dict or list it stands
+    for (``formatting.to_json``, which writes every report, needs no help)."""
+    if isinstance(value, Keyed):
+        return dict(value.items())
+    if isinstance(value, Rows):
+        return list(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
