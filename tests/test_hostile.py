@@ -683,11 +683,12 @@ def test_a_report_page_plots_the_30_most_frequent_types_and_lists_them_all(tmp_p
 
 def test_a_report_of_two_systems_on_2000_types_stays_under_200_mb(tmp_path):
     """``tough-ner report`` (JSON, page and its error tables) of two systems on the issue's file
-    cut to 2,000 types, 200 resamples: within 200 MB (measured 165-168), every type in the JSON
-    and on the page.  Not yet the issue's goal at 20,000 types: there the report peaks at 670
-    MiB (JSON only, 1,000 resamples, against <= 300 MB), the per-type tables being dicts of
-    floats (about 30 KB a type at the peak, over the methods' details, the resampled cells and
-    the verdicts); the JSON is written as it is made, the plots show 30 types."""
+    cut to 2,000 types, 200 resamples: within 160 MB (measured 144; 165-168 when every per-type
+    table was dicts of floats), every type in the JSON and on the page.  The tables of a row per
+    type are columns (``core.rows``) and each method's counts are made when it is analysed: at
+    20,000 types (JSON only, 1,000 resamples) the report peaks at about 294 MB (561 before),
+    within the issue's 300 MB, but takes 50-70 s of CPU, too long for the suite, so this smaller
+    case guards it; the JSON is written as it is made, the plots show 30 types."""
     need("matplotlib")
     predicted = _issue_types_file(tmp_path / "a.txt", types=2_000)
     text = predicted.read_text(encoding="utf-8")
@@ -707,7 +708,7 @@ def test_a_report_of_two_systems_on_2000_types_stays_under_200_mb(tmp_path):
     assert len(results["comparisons"][0]["bucket_f1"]["tag"]["tests"]) == 2_001
     assert "The plot shows the 30 types with the most gold mentions of the 2,001" in \
         (tmp_path / "r.html").read_text(encoding="utf-8")
-    assert peak <= 200
+    assert peak <= 160
 
 
 def _two_systems_counts(uncertainty_module):

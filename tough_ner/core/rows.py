@@ -1,20 +1,22 @@
 """Many rows of one shape kept as columns: a report's tables of one row per entity type.
 
 A row is a dict of numbers (and lists of them, and dicts of those); 20,000 types make 20,000
-dicts per table, about 1 KB each as Python objects, where their numbers take 8 bytes each in a
-column.  ``Rows`` keeps every place of the shape (a key of a dict, a position of a list) as one
-column (an ``array`` of 8-byte ints or floats when every value there is one, else the values as
-they are) and makes a row anew, equal to the one given, each time it is read.  ``Keyed`` is the
-same rows by name (a mapping, as a dict of rows).  Both are read-only: a change to a row read
-from them is not kept (``Rows.with_field`` makes the rows with a field added).
+dicts per table, about 1 KB each as Python objects, where their numbers take 8 bytes or fewer
+each in a column.  ``Rows`` keeps every place of the shape (a key of a dict, a position of a
+list) as one column (an ``array`` of floats, or of ints in the fewest bytes that hold them, when
+every value there is one, else the values as they are) and makes a row anew, equal to the one
+given, each time it is read.  ``Keyed`` is the same rows by name (a mapping, as a dict of rows).
+Both are read-only: a change to a row read from them is not kept (``Rows.with_field`` makes the
+rows with a field added).
 """
 from __future__ import annotations
 
 from array import array
 from collections.abc import ItemsView, Mapping, Sequence, ValuesView
-from functools import reduce
-from itertools import chain
-from typing import Any, Iterable, List, Optional
+from functools import lru_cache, reduce
+from itertools import islice
+from operator import itemgetter
+from typing import Any, Iterable, List, Optional, Tuple
 
 LEAF = None  # a place kept as one column (a number, a string, or anything not the same shape in every row)
 
@@ -37,8 +39,20 @@ def _common(shape, value) -> Any:
     kind, keys, parts = shape
     if type(value) is not kind or len(value) != len(parts) or (kind is dict and tuple(value) != keys):
         return LEAF
-    common = tuple(_common(part, item) for part, item in zip(parts, value.values() if kind is dict else value))
-    return shape if all(a is b for a, b in zip(common, parts)) else (kind, keys, common)
+    nested = _nested(shape)
+    if not nested:  # a row of numbers: its keys were all to compare
+        return shape
+    items = list(value.values()) if kind is dict else value
+    common = list(parts)
+    for i in nested:
+        common[i] = _common(parts[i], items[i])
+    return shape if all(common[i] is parts[i] for i in nested) else (kind, keys, tuple(common))
+
+
+@lru_cache(maxsize=None)
+def _nested(shape) -> Tuple[int, ...]:
+    """The places of a shape's parts that are not LEAF (a list or dict in every row)."""
+    return tuple(i for i, part in enumerate(shape[2]) if part is not LEAF)
 
 
 def _numbered(shape, start: int = 0):
@@ -53,13 +67,13 @@ def _numbered(shape, start: int = 0):
     return (kind, keys, tuple(numbered)), start
 
 
-def _gather(template, value, columns: List[list]) -> None:
-    if type(template) is int:
-        columns[template].append(value)
-        return
-    kind, _, parts = template
-    for part, item in zip(parts, value.values() if kind is dict else value):
-        _gather(part, item, columns)
+def _paths(shape, path=()) -> List[tuple]:
+    """The keys or positions leading to each LEAF of ``shape``, in the order of their columns."""
+    if shape is LEAF:
+        return [path]
+    kind, keys, parts = shape
+    return [found for place, part in zip(keys if kind is dict else range(len(parts)), parts)
+            for found in _paths(part, path + (place,))]
 
 
 def _made(template, columns, i: int):
@@ -83,56 +97,65 @@ class _Column:
     def __init__(self):
         self.values = None
 
-    def append(self, value) -> None:
+    def extend(self, values: list) -> None:
+        kinds = set(map(type, values))
+        code = _CODES.get(kinds.pop()) if len(kinds) == 1 else None
         if self.values is None:
-            self.values = array(_CODES[type(value)]) if type(value) in _CODES else []
-        elif type(self.values) is array and _CODES.get(type(value)) != self.values.typecode:
+            self.values = array(code) if code else []
+        elif type(self.values) is array and code != self.values.typecode:
             self.values = list(self.values)
         try:
-            self.values.append(value)
+            self.values.extend(values)
         except OverflowError:  # an int beyond 64 bits
-            self.values = list(self.values)
-            self.values.append(value)
+            self.values = list(self.values) + values
 
     def __getitem__(self, i):
         return self.values[i]
 
+    def kept(self):
+        """The values as kept: ints in the fewest bytes that hold them all (counts: one or two)."""
+        if self.values is None:
+            return []
+        if type(self.values) is array and self.values.typecode == "q" and self.values:
+            low, high = min(self.values), max(self.values)
+            for code in "bhi":  # 1, 2 and 4 bytes
+                bits = 8 * array(code).itemsize
+                if -2 ** (bits - 1) <= low and high < 2 ** (bits - 1):
+                    return array(code, self.values)
+        return self.values
 
-_END = object()
 
-
-def _kept(shape, rows: Iterable, checked: bool):
-    """(the template of ``shape``, its columns, the rows kept, the first row not of that shape
-    when ``checked``, else _END)."""
-    template, width = _numbered(shape)
-    columns = [_Column() for _ in range(width)]
-    count = 0
-    for row in rows:
-        if checked and _common(shape, row) is not shape:
-            return template, columns, count, row
-        _gather(template, row, columns)
-        count += 1
-    return template, columns, count, _END
+CHUNK = 4096  # rows from an iterator taken at a time, each place's values gathered at once
 
 
 class Rows(Sequence):
     """The rows given, kept as columns; ``rows[i]`` makes row ``i`` anew (equal to the one given).
     Rows given as a list share the shape of them all; rows from an iterator are kept as they come
-    (none held beside the columns) while they have the first one's shape."""
+    (``CHUNK`` at a time beside the columns) while they have the first ones' shape."""
 
     def __init__(self, rows: Iterable = ()):
-        if isinstance(rows, (list, tuple)):
-            shape = reduce(_common, rows[1:], _shape(rows[0])) if rows else LEAF
-            template, columns, count, _ = _kept(shape, rows, False)
-        else:
-            rows = iter(rows)
-            first = next(rows, _END)
-            shape = LEAF if first is _END else _shape(first)
-            template, columns, count, other = _kept(shape, () if first is _END else chain([first], rows), True)
-            if other is not _END:  # a row of another shape: all of them again, in the shape they share
-                self.__init__([_made(template, columns, i) for i in range(count)] + [other, *rows])
+        given = isinstance(rows, (list, tuple))
+        items = iter(rows)
+        chunk = list(rows) if given else list(islice(items, CHUNK))
+        shape = reduce(_common, chunk[1:], _shape(chunk[0])) if chunk else LEAF
+        self._template, width = _numbered(shape)
+        paths = _paths(shape)
+        columns = [_Column() for _ in range(width)]
+        count = 0
+        while chunk:
+            if not given and any(_common(shape, row) is not shape for row in chunk):
+                # a row of another shape: all of them again, as a list, in the shape they all share
+                self._columns = columns
+                self.__init__([_made(self._template, columns, i) for i in range(count)] + chunk + list(items))
                 return
-        self._template, self._columns, self._length = template, [[] if c.values is None else c.values for c in columns], count
+            for column, path in zip(columns, paths):
+                values = chunk
+                for place in path:
+                    values = map(itemgetter(place), values)
+                column.extend(list(values))
+            count += len(chunk)
+            chunk = [] if given else list(islice(items, CHUNK))
+        self._columns, self._length = [column.kept() for column in columns], count
 
     def __len__(self) -> int:
         return self._length

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections import Counter
+from functools import partial
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..core.batch import Batch
@@ -74,15 +75,17 @@ Steps = Iterable[Tuple[str, Callable[[], None]]]
 
 def _compact(tables: dict) -> dict:
     """A method's tables with those of a row per type or bucket kept as columns (``core.rows``):
-    hardeval's and TMR's ``per_type``, each match scheme's ``per_type``, bucket F1's rows (20,000
-    types: 20,000 dicts per table, some 1 KB each, against some 100 bytes)."""
+    hardeval's and TMR's ``per_type``, each match scheme's ``per_type``, bucket F1's rows,
+    HardEval's hard tokens (20,000 types: 20,000 dicts per table, some 1 KB each, against some
+    100 bytes)."""
     if "per_type" in tables:
         tables["per_type"] = Keyed(tables["per_type"])
     for scheme in tables.get("schemes", {}).values():
         if "per_type" in scheme:
             scheme["per_type"] = Keyed(scheme["per_type"])
-    if "buckets" in tables:
-        tables["buckets"] = {attribute: Rows(rows) for attribute, rows in tables["buckets"].items()}
+    for table in ("buckets", "hard_tokens"):  # lists of rows by attribute, by subset
+        if table in tables:
+            tables[table] = {name: Rows(rows) for name, rows in tables[table].items()}
     return tables
 
 
@@ -184,7 +187,9 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         results["beta"] = beta
     scores: Dict[str, dict] = {label: {} for label in labels}
     details: Dict[str, dict] = {label: {} for label in labels}
-    counts: Dict[str, Dict[str, Counts]] = {}
+    # Per method and system, what makes its counts when they are analysed: a method's counts, of
+    # a column or more per type, never wait beside the others' (20,000 types: 35 MB a system).
+    counts: Dict[str, Dict[str, Callable[[], Counts]]] = {}
     curves: Dict[str, list] = {}
 
     def record(label: str, method: str, result: Mapping, scored=None) -> None:
@@ -192,7 +197,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         if tables:
             details[label][method] = _compact(tables)
         if scored is not None:
-            counts.setdefault(method, {})[label] = COUNTS[method](stats, scored, **(
+            counts.setdefault(method, {})[label] = partial(COUNTS[method], stats, scored, **(
                 {"type_map": type_map} if method == "nrb" else {"beta": beta} if method == "tmr" else {}))
 
     batches: Dict[str, Batch] = {}
@@ -272,7 +277,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             why = f"{len(mine)} of its {len(runs[name])} runs have them" if len(mine) != len(runs[name]) else None
             if why is None:
                 try:
-                    by_label[name] = pooled(mine)
+                    by_label[name] = partial(lambda made: made, pooled([make() for make in mine]))  # made now: may fail
                 except ValueError as error:  # runs scored on different sets or with other columns
                     why = str(error)
             if why is not None:
@@ -324,8 +329,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     for method, analysis in analyses.items():
         if method in SUBSET_TABLES:
             name = SUBSET_FAMILIES[method]
-            table = rows({key: cell for key, cell in analysis.items() if SUBSET_TABLES[method](key)}, method,
-                         alpha=alpha, family=name)
+            table = rows({key: analysis[key] for key in analysis if SUBSET_TABLES[method](key)}, method, alpha=alpha,
+                         family=name)
             results["tests"][method] = Keyed(names=[row["key"] for row in table], rows=Rows(
                 {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": name} for row in table))
             families[name] = family(name, table, alpha, "rows of the table")
@@ -490,17 +495,21 @@ class _Joined(Mapping):
         return len(self.keys_in_order)
 
 
-def _analyses(counts: Dict[str, Dict[str, Counts]], systems: Sequence[str], compared: Sequence[Tuple[str, str]],
-              bootstrap: int, *options) -> Dict[str, Dict[str, dict]]:
+def _analyses(counts: Dict[str, Dict[str, Callable[[], Counts]]], systems: Sequence[str],
+              compared: Sequence[Tuple[str, str]], bootstrap: int, *options) -> Dict[str, Dict[str, dict]]:
     """Each method's ``_analysed`` (none with ``bootstrap`` 0, nor for counts of other sentences
-    than the test set's), emptying ``counts``: a method's counts are dropped once analysed, so
-    the next analysis does not hold them beside its own work."""
+    than the test set's), emptying ``counts``: a method's counts are made when it is analysed and
+    dropped once it is, so no analysis holds another method's counts beside its own work."""
     analyses = {}
     for method in list(counts):  # in the order scored
-        by_system = counts.pop(method)
-        if bootstrap and set(by_system) <= set(systems) and _same_sentences(by_system):
+        makers = counts.pop(method)
+        if not bootstrap or not set(makers) <= set(systems):
+            continue
+        by_system = {name: make() for name, make in makers.items()}
+        if _same_sentences(by_system):
             analyses[method] = _analysed(method, by_system, [p for p in compared if p[0] in by_system
                                                              and p[1] in by_system], bootstrap, *options)
+        del by_system  # before the next method's are made
     return analyses
 
 
