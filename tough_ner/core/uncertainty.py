@@ -511,6 +511,11 @@ _DENSE_WEIGHTS = 1 << 22
 _WEIGHTS: Dict[tuple, np.ndarray] = {}  # the last draws, reused by every method of a report
 
 
+def forget_draws() -> None:
+    """Drop the kept resample weights (up to 32 MB): a report calls it when its analyses are done."""
+    _WEIGHTS.clear()
+
+
 def resample_weights(strata: np.ndarray, n_resamples: int, seed: int) -> np.ndarray:
     """(resamples, units): how often each unit is drawn, resampling with replacement within
     each stratum.  Deterministic for the strata, count and seed."""

@@ -36,7 +36,7 @@ from ..core.scoring import check_beta, matched
 from ..core.stats import TrainStats, describe_decoding
 from ..methods.tmr import tmr
 from ..core.uncertainty import (AVERAGE_KEYS, INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust,
-                          aggregate_runs, analyse, check_options, pooled, wilcoxon_runs)
+                          aggregate_runs, analyse, check_options, forget_draws, pooled, wilcoxon_runs)
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).
 METHODS: Dict[str, Callable[..., dict]] = {
@@ -329,8 +329,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     for method, analysis in analyses.items():
         if method in SUBSET_TABLES:
             name = SUBSET_FAMILIES[method]
-            table = rows({key: analysis[key] for key in analysis if SUBSET_TABLES[method](key)}, method, alpha=alpha,
-                         family=name)
+            table = rows(_Cells([key for key in analysis if SUBSET_TABLES[method](key)], analysis), method,
+                         alpha=alpha, family=name)  # each cell made as its row is
             results["tests"][method] = Keyed(names=[row["key"] for row in table], rows=Rows(
                 {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": name} for row in table))
             families[name] = family(name, table, alpha, "rows of the table")
@@ -476,17 +476,20 @@ def _analysed(method: str, by_system: Mapping[str, Counts], compared: Sequence[T
         return analyse(by_system, None, *options, pairs=compared, compact=True)
     alone = set(untested)
     tested = analyse(by_system, [key for key in keys if key not in alone], *options, pairs=compared, compact=True)
-    return _Joined(keys, tested, analyse(by_system, untested, *options, pairs=[], compact=True))
+    return _Cells(keys, tested, analyse(by_system, untested, *options, pairs=[], compact=True))
 
 
-class _Joined(Mapping):
-    """Two analyses' cells as one, in the order of ``keys`` (each cell read from the one that has it)."""
+class _Cells(Mapping):
+    """The cells of ``keys``, in that order, each read (made) from the first analysis that has it."""
 
-    def __init__(self, keys: Sequence[str], first: Mapping[str, dict], second: Mapping[str, dict]):
-        self.keys_in_order, self.first, self.second = keys, first, second
+    def __init__(self, keys: Sequence[str], *analyses: Mapping[str, dict]):
+        self.keys_in_order, self.analyses = keys, analyses
 
     def __getitem__(self, key: str) -> dict:
-        return self.first[key] if key in self.first else self.second[key]
+        for analysis in self.analyses:
+            if key in analysis:
+                return analysis[key]
+        raise KeyError(key)
 
     def __iter__(self):
         return iter(self.keys_in_order)
@@ -510,6 +513,7 @@ def _analyses(counts: Dict[str, Dict[str, Callable[[], Counts]]], systems: Seque
             analyses[method] = _analysed(method, by_system, [p for p in compared if p[0] in by_system
                                                              and p[1] in by_system], bootstrap, *options)
         del by_system  # before the next method's are made
+    forget_draws()
     return analyses
 
 
