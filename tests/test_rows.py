@@ -65,7 +65,8 @@ def test_a_field_is_added_last_to_every_row():
     added = Rows(rows).with_field("precision_ci", [[0.1, 0.9], [math.nan, math.nan]])
     assert list(added[0]) == ["interval", "f1", "precision_ci"] and added[0]["precision_ci"] == [0.1, 0.9]
     differing = Rows([{"interval": "A"}, {"interval": "B", "f1_std": 0.1}])  # rows of other keys: kept whole
-    assert list(differing.with_field("x", [1, 2])) == [{"interval": "A", "x": 1}, {"interval": "B", "f1_std": 0.1, "x": 2}]
+    assert list(differing.with_field("x", [1, 2])) == [{"interval": "A", "x": 1},
+                                                      {"interval": "B", "f1_std": 0.1, "x": 2}]
     with pytest.raises(ValueError, match="1 values of 'x' for 2 rows"):
         Rows(rows).with_field("x", [1])
 

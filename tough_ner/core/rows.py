@@ -77,6 +77,7 @@ def _paths(shape, path=()) -> List[tuple]:
 
 
 def _made(template, columns, i: int):
+    """Row ``i``, made from the columns as ``template`` (a shape numbered by ``_numbered``) places them."""
     if type(template) is int:
         return columns[template][i]
     kind, keys, parts = template
@@ -145,7 +146,6 @@ class Rows(Sequence):
         while chunk:
             if not given and any(_common(shape, row) is not shape for row in chunk):
                 # a row of another shape: all of them again, as a list, in the shape they all share
-                self._columns = columns
                 self.__init__([_made(self._template, columns, i) for i in range(count)] + chunk + list(items))
                 return
             for column, path in zip(columns, paths):
@@ -183,7 +183,8 @@ class Rows(Sequence):
         if len(values) != self._length:
             raise ValueError(f"{len(values)} values of {name!r} for {self._length} rows")
         if type(self._template) is int or self._template[0] is not dict or name in self._template[1]:
-            return Rows([{**row, name: value} for row, value in zip(self, values)])  # a row no dict, or rows of other keys
+            # rows of other keys (a dict a column as it is), or not dicts (an error here)
+            return Rows([{**row, name: value} for row, value in zip(self, values)])
         added = Rows(values)
         shifted, _ = _numbered(_unnumbered(added._template), len(self._columns))
         out = Rows()

@@ -73,6 +73,7 @@ _json_string = json.encoder.py_encode_basestring if json.encoder.c_encode_basest
 
 
 _SCALAR_TYPES = (str, int, float, type(None))  # bool is an int
+_NO_TABLE = _SCALAR_TYPES + (bytes, bytearray)  # sequences, but not of rows: an error, as before
 
 
 def _json_parts(item, depth: int):
@@ -86,7 +87,7 @@ def _json_parts(item, depth: int):
         opening, closing = "{", "}"
     elif isinstance(item, (list, tuple)):
         entries, opening, closing = [("", value) for value in item], "[", "]"
-    elif isinstance(item, _SCALAR_TYPES + (bytes, bytearray)) or not isinstance(item, (Mapping, Sequence)):
+    elif isinstance(item, _NO_TABLE) or not isinstance(item, (Mapping, Sequence)):
         yield _json_scalar(item)
         return
     else:
