@@ -1003,6 +1003,7 @@ class _Builder:
         else:  # each text's tokens as kept with its first mention: no text split and looked up again
             self.texts, ids, lengths = numbers.text_tokens()
             self.text_tokens = ids, lengths
+        del numbers  # its tables (every mention's ids) are not held through the occurrence pass
         if self.keep_spill:  # counted by the caller (each table empty here)
             occurrences, lowered = {}, {}
         else:
