@@ -105,10 +105,11 @@ class _Column:
             self.values = array(code) if code else []
         elif type(self.values) is array and code != self.values.typecode:
             self.values = list(self.values)
+        before = len(self.values)
         try:
             self.values.extend(values)
-        except OverflowError:  # an int beyond 64 bits
-            self.values = list(self.values) + values
+        except OverflowError:  # an int beyond 64 bits; array.extend kept the values before it
+            self.values = list(self.values[:before]) + values
 
     def __getitem__(self, i):
         return self.values[i]

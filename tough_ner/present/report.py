@@ -491,6 +491,9 @@ class _Cells(Mapping):
                 return analysis[key]
         raise KeyError(key)
 
+    def __contains__(self, key) -> bool:  # without making the cell (Mapping's tries to read it)
+        return any(key in analysis for analysis in self.analyses)
+
     def __iter__(self):
         return iter(self.keys_in_order)
 
