@@ -169,6 +169,24 @@ def test_without_resamples_nothing_is_marked():
     assert all(row["best"] == [] and row["tests"] == [] and row["ci"] == {} for row in results["summary"]["rows"])
 
 
+def test_fewer_resampling_units_than_an_interval_needs_are_said_once_and_give_no_interval():
+    """19 sentences (MIN_UNITS is 20): the run says so in its statistics and warnings, and no
+    row has an interval; the demo's sentences (more than 20) give intervals and no warning."""
+    from tough_ner.uncertainty import MIN_UNITS
+
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    n = MIN_UNITS - 1
+    few = run(stats, Corpus(test.tokens[:n], test.tags[:n], [p[:n] for p in test.predictions]), list(SYSTEMS),
+              bootstrap=100)
+    assert few["statistics"].get("too_few_units") is True
+    assert sum("too few units for an interval" in warning for warning in few["warnings"]) == 1
+    assert all(math.isnan(bound) for row in few["summary"]["rows"] for ci in row["ci"].values() for bound in ci)
+    enough = run(stats, test, list(SYSTEMS), bootstrap=100)
+    assert len(test.tokens) >= MIN_UNITS and "too_few_units" not in enough["statistics"]
+    assert not any("too few units" in warning for warning in enough["warnings"])
+
+
 def test_report_from_files_with_nrb_and_attacked_sets(tmp_path, capsys):
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
