@@ -1,4 +1,5 @@
 """Building statistics at scale: column-wise from Arrow batches, streaming, merged shards, Dask."""
+import re
 from functools import reduce
 from pathlib import Path
 
@@ -251,6 +252,37 @@ def test_dask_bag_over_shards_on_a_local_cluster_equals_one_process(tmp_path, co
         assert not _KEPT  # each run's text was read back, then let go
         first_round = [task for task in stream.data if str(task["key"]).startswith("_run_statistics")]
         assert len(first_round) == 2 and len({task["worker"] for task in first_round}) == 2
+
+
+def test_shards_without_a_token_on_a_local_cluster_equal_one_process(tmp_path, conll_stats):
+    """Shards that hold no token (empty files, a document marker alone) have no statistics:
+    a worker whose whole run is such shards sends none, and the build equals the one-process
+    build of the concatenation, with the text or without; a corpus of them alone is the
+    one-process error, naming the shards."""
+    distributed = pytest.importorskip("distributed")
+    from tough_ner.core.stats import _KEPT, _runs
+    from tough_ner.stats import build_distributed
+
+    shards = shard_conll(_conll("train"), 2, tmp_path)
+    empty = [tmp_path / "empty0.txt", tmp_path / "empty1.txt", tmp_path / "empty2.txt"]
+    empty[0].write_bytes(b"")
+    empty[1].write_text("-DOCSTART- O\n\n", encoding="utf-8")
+    empty[2].write_bytes(b"")
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
+            as cluster, distributed.Client(cluster) as client:
+        for paths, a_run_without_token in (([*shards, empty[0], empty[1]], True), ([*shards, *empty], True),
+                                           ([empty[0], *shards, empty[2]], False)):
+            paths = [str(path) for path in paths]
+            assert set(_runs(paths, 2)[1]) <= set(map(str, empty)) or not a_run_without_token
+            for keep_text in (False, True):
+                built = build_distributed(paths, client, keep_text=keep_text)
+                assert built == conll_stats and built.to_bytes() == conll_stats.to_bytes(shareable=not keep_text)
+            assert not _KEPT
+        with pytest.raises(ValueError, match="^" + re.escape(
+                f"training data holds no sentence (no token): check the training files {[str(e) for e in empty]}")):
+            build_distributed(empty, client)
+        with pytest.raises(ValueError, match="^training data holds no sentence"):
+            build_distributed(empty, client, keep_text=True)
 
 
 @settings(max_examples=60, deadline=None)

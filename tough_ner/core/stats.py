@@ -155,17 +155,7 @@ class TrainStats:
     @classmethod
     def _from_pieces(cls, paths, piece_bytes: int, builder: "_Builder") -> "TrainStats":
         """The statistics of CoNLL files read one after the other, as one text."""
-        for path in paths:
-            width = None  # each file's lines agree on their own number of columns
-            for text, lines_before in read_pieces(path, piece_bytes):
-                with no_gc():
-                    table = scan(text, source_name(path), lines_before, width)
-                    del text
-                    if not len(table) and table.ragged is None:
-                        continue
-                    width = table.width
-                    (tag_codes,) = table.columns([width - 1], tags_from=0, codes=True)  # checked, by file line
-                    builder.add(table.numbered(0, builder.vocabulary), tag_codes, table.starts, builder.n_sentences)
+        _add_pieces(paths, piece_bytes, builder)
         return builder.stats()
 
     @classmethod
@@ -631,6 +621,21 @@ def _window_weights(length: int) -> np.ndarray:
     mixed = (mixed ^ (mixed >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     mixed = (mixed ^ (mixed >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return (mixed ^ (mixed >> np.uint64(31))) | np.uint64(1)
+
+
+def _add_pieces(paths, piece_bytes: int, builder: "_Builder") -> None:
+    """Add CoNLL files to ``builder``, one after the other, as one text, a piece at a time."""
+    for path in paths:
+        width = None  # each file's lines agree on their own number of columns
+        for text, lines_before in read_pieces(path, piece_bytes):
+            with no_gc():
+                table = scan(text, source_name(path), lines_before, width)
+                del text
+                if not len(table) and table.ragged is None:
+                    continue
+                width = table.width
+                (tag_codes,) = table.columns([width - 1], tags_from=0, codes=True)  # checked, by file line
+                builder.add(table.numbered(0, builder.vocabulary), tag_codes, table.starts, builder.n_sentences)
 
 
 def _check_sentences(tokens, tags, first: int = 0) -> None:
@@ -1721,9 +1726,12 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     if not paths:
         raise ValueError("build_distributed needs at least one CoNLL shard")
     decoding = check_decoding(scheme, mode, repair)
-    if keep_text:
-        blobs = _submit_on(client, _conll_stats_bytes, [(path, decoding) for path in paths])
-        return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in zip(_results(blobs), paths))
+    if keep_text:  # a shard without a token has no statistics (None)
+        blobs = [(blob, path) for blob, path in zip(_results(_submit_on(
+            client, _conll_stats_bytes, [(path, decoding) for path in paths])), paths) if blob is not None]
+        if not blobs:
+            raise _no_token(paths)
+        return TrainStats.merge_all(TrainStats.from_bytes(blob, path) for blob, path in blobs)
     workers = sorted(client.scheduler_info()["workers"]) if hasattr(client, "scheduler_info") else []
     runs = _runs(paths, len(workers) or len(paths))
     places = [workers[k] if workers else None for k in range(len(runs))]
@@ -1732,18 +1740,24 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     merger, keys, texts, lowered = _Merger(), [], [], []
     for blob, key in _results(built):  # in order, each as soon as it and those before it are built
         keys.append(key)
+        if key is None:  # a run of shards without a token: nothing to merge, nothing to count in
+            texts.append([])
+            lowered.append([])
+            continue
         part, mine, mine_lowered = _read_part(blob)
         merger.add(part, {}, {})  # the occurrences come from the next rounds
         texts.append(mine)
         lowered.append(mine_lowered)
+    if all(key is None for key in keys):
+        raise _no_token(paths)
     every_text, every_lowered = set().union(*texts), set().union(*lowered)
 
     def lacks(every: set, mine: List[str]) -> List[str]:  # mine: distinct, so nothing when it holds as many
         return list(every.difference(mine)) if len(mine) < len(every) else []
 
     # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
-    missing = [_Sealed((lacks(every_text, mine), lacks(every_lowered, mine_lowered)))
-               for mine, mine_lowered in zip(texts, lowered)]
+    missing = [_Sealed((lacks(every_text, mine), lacks(every_lowered, mine_lowered)) if key else ([], []))
+               for key, mine, mine_lowered in zip(keys, texts, lowered)]
     lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
                                                     in zip(runs, keys, missing, own)], places)
     # each round's counts come as arrays, in the order of the texts asked for (as the worker lists them)
@@ -1755,6 +1769,11 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
         merger.add_counted(texts, counts.tolist(), lowered, lower_counts.tolist())
         asked[k] = None
     return merger.result()
+
+
+def _no_token(paths: List[str]) -> ValueError:
+    """The one-process build's error for a corpus without a token, naming its shards."""
+    return ValueError(f"training data holds no sentence (no token): check the training files {_some(paths, 4)}")
 
 
 def _runs(paths: List[str], n: int) -> List[List[str]]:
@@ -1827,15 +1846,21 @@ def _lowered_texts(texts: Iterable[str]) -> List[str]:
 _KEPT: Dict[str, tuple] = {}
 
 
-def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> Tuple[bytes, str]:
+def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_DECODING) \
+        -> Tuple[Optional[bytes], Optional[str]]:
     """The first round: the statistics of consecutive shards read as one text, but for the
     occurrences of the mention texts (empty tables), with its mention texts as written and
-    lowercased (``_part_bytes``), and the key of that text, kept in this process."""
+    lowercased (``_part_bytes``), and the key of that text, kept in this process; ``(None,
+    None)`` for shards without a token (empty files: no statistics, nothing to count in)."""
     import uuid
 
     builder = _Builder(keep_text=False, decoding=decoding)
     builder.keep_spill = True
-    stats = TrainStats._from_pieces(paths, PIECE_BYTES, builder)
+    _add_pieces(paths, PIECE_BYTES, builder)
+    if not builder.n_tokens:
+        builder.spill.close()
+        return None, None
+    stats = builder.stats()
     key = uuid.uuid4().hex
     lowered = _lowered_texts(builder.texts)
     _KEPT[key] = (builder.spill, builder.index, stats.token_totals, builder.texts, lowered, builder.text_tokens)
@@ -1896,7 +1921,7 @@ def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     lowercased: in the order of its mentions, first met first) in its text (``part``: the
     first round's result), pickled as ``_occurrences_in_run``."""
     kept = _KEPT.get(part[1])
-    texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:]
+    texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:] if part[1] else ([], [])
     return _occurrences_in_run(paths, part[1], texts, lowered, keep=True, own=True)
 
 
@@ -1931,6 +1956,9 @@ def _occurrences_in_run(paths: List[str], key: str, texts: List[str], lowered: L
     return pickle.dumps(counted, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _conll_stats_bytes(path: str, decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> bytes:
-    """The map step with the text: stats travel as their compact file form."""
-    return TrainStats.from_conll(path, keep_text=True, **dict(zip(("scheme", "mode", "repair"), decoding))).to_bytes()
+def _conll_stats_bytes(path: str, decoding: Tuple[str, str, str] = DEFAULT_DECODING) -> Optional[bytes]:
+    """The map step with the text: stats travel as their compact file form (None for a shard
+    without a token)."""
+    builder = _Builder(keep_text=True, decoding=decoding)
+    _add_pieces([path], PIECE_BYTES, builder)
+    return builder.stats().to_bytes() if builder.n_tokens else None
