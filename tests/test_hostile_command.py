@@ -225,6 +225,59 @@ def test_an_interrupt_while_the_command_loads_is_one_line(monkeypatch, capsys):
     assert capsys.readouterr().err == "tough-ner report: interrupted\n"
 
 
+def _signalled(program: str, timeout: float = 60):
+    """Run ``program`` in a Python process as the tough-ner script would (``sys.argv[0]`` names
+    it); (exit status, stdout, stderr)."""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=COMMAND_ENV,
+                          timeout=timeout)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_an_interrupt_before_main_runs_is_one_line():
+    """The tough-ner script imports ``tough_ner.cli`` before it calls ``main``: a Ctrl-C while
+    that module and its imports load (argparse, ...) is the one line and status 130, not a
+    traceback from the script's import line."""
+    code, out, err = _signalled("import os, signal, sys, time\n"
+                                "sys.argv = ['/usr/local/bin/tough-ner', 'report']\n"
+                                "import tough_ner.cli\n"
+                                "os.kill(os.getpid(), signal.SIGINT)\n"
+                                "time.sleep(30)\n"
+                                "print('not interrupted')")
+    assert (code, out, err) == (130, "", "tough-ner report: interrupted\n")
+
+
+def test_a_program_importing_the_command_keeps_its_own_interrupt_handling():
+    """Only the tough-ner script gets the at-once handler: another program importing
+    ``tough_ner.cli`` keeps Python's KeyboardInterrupt."""
+    code, out, err = _signalled("import signal, tough_ner.cli\n"
+                                "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)")
+    assert (code, out.strip()) == (0, "True"), err
+
+
+def test_an_interrupt_during_the_work_is_a_keyboard_interrupt_and_after_it_the_one_line():
+    """While a command works, Ctrl-C raises KeyboardInterrupt (so that what it writes is cleaned
+    up), not the at-once exit of the loading; once it is done, Ctrl-C (here: as the process
+    ends) is the one line and 130 again, with the command's output written."""
+    code, out, err = _signalled(
+        "import os, signal, sys\n"
+        "sys.argv = ['tough-ner', 'explain', 'precision']\n"
+        "from tough_ner.cli import _process, main, tools\n"
+        "shown = tools.cmd_explain\n"
+        "def explain(args):\n"
+        "    print('during:', signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+        "    return shown(args)\n"
+        "tools.cmd_explain = explain\n"
+        "ending = _process.exit_now\n"
+        "def interrupted_at_the_end(code):\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    ending(code)\n"
+        "_process.exit_now = interrupted_at_the_end\n"
+        "main()\n"
+        "print('not interrupted')")
+    assert code == 130 and err == "tough-ner explain: interrupted\n", (code, err)
+    assert out.startswith("during: True\n") and "precision: share of predicted entities" in out and "not interrupted" not in out
+
+
 def test_sigterm_ends_the_command_in_one_line_and_leaves_no_temporary_file(tmp_path):
     """SIGTERM in the middle of the demo report: status 143, one line, and no hidden temporary
     file of an output left in its folder."""

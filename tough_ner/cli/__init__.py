@@ -3,15 +3,9 @@ package (methods, attack, report, tools; shared helpers in _common), imported on
 its commands runs, after the process settings of ``_process``."""
 from __future__ import annotations
 
-import argparse
-import importlib
 import os
 import signal
 import sys
-import warnings
-from typing import List, Optional
-
-from . import _process
 
 # Each command's help line and the module of its group (whose ARGUMENTS adds its arguments).
 COMMANDS = {
@@ -33,6 +27,32 @@ COMMANDS = {
 }
 
 
+def _interrupted_outside_work(signum, frame) -> None:
+    """Ctrl-C while the command loads or after it is done, when no file is being written:
+    the one line and status of an interrupt, at once (during the work ``_run`` turns it into
+    a KeyboardInterrupt, so that what is being written is cleaned up)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # closed, or interrupted in the middle of a write
+            pass
+    command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in COMMANDS else "command"
+    os.write(2, f"tough-ner {command}: interrupted\n".encode())
+    os._exit(130)
+
+
+# Installed first thing when this process is the tough-ner script, so that a Ctrl-C while the
+# rest of the command loads (argparse, then a command group and numpy) gets the one line too.
+if os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner":
+    signal.signal(signal.SIGINT, _interrupted_outside_work)
+
+import argparse  # noqa: E402 -- after the handler: its import is inside the window it covers
+import importlib  # noqa: E402
+import warnings  # noqa: E402
+from typing import List, Optional  # noqa: E402
+
+from . import _process  # noqa: E402
+
 # The commands that read CoNLL files take the reader's limits (core.corpus.ReadLimits) as options.
 READ_LIMITS = {"line": "1 MiB", "sentence": "64 MiB", "file": "4 GiB"}  # ReadLimits' defaults (tested)
 READS_FILES = ("hardeval", "tmr", "buckets", "nrb", "attack", "rockner", "describe", "stats", "report", "evaluate",
@@ -51,6 +71,7 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
     if as_command is None:
         as_command = os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner"
     if as_command:
+        signal.signal(signal.SIGINT, _interrupted_outside_work)  # python -m tough_ner.cli: from here
         _process.at_start()  # before a command group loads numpy
         signal.signal(signal.SIGTERM, _terminate)
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -69,6 +90,7 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
             _process.keep_freed_memory()
         code = _run(args)
     if as_command:
+        signal.signal(signal.SIGINT, _interrupted_outside_work)  # done: nothing left to clean up
         _process.exit_now(code)
     return code
 
@@ -119,6 +141,8 @@ def _run(args) -> int:
     """Run the parsed command: its exit status, errors as one line on stderr."""
     status = None
     try:
+        if signal.getsignal(signal.SIGINT) is _interrupted_outside_work:  # the work may write: Ctrl-C raises
+            signal.signal(signal.SIGINT, signal.default_int_handler)
         with warnings.catch_warnings():
             warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set
             warnings.showwarning = lambda message, category, *rest, **kw: print(
