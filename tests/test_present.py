@@ -80,6 +80,16 @@ def test_explain_names_the_parts_of_a_key():
         glossary.explain("ter_unsen")
 
 
+def test_every_term_the_glossary_lists_can_be_explained_by_its_name():
+    """``tough-ner explain`` lists the terms by name ("TER", "macro average"): each name, in
+    any case, explains that term in its one line."""
+    for term, (name, line) in glossary.TERMS.items():
+        for asked in (name, name.upper(), term):
+            assert glossary.explain(asked) == f"{name}: {line}", asked
+    with pytest.raises(KeyError, match=r"did you mean ter_unseen, unseen, ter_unseen_O\?"):
+        glossary.explain("Ter unsen")
+
+
 def test_explain_command(capsys):
     assert main(["explain", "recall_unseen_type"]) == 0
     out = capsys.readouterr().out

@@ -175,6 +175,8 @@ def terms_of(key: str) -> List[str]:
     """The glossary terms a flat result key is made of (``KeyError`` when it is not one)."""
     if key in TERMS:
         return [key]
+    if key.casefold() in _BY_NAME:  # a term as the glossary lists it ("TER", "macro average")
+        return [_BY_NAME[key.casefold()]]
     for pattern, parts in _RULES:
         match = re.fullmatch(pattern, key)
         if match:
@@ -183,16 +185,21 @@ def terms_of(key: str) -> List[str]:
     raise KeyError(key)
 
 
+_BY_NAME = {name.casefold(): term for term, (name, _) in TERMS.items()}
+
+
 def explain(key: str) -> str:
     """A flat result key (or a glossary term) in words, one line per term it is made of."""
     try:
         terms = terms_of(key)
     except KeyError:
-        close = difflib.get_close_matches(key, list(TERMS) + _examples(), n=3)
+        known = dict.fromkeys([*TERMS, *(name for name, _ in TERMS.values()), *_examples()])
+        close = difflib.get_close_matches(key, list(known), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         raise KeyError(f"{key!r} is not a tough-ner key or glossary term{hint} "
                        "(`tough-ner explain` lists them all)") from None
-    lines = [f"{key}:"] if terms != [key] else []
+    one_term = len(terms) == 1 and key.casefold() in (terms[0].casefold(), TERMS[terms[0]][0].casefold())
+    lines = [] if one_term else [f"{key}:"]
     lines += [f"  {TERMS[t][0]}: {TERMS[t][1]}" if lines else f"{TERMS[t][0]}: {TERMS[t][1]}" for t in terms]
     match = re.fullmatch(r"(%s)_(\d+)_(f1|precision|recall)" % "|".join(ATTRIBUTES), key)
     if match:
