@@ -37,7 +37,10 @@ def _interrupted_outside_work(signum, frame) -> None:
         except Exception:  # closed, or interrupted in the middle of a write
             pass
     command = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] in COMMANDS else "command"
-    os.write(2, f"tough-ner {command}: interrupted\n".encode())
+    try:
+        os.write(2, f"tough-ner {command}: interrupted\n".encode())
+    except OSError:  # stderr closed: the status alone says it
+        pass
     os._exit(130)
 
 
