@@ -1756,7 +1756,7 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
         return list(every.difference(mine)) if len(mine) < len(every) else []
 
     # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
-    missing = [_Sealed((lacks(every_text, mine), lacks(every_lowered, mine_lowered)) if key else ([], []))
+    missing = [_Sealed((lacks(every_text, mine), lacks(every_lowered, mine_lowered)) if key is not None else ([], []))
                for key, mine, mine_lowered in zip(keys, texts, lowered)]
     lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
                                                     in zip(runs, keys, missing, own)], places)
@@ -1921,7 +1921,10 @@ def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     lowercased: in the order of its mentions, first met first) in its text (``part``: the
     first round's result), pickled as ``_occurrences_in_run``."""
     kept = _KEPT.get(part[1])
-    texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:] if part[1] else ([], [])
+    if part[1] is None:  # shards without a token: nothing to count in
+        texts, lowered = [], []
+    else:
+        texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:]
     return _occurrences_in_run(paths, part[1], texts, lowered, keep=True, own=True)
 
 
