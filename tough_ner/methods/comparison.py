@@ -8,7 +8,7 @@ better system(s) only.
 from __future__ import annotations
 
 import math
-from typing import Callable, Dict, List, Mapping, Optional, Sequence
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .buckets import counts as bucket_counts
 from .hardeval import counts as hardeval_counts
@@ -17,7 +17,8 @@ from .rockner import CATEGORIES, VERSIONS
 from .rockner import counts as rockner_counts
 from .tmr import counts as tmr_counts
 from ..core.stats import TrainStats
-from ..core.uncertainty import INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options
+from ..core.uncertainty import (INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options, holm,
+                                verdict)
 
 # method -> counts of (stats, scored input, options); the scored input is a Batch, except for
 # nrb (a (Batch, portion per sentence or None) pair) and rockner (an (original, attacked) pair).
@@ -47,10 +48,28 @@ def rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str
          alpha: float = 0.05, family: Optional[str] = None) -> List[dict]:
     """Table rows from ``uncertainty.analyse`` output; the table is one family of tests
     (Holm-adjusted together), named ``family`` (default: the method's table)."""
-    table = [row((labels or {}).get(key, key), method, key, cell["values"], cell["ci"], cell["n"], cell["tests"])
-             for key, cell in analysis.items()]
-    finish(table, alpha, family or f"{method} table")
-    return table
+    return list(decided_rows(analysis, method, labels, alpha, family)[1])
+
+
+def decided_rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str, str]] = None,
+                 alpha: float = 0.05, family: Optional[str] = None) -> Tuple[int, Iterator[dict]]:
+    """``rows`` made one at a time, for a table too large to hold as dicts (a bucket F1 row per
+    entity type, its cells made as they are read): each cell is read twice, once for the
+    family's p-values (Holm over them, as ``adjust`` does), once to make its row with its
+    verdicts.  (m: the family's tests with a p-value, the rows in order.)"""
+    name = family or f"{method} table"
+    p_values = [test["p_value"] for key in analysis for test in analysis[key]["tests"]]
+    m = sum(not math.isnan(p) for p in p_values)
+    adjusted = iter(holm(p_values))
+
+    def made() -> Iterator[dict]:
+        for key in analysis:
+            cell = analysis[key]
+            made_row = row((labels or {}).get(key, key), method, key, cell["values"], cell["ci"], cell["n"],
+                           cell["tests"])
+            yield _decided(made_row, (verdict(test, next(adjusted), m, alpha, made_row["better"], name)
+                                      for test in made_row["tests"]), name)
+    return m, made()
 
 
 def row(label: str, method: str, key: str, values: Mapping, ci: Mapping, n: Mapping, tests: List[dict]) -> dict:
@@ -67,9 +86,14 @@ def finish(table: List[dict], alpha: float = 0.05, family: str = "table") -> Non
     tests = [test for row in table for test in row["tests"]]
     verdicts = iter(adjust(tests, alpha, [row["better"] for row in table for _ in row["tests"]], family))
     for row in table:
-        row["tests"] = [next(verdicts) for _ in row["tests"]]
-        row["family"] = family
-        row["best"] = best(row)
+        _decided(row, verdicts, family)
+
+
+def _decided(row: dict, verdicts: Iterator[dict], family: str) -> dict:
+    """The row with its tests' verdicts (the next of ``verdicts``, one a test), its family and ``best``."""
+    row["tests"] = [next(verdicts) for _ in row["tests"]]
+    row["family"], row["best"] = family, best(row)
+    return row
 
 
 def best(row: Mapping) -> List[str]:
@@ -84,9 +108,11 @@ def best(row: Mapping) -> List[str]:
     return [s for s in row["values"] if played.get(s) and wins.get(s, 0) == played[s]]
 
 
-def family(name: str, table: Sequence[Mapping], alpha: float, what: str) -> dict:
-    """A family's description: how many rows and tests, the adjustment and the level."""
-    m = sum(not math.isnan(t["p_value"]) for row in table for t in row["tests"])
+def family(name: str, table: Sequence[Mapping], alpha: float, what: str, m: Optional[int] = None) -> dict:
+    """A family's description: how many rows and tests, the adjustment and the level (``m``:
+    its tests with a p-value, counted from ``table``'s rows unless given; ``table`` may then
+    be anything as long, such as the rows' keys)."""
+    m = sum(not math.isnan(t["p_value"]) for row in table for t in row["tests"]) if m is None else m
     return {"name": name, "rows": len(table), "tests": m, "adjustment": "Holm", "alpha": alpha,
             "description": f"Holm over the {len(table)} {what} ({m} tests)"}
 

@@ -19,7 +19,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from ..core.batch import Batch
 from ..methods.buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
 from ..core.checks import identical_to_gold, invalid_sequence_warnings, training_data_warnings
-from ..methods.comparison import COUNTS, family, finish, pairs, rows
+from ..methods.comparison import COUNTS, decided_rows, family, finish, pairs
 from ..methods.comparison import row as table_row
 from ..core.corpus import Corpus
 from ..core.rows import Keyed, Rows
@@ -330,11 +330,12 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
     for method, analysis in analyses.items():
         if method in SUBSET_TABLES:
             name = SUBSET_FAMILIES[method]
-            table = rows(_Cells([key for key in analysis if SUBSET_TABLES[method](key)], analysis), method,
-                         alpha=alpha, family=name)  # each cell made as its row is
-            results["tests"][method] = Keyed(names=[row["key"] for row in table], rows=Rows(
+            keys = [key for key in analysis if SUBSET_TABLES[method](key)]
+            # each cell made as its row is, each row as it is kept: no table of 20,000 rows as dicts
+            m, table = decided_rows(_Cells(keys, analysis), method, alpha=alpha, family=name)
+            results["tests"][method] = Keyed(names=keys, rows=Rows(
                 {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": name} for row in table))
-            families[name] = family(name, table, alpha, "rows of the table")
+            families[name] = family(name, keys, alpha, "rows of the table", m=m)
     results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
     results["findings"] = findings(results)
     return results
@@ -512,7 +513,10 @@ def _analyses(counts: Dict[str, Dict[str, Callable[[], Counts]]], systems: Seque
         makers = counts.pop(method)
         if not bootstrap or not set(makers) <= set(systems):
             continue
-        by_system = {name: make() for name, make in makers.items()}
+        by_system: Dict[str, Counts] = {}
+        for name, make in makers.items():  # every system's counts reading the first's formulas
+            made = make()
+            by_system[name] = made.sharing_formulas(next(iter(by_system.values()), made))
         if _same_sentences(by_system):
             analyses[method] = _analysed(method, by_system, [p for p in compared if p[0] in by_system
                                                              and p[1] in by_system], bootstrap, *options)
