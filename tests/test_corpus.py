@@ -1,7 +1,10 @@
 import datasets
+import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from tough_ner import Batch, from_dataset, read_conll, read_predictions
+from tough_ner.core.corpus import Slots
 from tough_ner.corpus import parse_conll, read_columns
 
 from conftest import write
@@ -303,3 +306,32 @@ def test_scan_names_text_and_counts_lines_of_earlier_pieces(tmp_path):
     path = write(tmp_path / "d.conll", "-DOCSTART- O\n\n" * 3 + "EU\n")  # pieces of 16 bytes: no token line before
     with pytest.raises(ValueError, match=rf"^{path}, line 7: a CoNLL line needs a token and a tag, got 'EU'$"):
         TrainStats.from_conll(path, piece_bytes=16)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.integers(0, 700), min_size=1, max_size=4), st.sampled_from([2, 3]), st.integers(0, 5),
+       st.integers(0, 2 ** 32 - 1))
+def test_slots_find_every_entry_and_stay_sparse(sizes, spread, crowd, seed):
+    """Entries added batch after batch (hashes crowded onto the first few slots by zeroing
+    their top bits, or onto the last few by inverting those, so runs of taken slots form and
+    wrap around) are each found, a hash never added is not, and the table is never fuller than
+    1/spread."""
+    rng = np.random.default_rng(seed)
+    kept = np.zeros(0, dtype=np.uint64)
+    slots = Slots(spread)
+
+    def same(at, numbers):
+        return kept[numbers] == asked[at]
+
+    for size in sizes:
+        hashes = rng.integers(0, 2 ** 63, size, dtype=np.int64).view(np.uint64) >> np.uint64(crowd * 10)
+        hashes = np.unique(~hashes if crowd % 2 else hashes)
+        hashes = hashes[~np.isin(hashes, kept)]
+        numbers = np.arange(len(kept), len(kept) + len(hashes))
+        kept = np.concatenate([kept, hashes])
+        slots.add(hashes, numbers, lambda: (kept, np.arange(len(kept))))
+        assert spread * slots.n <= len(slots.table) and (slots.table >= 0).sum() == len(kept)
+        asked = np.concatenate([kept, kept[:5] + np.uint64(1)])
+        found = slots.find(asked, same)
+        assert found[:len(kept)].tolist() == list(range(len(kept)))
+        assert all(f == -1 or kept[f] == a for f, a in zip(found[len(kept):].tolist(), asked[len(kept):].tolist()))
