@@ -741,7 +741,9 @@ def _by_entries(counts: Sequence[Counts], n_resamples: int) -> bool:
     return any(c.has_entries for c in counts) and (len(counts[0]) + n_resamples) * width > DENSE_CELLS
 
 
-# Resampled totals held at once by the entries' engine (resamples x systems x columns of a key block): 8 MB.
+# Resampled totals held at once by the entries' engine (resamples x systems x columns): 8 MB.  A
+# block of keys reads half as many columns: its keys' values and their percentiles' tables are
+# held beside its totals (20,000 types: some 15 MB less at a report's peak).
 _BLOCK_CELLS = 1 << 20
 
 
@@ -751,7 +753,7 @@ def _resampled_by_blocks(entries: Entries, width: int, n_systems: int, formulas,
     reading more columns than a block holds (an average over very many types) has its totals
     taken a few resamples at a time (each resample's value depends on its own totals alone:
     the same numbers)."""
-    budget = max(1, _BLOCK_CELLS // max(1, n_resamples * n_systems))  # columns a block reads
+    budget = max(1, _BLOCK_CELLS // 2 // max(1, n_resamples * n_systems))  # columns a block reads
     blocks, block, wanted = [], [], set()
     for key in keys:
         mine = _columns_of(formulas, columns, key)
