@@ -683,7 +683,7 @@ def test_a_report_page_plots_the_30_most_frequent_types_and_lists_them_all(tmp_p
 
 def test_a_report_of_two_systems_on_2000_types_stays_under_160_mb(tmp_path):
     """``tough-ner report`` (JSON, page and its error tables) of two systems on the issue's file
-    cut to 2,000 types, 200 resamples: within 160 MB (measured 144; 165-168 when every per-type
+    cut to 2,000 types, 200 resamples: within 160 MB (measured 128; 165-168 when every per-type
     table was dicts of floats), every type in the JSON and on the page.  The tables of a row per
     type are columns (``core.rows``) and each method's counts are made when it is analysed; the
     JSON is written as it is made, the plots show 30 types.  The issue's 20,000 types (JSON
