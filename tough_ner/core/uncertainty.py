@@ -201,8 +201,9 @@ class Counts:
     def sharing_formulas(self, other: "Counts") -> "Counts":
         """These counts, reading ``other``'s column names, key formulas and sizes when they equal
         their own (systems scored with the same options, as ``analyse`` needs): one copy of them
-        for every system, not one each (20,000 entity types: 80,000 keys and 60,000 columns
-        named, some 20 MB).  Neither counts may be given further columns or keys afterwards."""
+        for every system, not one each (bucket F1 of 20,000 entity types: 60,000 keys and as
+        many columns named, some 20 MB).  Neither counts may be given further columns or keys
+        afterwards."""
         if self.names == other.names and self.keys == other.keys and self.size == other.size:
             self.names, self.keys, self.size = other.names, other.keys, other.size
         return self
