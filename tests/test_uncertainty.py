@@ -17,8 +17,8 @@ from tough_ner.hardeval import counts as hardeval_counts, hardeval
 from tough_ner.nrb import counts as nrb_counts, nrb, sets_batch
 from tough_ner.rockner import counts as rockner_counts, rockner
 from tough_ner.tmr import counts as tmr_counts, tmr
-from tough_ner.uncertainty import (Counts, aggregate_runs, compare_runs, holm, intervals, resample_weights,
-                                   with_intervals)
+from tough_ner.uncertainty import (Counts, aggregate_runs, analyse, compare_runs, holm, intervals,
+                                   resample_weights, with_intervals)
 
 from conftest import corrupted, input_warnings, random_batch, small_stats
 
@@ -85,6 +85,24 @@ def test_holm_by_hand():
     # sorted: 0.01 x 3 = 0.03; 0.03 x 2 = 0.06; 0.04 x 1 -> kept monotone at 0.06
     assert holm([0.01, 0.04, 0.03, math.nan]) == pytest.approx([0.03, 0.06, 0.06, math.nan], nan_ok=True)
     assert holm([0.5, 0.9]) == [1.0, 1.0]
+
+
+def test_systems_counts_share_one_table_of_formulas_only_when_equal():
+    """Two demo systems' bucket counts: the second reads the first's column names, formulas and
+    sizes (one copy for both: a report of 20,000 types holds some 20 MB less), with the same
+    analysis; counts of other columns (HardEval's) keep their own."""
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    first, second = (bucket_counts(stats, Batch(test.tokens, test.tags, tags)) for tags in test.predictions[:2])
+    apart = json.dumps(analyse({"A": first, "B": second}, n_resamples=50))
+    assert second.keys is not first.keys
+    assert second.sharing_formulas(first) is second
+    assert (second.names, second.keys, second.size) == (first.names, first.keys, first.size)
+    assert second.names is first.names and second.keys is first.keys and second.size is first.size
+    assert json.dumps(analyse({"A": first, "B": second}, n_resamples=50)) == apart
+    other = hardeval_counts(stats, Batch(test.tokens, test.tags, test.predictions[0]))
+    own = other.keys
+    assert other.sharing_formulas(first).keys is own and other.names is not first.names
 
 
 def synthetic(n_sentences, rng):

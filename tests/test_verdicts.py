@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
-from tough_ner.comparison import COUNTS, best, rows
+from tough_ner.comparison import COUNTS, best, decided_rows, finish, row, rows
 from tough_ner.core.rows import plain
 from tough_ner.corpus import Corpus, read_conll
 from tough_ner.demo import load_demo
@@ -126,6 +126,23 @@ def test_every_mark_is_the_stored_verdict(n_systems, seed, baseline, alpha):
     assert len(results["comparisons"]) == expected_pairs
     assert all(len(row["tests"]) == expected_pairs for row in results["summary"]["rows"] if row["tests"])
     check_marks(results, alpha)
+
+
+def test_rows_made_one_at_a_time_carry_the_whole_tables_verdicts():
+    """``decided_rows`` (the report's subset tables: rows made as they are kept) gives each row
+    the verdicts ``finish`` gives it over the table held whole: Holm over the same family,
+    ``best`` and the family's m; on three demo systems' bucket F1 (some significant)."""
+    systems = {f"S{i}": COUNTS["bucket_f1"](STATS, Batch(TEST.tokens, TEST.tags,
+                                                         corrupted(TEST.tags, 0.15 * i, random.Random(i))))
+               for i in range(3)}
+    analysis = analyse(systems, n_resamples=50)
+    m, made = decided_rows(analysis, "bucket_f1", alpha=0.05, family="F")
+    whole = [row(key, "bucket_f1", key, cell["values"], cell["ci"], cell["n"], cell["tests"])
+             for key, cell in analysis.items()]
+    finish(whole, 0.05, "F")
+    assert json.dumps(list(made)) == json.dumps(whole)
+    assert any(test["significant"] for one in whole for test in one["tests"])
+    assert m == whole[0]["tests"][0]["m"] == sum(not math.isnan(t["p_value"]) for one in whole for t in one["tests"])
 
 
 def test_space_table_marks_the_stored_verdict():
