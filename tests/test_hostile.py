@@ -715,7 +715,7 @@ def test_a_report_of_two_systems_on_20000_types_stays_under_300_mb(tmp_path):
     the default 1,000 resamples, peaked at 561-575 MB when every per-type table was dicts, then
     at 295-306 MiB with them as columns (each method's counts made when analysed); the subset
     tests' rows are now made one at a time, the systems' counts share one table of formulas and
-    a block of resampled keys holds half the totals: 259-260 MiB measured, within 300 MB, every
+    a block of resampled keys holds half the totals: 259-262 MiB measured, within 300 MB, every
     type in the JSON.  About 50 s of CPU."""
     predicted = _issue_types_file(tmp_path / "a.txt")
     text = predicted.read_text(encoding="utf-8")
