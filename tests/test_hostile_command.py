@@ -254,6 +254,27 @@ def test_a_program_importing_the_command_keeps_its_own_interrupt_handling():
     assert (code, out.strip()) == (0, "True"), err
 
 
+def test_workers_spawned_from_the_script_and_programs_without_argv_keep_python_s_handling(tmp_path):
+    """A worker that multiprocessing's "spawn" starts from the tough-ner script runs the
+    script's imports again with its command line: it keeps Python's KeyboardInterrupt (its
+    parent reports the interrupt, once), while the script itself takes the at-once handler.
+    A program with an empty ``sys.argv`` can still import the command and run it in process."""
+    script = tmp_path / "tough-ner"
+    script.write_text("import multiprocessing, signal\n"
+                      "from tough_ner.cli import main\n"
+                      "if __name__ == '__main__':\n"
+                      "    with multiprocessing.get_context('spawn').Pool(1) as pool:\n"
+                      "        worker = pool.apply(signal.getsignal, (signal.SIGINT,))\n"
+                      "    print(worker is signal.default_int_handler, signal.getsignal(signal.SIGINT).__name__)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=COMMAND_ENV, timeout=120)
+    assert done.stdout.split() == ["True", "_interrupted_outside_work"], done.stderr[-2000:]
+    code, out, err = _signalled("import sys\n"
+                                "sys.argv = []\n"
+                                "from tough_ner.cli import main\n"
+                                "sys.exit(main(['explain', 'precision']))")
+    assert code == 0 and out.startswith("precision: "), err
+
+
 def test_an_interrupt_during_the_work_is_a_keyboard_interrupt_and_after_it_the_one_line():
     """While a command works, Ctrl-C raises KeyboardInterrupt (so that what it writes is cleaned
     up), not the at-once exit of the loading; once it is done, Ctrl-C (here: as the process

@@ -44,9 +44,19 @@ def _interrupted_outside_work(signum, frame) -> None:
     os._exit(130)
 
 
-# Installed first thing when this process is the tough-ner script, so that a Ctrl-C while the
-# rest of the command loads (argparse, then a command group and numpy) gets the one line too.
-if os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner":
+def _is_the_script() -> bool:
+    """Whether this process is the tough-ner script: not a program importing the package, nor a
+    worker that multiprocessing's "spawn" started from the script (it runs the script's imports
+    again, with its command line)."""
+    program = (getattr(sys, "argv", None) or [""])[0]
+    # a spawned worker imports the script while it is being prepared: named, but without a parent yet
+    worker = "multiprocessing" in sys.modules and sys.modules["multiprocessing"].current_process().name != "MainProcess"
+    return os.path.splitext(os.path.basename(program))[0] == "tough-ner" and not worker
+
+
+# Installed first thing in the tough-ner script, so that a Ctrl-C while the rest of the command
+# loads (argparse, then a command group and numpy) gets the one line too.
+if _is_the_script():
     signal.signal(signal.SIGINT, _interrupted_outside_work)
 
 import argparse  # noqa: E402 -- after the handler: its import is inside the window it covers
@@ -72,7 +82,7 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
     command (``tough-ner``, ``python -m tough_ner.cli``), so _process's settings apply and it ends
     the process itself; by default, when the program is the ``tough-ner`` script."""
     if as_command is None:
-        as_command = os.path.splitext(os.path.basename(sys.argv[0]))[0] == "tough-ner"
+        as_command = _is_the_script()
     if as_command:
         signal.signal(signal.SIGINT, _interrupted_outside_work)  # python -m tough_ner.cli: from here
         _process.at_start()  # before a command group loads numpy

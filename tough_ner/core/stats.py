@@ -42,6 +42,7 @@ READS = (1, 2)  # 1: a dense label_counts table
 _META = "meta.json"
 _COUNTED_AT_ONCE = 2 ** 22  # tokens whose label counts one bincount adds (its keys: 32 MB)
 _SPILL_CHUNK = 2 ** 20  # token ids read back at once from a build's temporary file (4 MB; 8-byte positions)
+NO_TOKEN = "training data holds no sentence (no token)"  # statistics of nothing: refused, wherever built
 
 
 class TrainStats:
@@ -105,7 +106,7 @@ class TrainStats:
             self._n_sentences = len(sentence_starts) - 1
             self._n_tokens = int(sentence_starts[-1])
         if self._n_tokens == 0:  # every method would divide by nothing later, far from the cause
-            raise ValueError("training data holds no sentence (no token): check the training file or dataset")
+            raise ValueError(f"{NO_TOKEN}: check the training file or dataset")
         self.label_index = {label: i for i, label in enumerate(labels)}
         self.decoding = check_decoding(*decoding)
 
@@ -1772,8 +1773,8 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
 
 
 def _no_token(paths: List[str]) -> ValueError:
-    """The one-process build's error for a corpus without a token, naming its shards."""
-    return ValueError(f"training data holds no sentence (no token): check the training files {_some(paths, 4)}")
+    """The error of statistics without a token (``TrainStats``'), naming the shards."""
+    return ValueError(f"{NO_TOKEN}: check the training files {_some(paths, 4)}")
 
 
 def _runs(paths: List[str], n: int) -> List[List[str]]:
