@@ -1183,6 +1183,11 @@ def holm(p_values: Sequence[float]) -> List[float]:
     return adjusted.tolist()
 
 
+def family_size(p_values: Iterable[float]) -> int:
+    """Holm's m: the tests of a family that have a p-value (NaN is no test, as in ``holm``)."""
+    return sum(not math.isnan(p) for p in p_values)
+
+
 def adjust(tests: Sequence[dict], alpha: float = 0.05, better: Optional[Sequence[str]] = None,
            family: str = "table") -> List[dict]:
     """The verdicts of one family of tests: a new dict per test (the tests are not changed, so
@@ -1191,7 +1196,7 @@ def adjust(tests: Sequence[dict], alpha: float = 0.05, better: Optional[Sequence
     significantly better system, or None).  ``better`` gives, per test, ``"high"`` or ``"low"``
     (which direction is better), or None for a key that is not ranked."""
     adjusted = holm([t["p_value"] for t in tests])
-    m = sum(not math.isnan(t["p_value"]) for t in tests)
+    m = family_size(t["p_value"] for t in tests)
     return [verdict(test, p, m, alpha, better[i] if better is not None else "high", family)
             for i, (test, p) in enumerate(zip(tests, adjusted))]
 

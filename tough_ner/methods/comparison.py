@@ -7,7 +7,6 @@ better system(s) only.
 """
 from __future__ import annotations
 
-import math
 from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from .buckets import counts as bucket_counts
@@ -17,8 +16,8 @@ from .rockner import CATEGORIES, VERSIONS
 from .rockner import counts as rockner_counts
 from .tmr import counts as tmr_counts
 from ..core.stats import TrainStats
-from ..core.uncertainty import (INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options, holm,
-                                verdict)
+from ..core.uncertainty import (INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options,
+                                family_size, holm, verdict)
 
 # method -> counts of (stats, scored input, options); the scored input is a Batch, except for
 # nrb (a (Batch, portion per sentence or None) pair) and rockner (an (original, attacked) pair).
@@ -59,7 +58,7 @@ def decided_rows(analysis: Mapping[str, dict], method: str, labels: Optional[Map
     verdicts.  (m: the family's tests with a p-value, the rows in order.)"""
     name = family or f"{method} table"
     p_values = [test["p_value"] for key in analysis for test in analysis[key]["tests"]]
-    m = sum(not math.isnan(p) for p in p_values)
+    m = family_size(p_values)
     adjusted = iter(holm(p_values))
 
     def made() -> Iterator[dict]:
@@ -108,13 +107,17 @@ def best(row: Mapping) -> List[str]:
     return [s for s in row["values"] if played.get(s) and wins.get(s, 0) == played[s]]
 
 
-def family(name: str, table: Sequence[Mapping], alpha: float, what: str, m: Optional[int] = None) -> dict:
-    """A family's description: how many rows and tests, the adjustment and the level (``m``:
-    its tests with a p-value, counted from ``table``'s rows unless given; ``table`` may then
-    be anything as long, such as the rows' keys)."""
-    m = sum(not math.isnan(t["p_value"]) for row in table for t in row["tests"]) if m is None else m
-    return {"name": name, "rows": len(table), "tests": m, "adjustment": "Holm", "alpha": alpha,
-            "description": f"Holm over the {len(table)} {what} ({m} tests)"}
+def family(name: str, table: Sequence[Mapping], alpha: float, what: str) -> dict:
+    """A family's description (``described_family``) from its rows."""
+    return described_family(name, len(table), family_size(t["p_value"] for row in table for t in row["tests"]),
+                            alpha, what)
+
+
+def described_family(name: str, n_rows: int, m: int, alpha: float, what: str) -> dict:
+    """A family's description: how many rows and tests (``m``: those with a p-value), the
+    adjustment and the level."""
+    return {"name": name, "rows": n_rows, "tests": m, "adjustment": "Holm", "alpha": alpha,
+            "description": f"Holm over the {n_rows} {what} ({m} tests)"}
 
 
 def pairs(names: Sequence[str], baseline: Optional[str] = None) -> List[tuple]:

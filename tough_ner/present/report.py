@@ -19,7 +19,7 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 from ..core.batch import Batch
 from ..methods.buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
 from ..core.checks import identical_to_gold, invalid_sequence_warnings, training_data_warnings
-from ..methods.comparison import COUNTS, decided_rows, family, finish, pairs
+from ..methods.comparison import COUNTS, decided_rows, described_family, family, finish, pairs
 from ..methods.comparison import row as table_row
 from ..core.corpus import Corpus
 from ..core.rows import Keyed, Rows
@@ -277,7 +277,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             why = f"{len(mine)} of its {len(runs[name])} runs have them" if len(mine) != len(runs[name]) else None
             if why is None:
                 try:
-                    by_label[name] = partial(lambda made: made, pooled([make() for make in mine]))  # made now: may fail
+                    by_label[name] = _made(pooled([make() for make in mine]))  # pooled now: it may fail
                 except ValueError as error:  # runs scored on different sets or with other columns
                     why = str(error)
             if why is not None:
@@ -335,7 +335,7 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             m, table = decided_rows(_Cells(keys, analysis), method, alpha=alpha, family=name)
             results["tests"][method] = Keyed(names=keys, rows=Rows(
                 {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": name} for row in table))
-            families[name] = family(name, keys, alpha, "rows of the table", m=m)
+            families[name] = described_family(name, len(keys), m, alpha, "rows of the table")
     results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
     results["findings"] = findings(results)
     return results
@@ -501,6 +501,11 @@ class _Cells(Mapping):
 
     def __len__(self) -> int:
         return len(self.keys_in_order)
+
+
+def _made(counts: Counts) -> Callable[[], Counts]:
+    """A maker of counts (as ``run`` keeps them until analysed) that are already made."""
+    return lambda: counts
 
 
 def _analyses(counts: Dict[str, Dict[str, Callable[[], Counts]]], systems: Sequence[str],
