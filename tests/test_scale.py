@@ -402,8 +402,9 @@ def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path)
         return tuple(dict(zip(keys, counts.tolist())) for keys, counts in zip(asked, pickle.loads(blob)))
 
     part = _run_statistics(run)
-    stats, texts_sent, lowered_sent = _read_part(part[0])
+    stats, texts_sent, lowered_sent, joined_vocab = _read_part(part[0])
     assert stats.mentions == {("New York", "LOC"): 1} and (texts_sent, lowered_sent) == (["New York"], ["new york"])
+    assert joined_vocab.decode("utf-8").split("\n") == stats.vocab
     own = counted(_run_own_occurrences(part, run), (["New York"], ["new york"]))
     assert part[1] in _KEPT  # for the third round
     kept = counted(_run_occurrences(run, part[1], _Sealed((texts, lowered))), (texts, lowered))

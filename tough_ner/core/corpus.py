@@ -390,8 +390,7 @@ class Table:
         low, high, _ = self._byte_words(begin, length)
         key = _byte_key(low, high, length)
         # the second word's top byte (zero up to 15 bytes) holds the length: two words, the value
-        tagged = np.where(length <= Numbering.LONGEST, high | length.astype(np.uint64) << np.uint64(56),
-                          np.uint64(0))
+        tagged = tagged_words(high, length)
         numbers = numbering.find(low, tagged, key)
         rest = np.flatnonzero(numbers < 0)
         if len(rest):  # new values recur in their piece: a string for the first line of each (by its words)
@@ -413,29 +412,16 @@ class Table:
         return begin, self._field_ends[self._first + c] - begin
 
     def _byte_words(self, begin: np.ndarray, length: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The first 8 bytes of each value and the next 8 (zero bytes past its end: both words
-        and the length are a value of at most 16 bytes exactly), and the values over 8 bytes."""
-        words = self._words
-        low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
-        high = np.zeros(len(begin), dtype=np.uint64)
-        over = np.flatnonzero(length > 8)  # the second word only where there is one (few tags, some tokens)
-        high[over] = words[begin[over] + 8] & _LOW_BYTES[np.minimum(length[over] - 8, 8)]
-        return low, high, over
+        """``byte_words`` of the values at ``begin`` of ``length`` bytes."""
+        return byte_words(self._words, begin, length)
 
     def _decoded(self, starts: np.ndarray, ends: np.ndarray) -> List[str]:
-        """The fields of bytes ``[starts[k], ends[k])`` as strings: their bytes joined by
-        newlines (never inside a field) and decoded at once."""
-        if not len(starts):
-            return []
-        joined = self._raw.take(span_positions(starts, ends + 1), mode="clip")  # each field and the byte after
-        joined[np.cumsum(ends + 1 - starts) - 1] = 10  # that byte (past the text's end for the last) a newline
-        return joined.tobytes().decode("utf-8", "surrogatepass").split("\n")[:-1]
+        """The fields of bytes ``[starts[k], ends[k])`` as strings (``decoded_fields``)."""
+        return decoded_fields(self._raw, starts, ends)
 
     @cached_property
     def _words(self) -> np.ndarray:
-        """The text's bytes as little-endian 8-byte words at every offset (zeros after the end)."""
-        padded = np.concatenate((self._raw, np.zeros(16, dtype=np.uint8)))
-        return np.ndarray((len(self._raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
+        return word_view(self._raw)
 
     def _first_bad_tag(self, distinct: list, first: np.ndarray, c: int):
         """(line, error) of the first value of column ``c`` that is not a tag, or None
@@ -459,6 +445,39 @@ class Table:
         """A column cut into sentences."""
         bounds = self.starts.tolist()
         return [column[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def word_view(raw: np.ndarray) -> np.ndarray:
+    """Bytes (``uint8``) as little-endian 8-byte words at every offset (zeros after the end)."""
+    padded = np.concatenate((raw, np.zeros(16, dtype=np.uint8)))
+    return np.ndarray((len(raw) + 8,), dtype="<u8", buffer=padded, strides=(1,))
+
+
+def byte_words(words: np.ndarray, begin: np.ndarray, length: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The first 8 bytes of each value (at ``begin`` in the bytes of ``words``, a
+    ``word_view``) and the next 8 (zero bytes past its end: both words and the length are a
+    value of at most 16 bytes exactly), and the values over 8 bytes."""
+    low = words[begin] & _LOW_BYTES[np.minimum(length, 8)]
+    high = np.zeros(len(begin), dtype=np.uint64)
+    over = np.flatnonzero(length > 8)  # the second word only where there is one (few tags, some tokens)
+    high[over] = words[begin[over] + 8] & _LOW_BYTES[np.minimum(length[over] - 8, 8)]
+    return low, high, over
+
+
+def tagged_words(high: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """A value's second word with its length in the top byte (zero there up to 15 bytes): with
+    the first word, the value itself; 0 for a value of no byte or over ``Numbering.LONGEST``."""
+    return np.where(length <= Numbering.LONGEST, high | length.astype(np.uint64) << np.uint64(56), np.uint64(0))
+
+
+def decoded_fields(raw: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> List[str]:
+    """The fields of bytes ``[starts[k], ends[k])`` of ``raw`` (UTF-8, no field holding a
+    newline) as strings: their bytes joined by newlines and decoded at once."""
+    if not len(starts):
+        return []
+    joined = raw.take(span_positions(starts, ends + 1), mode="clip")  # each field and the byte after
+    joined[np.cumsum(ends + 1 - starts) - 1] = 10  # that byte (past the text's end for the last) a newline
+    return joined.tobytes().decode("utf-8", "surrogatepass").split("\n")[:-1]
 
 
 def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarray]:
@@ -585,14 +604,81 @@ class Numbering:
         return numbers
 
     def _every(self) -> Tuple[np.ndarray, np.ndarray]:
-        numbers = np.flatnonzero(self.tagged.data[:len(self.tagged)])
-        tagged = self.tagged.data[numbers]
-        length = tagged >> np.uint64(56)
-        return _byte_key(self.low.data[numbers], tagged ^ length << np.uint64(56), length), numbers
+        return _kept_keys(self.low, self.tagged)
 
     def release_bytes(self) -> None:
         """Forget the values' bytes (the text is read), keeping ``index`` and ``values``."""
         self.slots, self.low, self.tagged = Slots(self.SPREAD), _Growing(np.uint64, 1.25), _Growing(np.uint64, 1.25)
+
+
+class Renumbering:
+    """Lists of distinct values (the vocabularies of a corpus' parts, in order) numbered as
+    one: each value by its first occurrence across them.  A value is found by its bytes, as
+    ``Numbering`` finds one (two words through ``Slots``: no string is hashed), one over
+    ``Numbering.LONGEST`` bytes by a dict: a merge of statistics needs no dict of its whole
+    vocabulary."""
+
+    def __init__(self):
+        self.values: List[str] = []
+        self.longer: dict = {}  # the values not kept by their bytes -> number
+        self.slots = Slots(Numbering.SPREAD)
+        self.low, self.tagged = _Growing(np.uint64, 1.25), _Growing(np.uint64, 1.25)  # by number (tagged 0: longer)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def ids(self, values: Sequence[str], joined: Optional[bytes] = None) -> np.ndarray:
+        """Each of ``values``' number (``int64``), new ones numbered on in their order;
+        ``joined``: the values newline-joined in UTF-8 (surrogates passed), where the caller
+        holds them (else made here)."""
+        if joined is None:
+            text = "\n".join(values)
+            if text.count("\n") == max(len(values) - 1, 0):
+                joined = text.encode("utf-8", "surrogatepass")
+        if joined is not None:
+            raw = np.frombuffer(joined, dtype=np.uint8)
+            ends = np.append(np.flatnonzero(raw == 10), len(raw)) if len(values) else np.zeros(0, dtype=np.int64)
+            begin = np.append(0, ends[:-1] + 1)[:len(ends)]
+        else:  # a value holds a newline: each one's bytes found by its length
+            encoded = [value.encode("utf-8", "surrogatepass") for value in values]
+            raw = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+            ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
+            begin = ends - np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        if len(ends) != len(values):
+            raise ValueError(f"{len(values)} values, but {len(ends)} in their joined bytes")
+        length = ends - begin
+        low, high, _ = byte_words(word_view(raw), begin, length)
+        tagged, key = tagged_words(high, length), _byte_key(low, high, length)
+        kept_low, kept_tagged = self.low.data, self.tagged.data
+        ids = self.slots.find(key, lambda at, numbers: (kept_tagged[numbers] == tagged[at])
+                              & (kept_low[numbers] == low[at])).astype(np.int64)
+        longer = np.flatnonzero(tagged == 0)
+        longer_values = [values[i] for i in longer.tolist()]
+        ids[longer] = np.fromiter(map(self.longer.get, longer_values, repeat(-1)), dtype=np.int64, count=len(longer))
+        new = np.flatnonzero(ids < 0)
+        if len(new):
+            numbers = len(self.values) + np.arange(len(new))
+            ids[new] = numbers
+            self.values.extend(values[i] for i in new.tolist()) if len(new) < len(values) else \
+                self.values.extend(values)
+            self.low.add(low[new])
+            self.tagged.add(tagged[new])
+            kept = tagged[new] > 0
+            self.slots.add(key[new[kept]], numbers[kept], self._every)
+            self.longer.update(zip([values[i] for i in new[~kept].tolist()], numbers[~kept].tolist()))
+        return ids
+
+    def _every(self) -> Tuple[np.ndarray, np.ndarray]:
+        return _kept_keys(self.low, self.tagged)
+
+
+def _kept_keys(low: "_Growing", tagged: "_Growing") -> Tuple[np.ndarray, np.ndarray]:
+    """The ``Slots`` hashes and numbers of every value kept by its words (``Slots.add``'s
+    ``every``)."""
+    numbers = np.flatnonzero(tagged.data[:len(tagged)])
+    words = tagged.data[numbers]
+    length = words >> np.uint64(56)
+    return _byte_key(low.data[numbers], words ^ length << np.uint64(56), length), numbers
 
 
 def _first_of_new(numbers: np.ndarray, before: int) -> np.ndarray:

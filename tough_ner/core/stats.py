@@ -32,8 +32,8 @@ import numpy as np
 
 from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import _offsets_within, _span_texts, span_positions
-from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Slots, decode_tag_ids, decode_text, parse_conll,
-                     read_pieces, factorize, scan, source_name, tag_names, _Growing)
+from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Renumbering, Slots, decode_tag_ids, decode_text,
+                     parse_conll, read_pieces, factorize, scan, source_name, tag_names, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 
 FORMAT = "tough-ner-train-stats"
@@ -1389,7 +1389,7 @@ class _Merger:
     counts keep their first-occurrence order, so the result equals the one-builder build."""
 
     def __init__(self):
-        self.token_index: Dict[str, int] = {}
+        self.vocabulary = Renumbering()
         self.labels: Dict[str, int] = {"O": 0}  # label -> its column in self.entries (first seen)
         self.entries: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # label counts: (rows, columns, values)
         self.mentions: Dict[Tuple[str, str], int] = {}  # first-seen order
@@ -1402,23 +1402,18 @@ class _Merger:
         self._counted: Optional[tuple] = None  # (parts summed, labels, LabelCounts): label_counts()
 
     def add(self, stats: "TrainStats", occurrences: Optional[Dict[str, int]] = None,
-            lowered: Optional[Dict[str, int]] = None) -> None:
+            lowered: Optional[Dict[str, int]] = None, joined_vocab: Optional[bytes] = None) -> None:
         """Fold in the next part.  Statistics without the text come with occurrences of
         mention texts counted in this part (as written and lowercased; ``add_occurrences``
         adds more): once every part's text has counted every part's mention texts, the
-        tables of the whole are their sums."""
+        tables of the whole are their sums.  ``joined_vocab``: the part's vocabulary
+        newline-joined in UTF-8, where the caller holds it."""
         if self.decoding is not None and stats.decoding != self.decoding:
             raise ValueError(f"cannot merge statistics decoded as {describe_decoding(self.decoding)} with statistics "
                              f"decoded as {describe_decoding(stats.decoding)}: build every part with the same "
                              "scheme, mode and repair")
         self.decoding = stats.decoding
-        index = self.token_index
-        if index:  # a token new here gets the index's size as its id (as _Builder.add)
-            remap = np.fromiter(map(index.setdefault, stats.vocab, iter(index.__len__, -1)), dtype=np.int64,
-                                count=len(stats.vocab))
-        else:  # the first part: its ids stay
-            index.update(zip(stats.vocab, range(len(stats.vocab))))
-            remap = np.arange(len(stats.vocab))
+        remap = self.vocabulary.ids(stats.vocab, joined_vocab)  # a token new here numbered on (as _Builder.add)
         columns = np.array([self.labels.setdefault(label, len(self.labels)) for label in stats.labels], dtype=np.int64)
         counts = stats.label_counts
         self.entries.append((remap[counts.rows], columns[counts.columns], counts.values))
@@ -1458,7 +1453,7 @@ class _Merger:
             column[[self.labels[label] for label in labels]] = np.arange(len(labels))
             rows, met, values = (np.concatenate(part) for part in zip(*self.entries)) if self.entries else \
                 (np.zeros(0, dtype=np.int64),) * 3
-            counts = LabelCounts.from_entries(rows, column[met], values, len(self.token_index), len(labels))
+            counts = LabelCounts.from_entries(rows, column[met], values, len(self.vocabulary), len(labels))
             self._counted = (len(self.entries), labels, counts)
         return self._counted[1:]
 
@@ -1467,14 +1462,14 @@ class _Merger:
         decoding = self.decoding or decoding or DEFAULT_DECODING
         labels, counts = self.label_counts()
         if self.occurrences is not None:
-            return TrainStats(list(self.token_index), labels, counts, self.mentions,  # the merger is done with them
+            return TrainStats(self.vocabulary.values, labels, counts, self.mentions,  # the merger is done with them
                               n_sentences=self.n_sentences, mention_occurrences=self.occurrences,
                               lower_occurrences=self.lowered, decoding=decoding)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
-        return TrainStats(list(self.token_index), labels, counts,
+        return TrainStats(self.vocabulary.values, labels, counts,
                           self.mentions, token_ids, starts, decoding=decoding)
 
 
@@ -1745,8 +1740,8 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
             texts.append([])
             lowered.append([])
             continue
-        part, mine, mine_lowered = _read_part(blob)
-        merger.add(part, {}, {})  # the occurrences come from the next rounds
+        part, mine, mine_lowered, joined_vocab = _read_part(blob)
+        merger.add(part, {}, {}, joined_vocab)  # the occurrences come from the next rounds
         texts.append(mine)
         lowered.append(mine_lowered)
     if all(key is None for key in keys):
@@ -1883,15 +1878,16 @@ def _part_bytes(stats: "TrainStats", texts: List[str], lowered: List[str]) -> by
                          stats.decoding, _joined(texts), _joined(lowered), mentions), protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _read_part(blob: bytes) -> Tuple["TrainStats", List[str], List[str]]:
-    """``_part_bytes``' statistics, mention texts and lowered mention texts."""
+def _read_part(blob: bytes) -> Tuple["TrainStats", List[str], List[str], bytes]:
+    """``_part_bytes``' statistics, mention texts, lowered mention texts, and vocabulary
+    newline-joined in UTF-8 (as sent)."""
     vocab, labels, counts, n_sentences, decoding, texts, lowered, (text_of, column_of, numbers) = pickle.loads(blob)
     texts = _split_joined(texts)
     mentions = dict(zip(zip(map(texts.__getitem__, text_of.tolist()), map(labels.__getitem__, column_of.tolist())),
                         numbers.tolist()))
     stats = TrainStats(_split_joined(vocab), labels, LabelCounts(*counts, len(labels)), mentions,
                        n_sentences=n_sentences, mention_occurrences={}, lower_occurrences={}, decoding=decoding)
-    return stats, texts, _split_joined(lowered)
+    return stats, texts, _split_joined(lowered), vocab[0]
 
 
 def _joined(strings: List[str]) -> Tuple[bytes, int]:
@@ -1925,7 +1921,7 @@ def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     if part[1] is None:  # shards without a token: nothing to count in
         texts, lowered = [], []
     else:
-        texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:]
+        texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:3]
     return _occurrences_in_run(paths, part[1], texts, lowered, keep=True, own=True)
 
 
