@@ -13,7 +13,7 @@ memory are the main process's only), and the pre-Arrow list build ("lists": ``ds
 through ``from_lists``, 1M only).  At 100M, the same corpus cut into 8 shard files built by
 ``build_distributed`` on a ``distributed.LocalCluster`` of 2 single-thread worker processes
 (started before the clock, given the command's memory setting as ``tough-ner stats --dask``
-gives it; its wall time against the one-process build's: three runs of each taken in turn, the
+gives it; its wall time against the one-process build's: five runs of each taken in turn, the
 ratio of their medians, as one run of each swings by a tenth; the workers' peak RSS, the CPU time
 of the client and the workers beside the one process's, and when each worker ran each task).
 Shown: wall and CPU time of the build, peak RSS, saved file size and load time; every build of
@@ -135,7 +135,7 @@ from tough_ner import read_conll  # noqa: E402
 COPIES = [1, 2] if quick() else [5, 49, 491]  # about 1M, 10M and 100M tokens
 RENAMINGS = 25  # the renamed copies cycle through these: the vocabulary stops growing at ~10M tokens
 SHARDS = 8
-PAIRS = 1 if quick() else 3  # runs of the one-process and the Dask build at 100M, in turn: the ratio of medians
+PAIRS = 1 if quick() else 5  # runs of the one-process and the Dask build at 100M, in turn: the ratio of medians
 ARROW_UP_TO = 49  # from_dataset and num_proc=2 up to 10M tokens; the list build at 1M only
 LISTS_UP_TO = 5
 HOWS = ("after", "before", "from_dataset", "num_proc=2", "lists", "dask")
