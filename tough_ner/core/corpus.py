@@ -642,8 +642,9 @@ class Renumbering:
         else:  # a value holds a newline: each one's bytes found by its length
             encoded = [value.encode("utf-8", "surrogatepass") for value in values]
             raw = np.frombuffer(b"".join(encoded), dtype=np.uint8)
-            ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)))
-            begin = ends - np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+            lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+            ends = np.cumsum(lengths)
+            begin = ends - lengths
         if len(ends) != len(values):
             raise ValueError(f"{len(values)} values, but {len(ends)} in their joined bytes")
         length = ends - begin
@@ -659,8 +660,7 @@ class Renumbering:
         if len(new):
             numbers = len(self.values) + np.arange(len(new))
             ids[new] = numbers
-            self.values.extend(values[i] for i in new.tolist()) if len(new) < len(values) else \
-                self.values.extend(values)
+            self.values.extend(values if len(new) == len(values) else map(values.__getitem__, new.tolist()))
             self.low.add(low[new])
             self.tagged.add(tagged[new])
             kept = tagged[new] > 0
