@@ -338,25 +338,29 @@ def test_slots_find_every_entry_and_stay_sparse(sizes, spread, crowd, seed):
 
 
 # Values near the byte boundaries of Numbering's words (8, 15 and 16 bytes), multi-byte
-# characters, a lone surrogate, spaces, newlines and the empty string.
-_VALUES = st.text(st.sampled_from(["a", "B", "é", "€", "𝄞", " ", "\n", "\ud800", "~"]), max_size=9) | \
-    st.sampled_from(["abcdefgh", "abcdefghi", "abcdefghijklmno", "abcdefghijklmnop", "é" * 7 + "a", "é" * 8, ""])
+# characters, a lone surrogate, spaces, newlines, NUL bytes (a value's bytes then do not give
+# its length) and the empty string.
+_VALUES = st.text(st.sampled_from(["a", "B", "é", "€", "𝄞", " ", "\n", "\ud800", "~", "\x00"]), max_size=9) | \
+    st.sampled_from(["abcdefgh", "abcdefghi", "abcdefghijklmno", "abcdefghijklmnop", "é" * 7 + "a", "é" * 8, "",
+                     "a", "a\x00", "\x00", "abcdefgh\x00"])
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(_VALUES, unique=True, max_size=30), max_size=5), st.data())
 def test_renumbering_numbers_parts_as_a_dict_of_first_occurrences(parts, data):
     """Each part's values get the numbers one dict of first occurrences gives across the parts,
-    whether the part's joined bytes are given or made (values with a newline: by lengths),
-    with many values to grow the table."""
+    whether the part's joined bytes are given or made (values with a newline: by lengths).
+    Parts of thousands of values sharing their first 8 bytes, some over 15, grow the table
+    between the drawn parts and the same parts again."""
     from tough_ner.core.corpus import Renumbering
 
     renumbering, index = Renumbering(), {}
-    parts = parts + [[f"w{k}" for k in range(3000)], [f"w{k}" for k in range(2000, 5000)] + ["w1" * 9]]
-    for part in parts:
+    big = [[f"abcdefgh{k}" for k in range(3000)],
+           [f"abcdefgh{k}" for k in range(5000, 2000, -1)] + [f"abcdefghijklmnop{k}" for k in range(300)]]
+    for part in parts + big + parts:
         expected = [index.setdefault(value, len(index)) for value in part]
         joined = "\n".join(part)
         given_joined = joined.count("\n") == max(len(part) - 1, 0) and data.draw(st.booleans())
-        ids = renumbering.ids(part, joined.encode("utf-8", "surrogatepass") if given_joined else None)
-        assert ids.tolist() == expected
+        numbers = renumbering.number(part, joined.encode("utf-8", "surrogatepass") if given_joined else None)
+        assert numbers.tolist() == expected
         assert renumbering.values == list(index) and len(renumbering) == len(index)

@@ -1413,7 +1413,7 @@ class _Merger:
                              f"decoded as {describe_decoding(stats.decoding)}: build every part with the same "
                              "scheme, mode and repair")
         self.decoding = stats.decoding
-        remap = self.vocabulary.ids(stats.vocab, joined_vocab)  # a token new here numbered on (as _Builder.add)
+        remap = self.vocabulary.number(stats.vocab, joined_vocab)  # a token new here numbered on (as _Builder.add)
         columns = np.array([self.labels.setdefault(label, len(self.labels)) for label in stats.labels], dtype=np.int64)
         counts = stats.label_counts
         self.entries.append((remap[counts.rows], columns[counts.columns], counts.values))
