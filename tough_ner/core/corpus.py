@@ -475,6 +475,13 @@ def tagged_words(high: np.ndarray, length: np.ndarray) -> np.ndarray:
     return np.where(length <= Numbering.LONGEST, high | length.astype(np.uint64) << np.uint64(56), np.uint64(0))
 
 
+def newline_joined(values: Sequence[str]) -> Optional[bytes]:
+    """Strings newline-joined in UTF-8 (lone surrogates kept, as read), or None when one of them
+    holds a newline (the join could not be split again)."""
+    text = "\n".join(values)
+    return text.encode("utf-8", "surrogatepass") if text.count("\n") == max(len(values) - 1, 0) else None
+
+
 def factorize(values: list, dtype=np.int64) -> Tuple[list, np.ndarray, np.ndarray]:
     """The distinct values in first-occurrence order, each value's index among them, and where
     each distinct value first occurs: one pass of C-level dict calls (each value is mapped to
@@ -647,10 +654,7 @@ class Renumbering:
         """Each of ``values``' number (``int64``), new ones numbered on in their order;
         ``joined``: the values newline-joined in UTF-8 (surrogates passed), where the caller
         holds them (else made here)."""
-        if joined is None:
-            text = "\n".join(values)
-            if text.count("\n") == max(len(values) - 1, 0):
-                joined = text.encode("utf-8", "surrogatepass")
+        joined = newline_joined(values) if joined is None else joined
         if joined is not None:
             raw = np.frombuffer(joined, dtype=np.uint8)
             ends = np.append(np.flatnonzero(raw == 10), len(raw)) if len(values) else np.zeros(0, dtype=np.int64)

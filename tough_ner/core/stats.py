@@ -33,7 +33,7 @@ import numpy as np
 from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import _offsets_within, _span_texts, span_positions
 from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Renumbering, Slots, decode_tag_ids, decode_text,
-                     parse_conll, read_pieces, factorize, scan, source_name, tag_names, _Growing)
+                     newline_joined, parse_conll, read_pieces, factorize, scan, source_name, tag_names, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 
 FORMAT = "tough-ner-train-stats"
@@ -1893,10 +1893,10 @@ def _read_part(blob: bytes) -> Tuple["TrainStats", List[str], List[str], bytes]:
 def _joined(strings: List[str]) -> Tuple[bytes, int]:
     """Strings that hold no newline as one UTF-8 blob (lone surrogates kept, as read) and how
     many there are."""
-    joined = "\n".join(strings)
-    if joined.count("\n") != max(len(strings) - 1, 0):
+    joined = newline_joined(strings)
+    if joined is None:
         raise ValueError("a token holds a newline: not read from a CoNLL file")
-    return joined.encode("utf-8", "surrogatepass"), len(strings)
+    return joined, len(strings)
 
 
 def _split_joined(joined: Tuple[bytes, int]) -> List[str]:
