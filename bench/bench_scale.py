@@ -145,7 +145,7 @@ HOWS = ("after", "before", "from_dataset", "num_proc=2", "lists", "dask")
 def write_corpus(corpus, copies: int, folder: str, arrow: bool, shards: int):
     """The CoNLL file of ``copies`` copies (the odd ones renamed), written copy by copy; with
     ``arrow`` the Arrow file too; with ``shards`` the same text cut into that many CoNLL
-    files of consecutive copies."""
+    files of consecutive copies, as even as whole copies allow (61 or 62 of 491 each)."""
     conll = os.path.join(folder, f"train{copies}.txt")
     schema = pa.schema([("tokens", pa.list_(pa.string())), ("ner_tags", pa.list_(pa.string()))])
     tags = pa.array(corpus.tags, type=schema.field("ner_tags").type)
@@ -160,12 +160,11 @@ def write_corpus(corpus, copies: int, folder: str, arrow: bool, shards: int):
         return variants[k]
 
     paths = [os.path.join(folder, f"shard{copies}-{k:02d}.txt") for k in range(shards)]
-    per_shard = -(-copies // shards) if shards else 0
     with open(conll, "w", encoding="utf-8") as text:
         for copy in range(copies):
             text.write(variant(copy)[1])
             if shards:
-                with open(paths[copy // per_shard], "a", encoding="utf-8") as shard:
+                with open(paths[copy * shards // copies], "a", encoding="utf-8") as shard:
                     shard.write(variant(copy)[1])
     path = None
     if arrow:

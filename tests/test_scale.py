@@ -416,6 +416,18 @@ def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path)
     assert counted(_run_occurrences(run, part[1], _Sealed(([], []))), ([], [])) == ({}, {})  # nothing asked
 
 
+def test_a_part_refuses_a_token_holding_a_space():
+    """A part's mentions are sent as arrays, one per (text, type): two mentions whose tokens
+    join alike (tokens holding spaces) would be sent twice.  A CoNLL file holds no such token,
+    so a part with one says where it could come from."""
+    from tough_ner.core.stats import _Builder
+
+    builder = _Builder(keep_text=False)
+    builder.add_sentences([["New York", "is"], ["New", "York"]], [["B-LOC", "O"], ["B-LOC", "I-LOC"]])
+    with pytest.raises(ValueError, match="holds a space: not read from a CoNLL file"):
+        builder.part()
+
+
 def test_cli_builds_shards_on_a_dask_cluster(tmp_path, capsys, conll_stats):
     distributed = pytest.importorskip("distributed")
     shards = shard_conll(_conll("train"), 3, tmp_path)

@@ -998,31 +998,54 @@ class _Builder:
         self.token_ids, self.label_ids, self.pending = [], [], 0
         self.tally.add(token_ids, label_ids, len(self.index))
 
-    def _bounded_stats(self, labels: List[str], order: List[int]) -> "TrainStats":
+    def _bounded_counts(self, order: List[int]) -> LabelCounts:
+        """The label counts of a build without the text (``order``: each label's type id)."""
         self._count_pending()
         self.vocabulary.release_bytes()
-        vocab = self.vocabulary.values
-        counts = self.tally.result(len(vocab), np.argsort(order))
+        return self.tally.result(len(self.vocabulary.values), np.argsort(order))
+
+    def _bounded_stats(self, labels: List[str], order: List[int]) -> "TrainStats":
+        counts = self._bounded_counts(order)
         mentions, numbers, self.mentions = self.mentions.counts(), self.mentions, None
-        if " " in "".join(vocab):  # a text split at spaces may not give its tokens: looked up by its words
-            self.texts, self.text_tokens = _mention_texts(mentions), None
+        if " " in "".join(self.vocabulary.values):  # a text split at spaces may not give its tokens: by its words
+            self.texts, first = _mention_texts(mentions), None
         else:  # each text's tokens as kept with its first mention: no text split and looked up again
-            self.texts, ids, lengths = numbers.text_tokens()
-            self.text_tokens = ids, lengths
+            self.texts, _, first = numbers.texts()
+        self.text_tokens = numbers.tokens_of(first)
         del numbers  # its tables (every mention's ids) are not held through the occurrence pass
         if self.keep_spill:  # counted by the caller (each table empty here)
             occurrences, lowered = {}, {}
         else:
             occurrences, lowered = self.spill.occurrences(self.index, counts.totals, self.texts, self.text_tokens)
             self.spill.close()
-        stats = TrainStats(vocab, labels, counts, mentions, n_sentences=self.n_sentences,
+        stats = TrainStats(self.vocabulary.values, labels, counts, mentions, n_sentences=self.n_sentences,
                            mention_occurrences=occurrences, lower_occurrences=lowered, decoding=self.decoding)
         stats.token_index = self.index
         return stats
 
-    def stats(self) -> "TrainStats":
+    def part(self) -> Tuple[List[str], LabelCounts, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """``stats()`` of a build of CoNLL files without the text, for ``build_distributed``'s
+        first round, with no dict of mentions made: the labels, the label counts, and the
+        mentions as arrays (in the order first met: each one's text's place in ``self.texts``,
+        its label column, its count), the texts and their tokens kept as ``stats()`` keeps them.
+        No token of a CoNLL file holds a space, so no two mentions' texts join alike."""
+        if " " in "".join(self.vocabulary.values):
+            raise ValueError("a token holds a space: not read from a CoNLL file")
+        labels, order = self._labels()
+        counts = self._bounded_counts(order)
+        numbers, self.mentions = self.mentions, None
+        self.texts, text_of, first = numbers.texts()
+        self.text_tokens = numbers.tokens_of(first)
+        columns = np.argsort(order)[numbers.kinds.data[:len(text_of)]]  # by type id
+        return labels, counts, (text_of.astype(np.int32), columns.astype(np.int32), numbers.counted)
+
+    def _labels(self) -> Tuple[List[str], List[int]]:
+        """The labels ("O", then the types sorted) and each one's type id."""
         labels = ["O"] + sorted(self.types)
-        order = [0] + [self.types[t] for t in labels[1:]]
+        return labels, [0] + [self.types[t] for t in labels[1:]]
+
+    def stats(self) -> "TrainStats":
+        labels, order = self._labels()
         if not self.keep_text:
             return self._bounded_stats(labels, order)
         token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
@@ -1121,14 +1144,21 @@ class _MentionNumbers:
         _add_counts(mentions, self.keys, self.counted.tolist())
         return mentions
 
-    def text_tokens(self) -> Tuple[List[str], np.ndarray, np.ndarray]:
-        """The distinct mention texts, first met first (``_mention_texts`` of ``counts()``), and
-        the token ids of each one's first mention: flat, and each text's number of tokens.
-        Those are the text's tokens again only when no token holds a space (callers check)."""
-        texts, _, first = factorize([text for text, _ in self.keys])
+    def texts(self) -> Tuple[List[str], np.ndarray, np.ndarray]:
+        """The distinct mention texts, first met first (``_mention_texts`` of ``counts()``), each
+        mention's text's place among them, and the number of each text's first mention (its
+        pending spans counted)."""
+        self._count_pending()
+        return factorize([text for text, _ in self.keys])
+
+    def tokens_of(self, first: Optional[np.ndarray]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
+        """The token ids of mentions ``first`` (flat, and each one's number of tokens); None for
+        None.  Those are its text's tokens only when no token holds a space (callers check)."""
+        if first is None:
+            return None
         lengths = self.lengths.data[first].astype(np.int64)
         starts = self.starts.data[first]
-        return texts, self.ids.data[span_positions(starts, starts + lengths)], lengths
+        return self.ids.data[span_positions(starts, starts + lengths)], lengths
 
 
 def _alike(token_ids: np.ndarray, kinds: np.ndarray, starts: np.ndarray, lengths: np.ndarray, a: np.ndarray,
@@ -1846,7 +1876,7 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
         -> Tuple[Optional[bytes], Optional[str]]:
     """The first round: the statistics of consecutive shards read as one text, but for the
     occurrences of the mention texts (empty tables), with its mention texts as written and
-    lowercased (``_part_bytes``), and the key of that text, kept in this process; ``(None,
+    lowercased, as bytes for ``_read_part``, and the key of that text, kept in this process; ``(None,
     None)`` for shards without a token (empty files: no statistics, nothing to count in)."""
     import uuid
 
@@ -1856,30 +1886,19 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     if not builder.n_tokens:
         builder.spill.close()
         return None, None
-    stats = builder.stats()
+    labels, counts, mentions = builder.part()
     key = uuid.uuid4().hex
     lowered = _lowered_texts(builder.texts)
-    _KEPT[key] = (builder.spill, builder.index, stats.token_totals, builder.texts, lowered, builder.text_tokens)
-    return _part_bytes(stats, builder.texts, lowered), key
-
-
-def _part_bytes(stats: "TrainStats", texts: List[str], lowered: List[str]) -> bytes:
-    """A run's statistics (their occurrence tables empty) and mention texts (``texts``, those
-    of ``stats.mentions`` first met first, and ``lowered``) as bytes for ``_read_part``: the
-    strings newline-joined in UTF-8 (no token of a CoNLL file holds a newline), the mentions
-    as arrays (their text's place in ``texts``, label column, count), pickled (Dask sends
-    bytes as they are).  For a run of 614k token types: 0.17 s to make (0.3 s to pickle the
-    statistics) and 0.22 s to read (0.41 s to unpickle them and list their texts again)."""
-    place, column, n = dict(zip(texts, range(len(texts)))), stats.label_index, len(stats.mentions)
-    mentions = (np.fromiter(map(place.__getitem__, map(itemgetter(0), stats.mentions)), dtype=np.int32, count=n),
-                np.fromiter(map(column.__getitem__, map(itemgetter(1), stats.mentions)), dtype=np.int32, count=n),
-                np.fromiter(stats.mentions.values(), dtype=np.int64, count=n))
-    return pickle.dumps((_joined(stats.vocab), stats.labels, stats.label_counts.arrays(), stats.n_sentences,
-                         stats.decoding, _joined(texts), _joined(lowered), mentions), protocol=pickle.HIGHEST_PROTOCOL)
+    _KEPT[key] = (builder.spill, builder.index, counts.totals, builder.texts, lowered, builder.text_tokens)
+    # for _read_part: strings newline-joined in UTF-8 (no token of a CoNLL file holds a newline), pickled
+    # (Dask sends bytes as they are); for a run of 614k token types, 0.22 s to read
+    return pickle.dumps((_joined(builder.vocabulary.values), labels, counts.arrays(), builder.n_sentences,
+                         builder.decoding, _joined(builder.texts), _joined(lowered), mentions),
+                        protocol=pickle.HIGHEST_PROTOCOL), key
 
 
 def _read_part(blob: bytes) -> Tuple["TrainStats", List[str], List[str], bytes]:
-    """``_part_bytes``' statistics, mention texts, lowered mention texts, and vocabulary
+    """``_run_statistics``' statistics, mention texts, lowered mention texts, and vocabulary
     newline-joined in UTF-8 (as sent)."""
     vocab, labels, counts, n_sentences, decoding, texts, lowered, (text_of, column_of, numbers) = pickle.loads(blob)
     texts = _split_joined(texts)
