@@ -364,3 +364,34 @@ def test_renumbering_numbers_parts_as_a_dict_of_first_occurrences(parts, data):
         numbers = renumbering.number(part, joined.encode("utf-8", "surrogatepass") if given_joined else None)
         assert numbers.tolist() == expected
         assert renumbering.values == list(index) and len(renumbering) == len(index)
+
+
+# Tokens a CoNLL line can hold, near Numbering's word limits (8, 15 and 16 bytes), NUL bytes included
+_TOKENS = st.sampled_from(["a", "B", "abcdefgh", "abcdefghi", "abcdefghijklmno", "abcdefghijklmnop", "é" * 8,
+                           "x\x00", "abcdefgh\x00", "𝄞~"]) | st.text(st.sampled_from("aé~\x00"), min_size=1, max_size=18)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.lists(_TOKENS, min_size=1, max_size=12)), max_size=8),
+       st.integers(0, 8), st.booleans())
+def test_numbering_numbers_pieces_as_a_dict_of_first_occurrences(pieces, released_at, weak_hash):
+    """Pieces of tokens numbered by their bytes (``Table.numbered``) or by their strings
+    (``number``), in any mix, the bytes released after some piece, with a hash that tells
+    values apart or one by length only: each token gets the number one dict of first
+    occurrences gives, and ``index`` (made when first asked for) is that dict."""
+    from tough_ner.core import corpus
+
+    numbering, index = corpus.Numbering(), {}
+    with pytest.MonkeyPatch.context() as patch:
+        if weak_hash:
+            patch.setattr(corpus, "_byte_key", lambda low, high, length: length.astype(np.uint64) << 59)
+        for k, (by_bytes, tokens) in enumerate(pieces):
+            if k == released_at:
+                numbering.release_bytes()
+            expected = [index.setdefault(token, len(index)) for token in tokens]
+            if by_bytes:
+                numbers = corpus.scan("".join(f"{token} O\n" for token in tokens)).numbered(0, numbering)
+            else:
+                numbers = numbering.number(tokens)
+            assert numbers.tolist() == expected and numbering.values == list(index)
+    assert numbering.index == index and len(numbering) == len(index)

@@ -895,7 +895,6 @@ class _Builder:
         self.keep_text = keep_text
         self.decoding = decoding  # (scheme, mode, repair), checked
         self.vocabulary = Numbering()  # token -> id (its rank in first-occurrence order)
-        self.index = self.vocabulary.index
         self.n_tokens = 0
         self.n_sentences = 0
         self.types: Dict[str, int] = {}  # entity type -> label column (1, 2, ... as met; "O" is 0)
@@ -996,7 +995,7 @@ class _Builder:
         token_ids = np.concatenate(self.token_ids or [np.zeros(0, dtype=np.int32)])
         label_ids = np.concatenate(self.label_ids or [np.zeros(0, dtype=np.int8)])
         self.token_ids, self.label_ids, self.pending = [], [], 0
-        self.tally.add(token_ids, label_ids, len(self.index))
+        self.tally.add(token_ids, label_ids, len(self.vocabulary))
 
     def _bounded_counts(self, order: List[int]) -> LabelCounts:
         """The label counts of a build without the text (``order``: each label's type id)."""
@@ -1016,12 +1015,11 @@ class _Builder:
         if self.keep_spill:  # counted by the caller (each table empty here)
             occurrences, lowered = {}, {}
         else:
-            occurrences, lowered = self.spill.occurrences(self.index, counts.totals, self.texts, self.text_tokens)
+            occurrences, lowered = self.spill.occurrences(self.vocabulary, counts.totals, self.texts, self.text_tokens)
             self.spill.close()
         stats = TrainStats(self.vocabulary.values, labels, counts, mentions, n_sentences=self.n_sentences,
                            mention_occurrences=occurrences, lower_occurrences=lowered, decoding=self.decoding)
-        stats.token_index = self.index
-        return stats
+        return self._with_index(stats)
 
     def part(self) -> Tuple[List[str], LabelCounts, Tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """``stats()`` of a build of CoNLL files without the text, for ``build_distributed``'s
@@ -1044,6 +1042,12 @@ class _Builder:
         labels = ["O"] + sorted(self.types)
         return labels, [0] + [self.types[t] for t in labels[1:]]
 
+    def _with_index(self, stats: "TrainStats") -> "TrainStats":
+        """``stats`` given the token index where the vocabulary holds it (else made when needed)."""
+        if self.vocabulary.held_index is not None:
+            stats.token_index = self.vocabulary.held_index
+        return stats
+
     def stats(self) -> "TrainStats":
         labels, order = self._labels()
         if not self.keep_text:
@@ -1054,14 +1058,13 @@ class _Builder:
         tally = _LabelTally()
         for start in range(0, len(token_ids), _COUNTED_AT_ONCE):  # a few million at a time
             tally.add(token_ids[start:start + _COUNTED_AT_ONCE], label_ids[start:start + _COUNTED_AT_ONCE],
-                      len(self.index))
+                      len(self.vocabulary))
         column = np.argsort(order)  # a type id's column in labels
         spans = [np.concatenate(part) for part in zip(*self.spans)] if self.spans else [np.zeros(0, np.int64)] * 3
-        stats = TrainStats(self.vocabulary.values, labels, tally.result(len(self.index), column),
+        stats = TrainStats(self.vocabulary.values, labels, tally.result(len(self.vocabulary), column),
                            MentionSpans(spans[0], spans[1], column[spans[2]]), token_ids, np.concatenate(self.starts),
                            decoding=self.decoding)
-        stats.token_index = self.index
-        return stats
+        return self._with_index(stats)
 
 
 class _MentionNumbers:
@@ -1259,37 +1262,38 @@ class _Spill:
             carry = chunk[cut:]
             yield chunk[:cut]
 
-    def occurrences(self, index: Dict[str, int], totals: np.ndarray, texts: Sequence[str],
+    def occurrences(self, vocabulary: Numbering, totals: np.ndarray, texts: Sequence[str],
                     tokens: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> Tuple[Dict[str, int], Dict[str, int]]:
         """``({text: occurrences of text.split(" ")}, {lowered text: its occurrences in the
         lowercased text})`` for ``texts`` and the texts lowercased, as
-        ``TrainStats.occurrences`` counts them; ``index`` and ``totals``: the vocabulary of
-        the spilled ids and each token's count; ``tokens``: as ``counts``."""
+        ``TrainStats.occurrences`` counts them; ``vocabulary`` and ``totals``: the vocabulary
+        of the spilled ids and each token's count; ``tokens``: as ``counts``."""
         lowered = _lowered_texts(texts)
-        as_written, lower = self.counts(index, totals, texts, lowered, tokens)
+        as_written, lower = self.counts(vocabulary, totals, texts, lowered, tokens)
         return dict(zip(texts, as_written.tolist())), dict(zip(lowered, lower.tolist()))
 
-    def counts(self, index: Dict[str, int], totals: np.ndarray, texts: Sequence[str], lowered: Sequence[str],
+    def counts(self, vocabulary: Numbering, totals: np.ndarray, texts: Sequence[str], lowered: Sequence[str],
                tokens: Optional[Tuple[np.ndarray, np.ndarray]] = None) -> Tuple[np.ndarray, np.ndarray]:
         """The occurrences (``occurrences``) of each of ``texts``, and of each of ``lowered``
         (``_lowered_texts(texts)``) in the lowercased text, as two arrays in their order.
         ``tokens``: the ids of each text's tokens (flat, and each text's length) when the
-        caller holds them (a build's own mention texts), so no text is split and looked up."""
+        caller holds them (a build's own mention texts), so no text is split and looked up
+        (nor ``vocabulary.index`` made)."""
         # The lowercased text needs ids only for the words of the lowered texts: every other
         # token gets one id (len(words)) that no query holds.
         words = dict.fromkeys(chain.from_iterable(map(str.split, lowered, repeat(" "))))
         words = dict(zip(words, range(len(words))))
-        remap = np.fromiter(map(words.get, map(str.lower, index), repeat(len(words))), dtype=np.int32,
-                            count=len(index))
+        remap = np.fromiter(map(words.get, map(str.lower, vocabulary.values), repeat(len(words))), dtype=np.int32,
+                            count=len(vocabulary))
         lower_totals = np.bincount(remap, weights=totals, minlength=len(words) + 1).astype(np.int64)  # < 2**53
         if tokens is None:
-            as_written = _SequenceCounts.of_texts(texts, index, totals)
+            as_written = _SequenceCounts.of_texts(texts, vocabulary.index, totals)
             lower = _SequenceCounts.of_texts(lowered, words, lower_totals)
         else:  # a lowered text's tokens: its first text's, lowercased (no token holds a space)
             ids, lengths = tokens
             first = factorize(list(map(str.lower, texts)))[2]  # lowered[k] is texts[first[k]] lowercased
             starts = np.cumsum(lengths) - lengths
-            as_written = _SequenceCounts(ids, lengths, len(index), totals)
+            as_written = _SequenceCounts(ids, lengths, len(vocabulary), totals)
             lower = _SequenceCounts(remap[ids[span_positions(starts[first], starts[first] + lengths[first])]],
                                     lengths[first], len(words), lower_totals)
         remap = np.append(remap, np.int32(-1))  # a separator stays one
@@ -1868,7 +1872,7 @@ def _lowered_texts(texts: Iterable[str]) -> List[str]:
 
 
 # A run's text between the rounds of build_distributed, in the worker's process: {key: (spill,
-# vocabulary index, token totals, its mention texts, lowercased, their token ids or None)}.
+# vocabulary (Numbering), token totals, its mention texts, lowercased, their token ids or None)}.
 _KEPT: Dict[str, tuple] = {}
 
 
@@ -1889,7 +1893,7 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     labels, counts, mentions = builder.part()
     key = uuid.uuid4().hex
     lowered = _lowered_texts(builder.texts)
-    _KEPT[key] = (builder.spill, builder.index, counts.totals, builder.texts, lowered, builder.text_tokens)
+    _KEPT[key] = (builder.spill, builder.vocabulary, counts.totals, builder.texts, lowered, builder.text_tokens)
     # for _read_part: strings newline-joined in UTF-8 (no token of a CoNLL file holds a newline), pickled
     # (Dask sends bytes as they are); for a run of 614k token types, 0.22 s to read
     return pickle.dumps((_joined(builder.vocabulary.values), labels, counts.arrays(), builder.n_sentences,
