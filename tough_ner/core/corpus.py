@@ -558,8 +558,8 @@ class Numbering:
     at most ``LONGEST`` UTF-8 bytes read by ``Table.numbered`` is kept by its bytes
     (``ByteIndex``), so a piece's known values need no string, no dict lookup and no grouping;
     a longer one by a dict of those alone.  ``index`` is made when first asked for (0.25 s for
-    614k types, where meeting each type through it took 0.3 s more): a build that saves its
-    statistics, or sends them from a Dask worker, never needs it."""
+    614k types, where meeting each type through it took 0.3 s more): a build never asks for it
+    but from token lists (``number``)."""
 
     LONGEST = 15
     # A third full, not half: while the vocabulary grows, each piece's new values probe on to a
@@ -585,7 +585,7 @@ class Numbering:
     def index(self) -> dict:
         """Each value's number."""
         if self._index is None:
-            self._index = dict(zip(self.values, range(len(self.values))))
+            self._index, self.by_string = dict(zip(self.values, range(len(self.values)))), {}  # add then uses it alone
         return self._index
 
     def number(self, values: list) -> np.ndarray:

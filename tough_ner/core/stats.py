@@ -1277,8 +1277,7 @@ class _Spill:
         """The occurrences (``occurrences``) of each of ``texts``, and of each of ``lowered``
         (``_lowered_texts(texts)``) in the lowercased text, as two arrays in their order.
         ``tokens``: the ids of each text's tokens (flat, and each text's length) when the
-        caller holds them (a build's own mention texts), so no text is split and looked up
-        (nor ``vocabulary.index`` made)."""
+        caller holds them (a build's own mention texts), so no text is split and looked up."""
         # The lowercased text needs ids only for the words of the lowered texts: every other
         # token gets one id (len(words)) that no query holds.
         words = dict.fromkeys(chain.from_iterable(map(str.split, lowered, repeat(" "))))
@@ -1286,8 +1285,10 @@ class _Spill:
         remap = np.fromiter(map(words.get, map(str.lower, vocabulary.values), repeat(len(words))), dtype=np.int32,
                             count=len(vocabulary))
         lower_totals = np.bincount(remap, weights=totals, minlength=len(words) + 1).astype(np.int64)  # < 2**53
-        if tokens is None:
-            as_written = _SequenceCounts.of_texts(texts, vocabulary.index, totals)
+        if tokens is None:  # the ids of the texts' words, found in one pass (no dict of every token made)
+            asked = dict.fromkeys(chain.from_iterable(map(str.split, texts, repeat(" "))))
+            index = vocabulary.held_index or {token: k for k, token in enumerate(vocabulary.values) if token in asked}
+            as_written = _SequenceCounts.of_texts(texts, index, totals)
             lower = _SequenceCounts.of_texts(lowered, words, lower_totals)
         else:  # a lowered text's tokens: its first text's, lowercased (no token holds a space)
             ids, lengths = tokens
@@ -1330,11 +1331,12 @@ class _SequenceCounts:
 
     @classmethod
     def of_texts(cls, texts: Sequence[str], index: Dict[str, int], totals: np.ndarray) -> "_SequenceCounts":
-        """The sequences of ``texts``' words (split at spaces), looked up in ``index``."""
+        """The sequences of ``texts``' words (split at spaces), looked up in ``index`` (of a
+        vocabulary of ``len(totals)`` tokens: every one, or those of the texts at least)."""
         lengths = np.fromiter(map(str.count, texts, repeat(" ")), dtype=np.int64, count=len(texts)) + 1
         words = chain.from_iterable(map(str.split, texts, repeat(" ")))
         return cls(np.fromiter(map(index.get, words, repeat(-1)), dtype=np.int64, count=int(lengths.sum())),
-                   lengths, len(index), totals)
+                   lengths, len(totals), totals)
 
     def add(self, chunk: np.ndarray) -> None:
         candidates = np.flatnonzero(self.first[chunk])  # one pass over the chunk for every length
