@@ -1006,7 +1006,7 @@ class _Builder:
     def _bounded_stats(self, labels: List[str], order: List[int]) -> "TrainStats":
         counts = self._bounded_counts(order)
         mentions, numbers, self.mentions = self.mentions.counts(), self.mentions, None
-        if " " in "".join(self.vocabulary.values):  # a text split at spaces may not give its tokens: by its words
+        if self._spaced():  # a text split at spaces may not give its tokens: looked up by its words
             self.texts, first = _mention_texts(mentions), None
         else:  # each text's tokens as kept with its first mention: no text split and looked up again
             self.texts, _, first = numbers.texts()
@@ -1027,7 +1027,7 @@ class _Builder:
         mentions as arrays (in the order first met: each one's text's place in ``self.texts``,
         its label column, its count), the texts and their tokens kept as ``stats()`` keeps them.
         No token of a CoNLL file holds a space, so no two mentions' texts join alike."""
-        if " " in "".join(self.vocabulary.values):
+        if self._spaced():
             raise ValueError("a token holds a space: not read from a CoNLL file")
         labels, order = self._labels()
         counts = self._bounded_counts(order)
@@ -1035,7 +1035,11 @@ class _Builder:
         self.texts, text_of, first = numbers.texts()
         self.text_tokens = numbers.tokens_of(first)
         columns = np.argsort(order)[numbers.kinds.data[:len(text_of)]]  # by type id
-        return labels, counts, (text_of.astype(np.int32), columns.astype(np.int32), numbers.counted)
+        return labels, counts, (text_of.astype(np.int32), columns.astype(np.int32), numbers.found())
+
+    def _spaced(self) -> bool:
+        """Whether a token holds a space (texts joined from tokens at spaces may then be alike)."""
+        return " " in "".join(self.vocabulary.values)
 
     def _labels(self) -> Tuple[List[str], List[int]]:
         """The labels ("O", then the types sorted) and each one's type id."""
@@ -1140,18 +1144,20 @@ class _MentionNumbers:
         return _span_hashes(self.ids.data, self.kinds.data[:n], self.starts.data[:n], self.lengths.data[:n]), \
             np.arange(n)
 
+    def found(self) -> np.ndarray:
+        """Each mention's count, by number (the order first met)."""
+        self._count_pending()
+        return self.counted
+
     def counts(self) -> Dict[Tuple[str, str], int]:
         """``{(text, type): count}`` of every mention, in the order first met."""
-        self._count_pending()
         mentions: Dict[Tuple[str, str], int] = {}
-        _add_counts(mentions, self.keys, self.counted.tolist())
+        _add_counts(mentions, self.keys, self.found().tolist())
         return mentions
 
     def texts(self) -> Tuple[List[str], np.ndarray, np.ndarray]:
         """The distinct mention texts, first met first (``_mention_texts`` of ``counts()``), each
-        mention's text's place among them, and the number of each text's first mention (its
-        pending spans counted)."""
-        self._count_pending()
+        mention's text's place among them, and the number of each text's first mention."""
         return factorize([text for text, _ in self.keys])
 
     def tokens_of(self, first: Optional[np.ndarray]) -> Optional[Tuple[np.ndarray, np.ndarray]]:
