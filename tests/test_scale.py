@@ -402,9 +402,13 @@ def test_later_rounds_on_a_worker_without_the_shard_text_read_it_again(tmp_path)
         return tuple(dict(zip(keys, counts.tolist())) for keys, counts in zip(asked, pickle.loads(blob)))
 
     part = _run_statistics(run)
-    stats, texts_sent, lowered_sent, joined_vocab = _read_part(part[0])
-    assert stats.mentions == {("New York", "LOC"): 1} and (texts_sent, lowered_sent) == (["New York"], ["new york"])
-    assert joined_vocab.decode("utf-8").split("\n") == stats.vocab
+    sent = _read_part(part[0])
+    (text_of, column_of, counts) = sent.mentions
+    assert (text_of.tolist(), [sent.labels[c] for c in column_of], counts.tolist()) == ([0], ["LOC"], [1])
+    assert (sent.texts, sent.lowered) == (["New York"], ["new york"])
+    for values, joined in ((sent.vocab, sent.joined_vocab), (sent.texts, sent.joined_texts),
+                           (sent.lowered, sent.joined_lowered)):
+        assert joined.decode("utf-8").split("\n") == values
     own = counted(_run_own_occurrences(part, run), (["New York"], ["new york"]))
     assert part[1] in _KEPT  # for the third round
     kept = counted(_run_occurrences(run, part[1], _Sealed((texts, lowered))), (texts, lowered))

@@ -843,14 +843,6 @@ def _add_counts(table: dict, keys: list, counts: Iterable[int]) -> None:
     table.update(zip(keys, map(add, map(table.get, keys, repeat(0)), counts)))
 
 
-def _fold(table: dict, counts: dict) -> None:
-    """``_add_counts`` of a dict's items (an empty table takes them as they are)."""
-    if table:
-        _add_counts(table, list(counts), counts.values())
-    else:
-        table.update(counts)
-
-
 def _summed(keys: np.ndarray, counts: Optional[np.ndarray] = None) -> Tuple[np.ndarray, np.ndarray]:
     """Sorted keys made distinct, each with its count (``counts``: each key's, else 1)."""
     if not len(keys):
@@ -1428,91 +1420,131 @@ def _stats_bytes_of_batch(table, indices, tokens_column, tags_column, names, bat
 class _Merger:
     """Merges built statistics (parts of a corpus, in order) into one ``TrainStats``: the
     vocabulary grows in first-occurrence order, label columns are sorted at the end, mention
-    counts keep their first-occurrence order, so the result equals the one-builder build."""
+    counts keep their first-occurrence order, so the result equals the one-builder build.
+    Mention texts (as written, and lowercased for the occurrence tables) are numbered across
+    the parts as the vocabulary is (``Renumbering``); mentions and occurrence counts stay
+    arrays of those numbers until the merged tables are made, once."""
 
     def __init__(self):
         self.vocabulary = Renumbering()
         self.labels: Dict[str, int] = {"O": 0}  # label -> its column in self.entries (first seen)
         self.entries: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # label counts: (rows, columns, values)
-        self.mentions: Dict[Tuple[str, str], int] = {}  # first-seen order
+        self.texts, self.lower = Renumbering(), Renumbering()  # mention texts; lowercased texts counted
+        self.mentions: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (text, column as met, count)
         self.token_ids: List[np.ndarray] = []
         self.lengths: List[np.ndarray] = []
-        self.occurrences: Optional[Dict[str, int]] = None  # merging statistics without the text: the tables
-        self.lowered: Dict[str, int] = {}
+        # parts without the text (add_part): each table's occurrence counts, as (text numbers, counts)
+        self.counted: Optional[Tuple[list, list]] = None
         self.n_sentences = 0
         self.decoding: Optional[Tuple[str, str, str]] = None  # the parts' (all the same)
-        self._counted: Optional[tuple] = None  # (parts summed, labels, LabelCounts): label_counts()
+        self._summed: Optional[tuple] = None  # (parts summed, labels, LabelCounts, mentions): summed()
 
-    def add(self, stats: "TrainStats", occurrences: Optional[Dict[str, int]] = None,
-            lowered: Optional[Dict[str, int]] = None, joined_vocab: Optional[bytes] = None) -> None:
-        """Fold in the next part.  Statistics without the text come with occurrences of
-        mention texts counted in this part (as written and lowercased; ``add_occurrences``
-        adds more): once every part's text has counted every part's mention texts, the
-        tables of the whole are their sums.  ``joined_vocab``: the part's vocabulary
-        newline-joined in UTF-8, where the caller holds it."""
-        if self.decoding is not None and stats.decoding != self.decoding:
-            raise ValueError(f"cannot merge statistics decoded as {describe_decoding(self.decoding)} with statistics "
-                             f"decoded as {describe_decoding(stats.decoding)}: build every part with the same "
-                             "scheme, mode and repair")
-        self.decoding = stats.decoding
-        remap = self.vocabulary.number(stats.vocab, joined_vocab)  # a token new here numbered on (as _Builder.add)
-        columns = np.array([self.labels.setdefault(label, len(self.labels)) for label in stats.labels], dtype=np.int64)
-        counts = stats.label_counts
-        self.entries.append((remap[counts.rows], columns[counts.columns], counts.values))
-        _fold(self.mentions, stats.mentions)
-        self.n_sentences += stats.n_sentences
-        if occurrences is not None:
-            self.add_occurrences(occurrences, lowered)
-            return
+    def add(self, stats: "TrainStats") -> None:
+        """Fold in the next part, with its text."""
+        texts, text_of, _ = factorize(list(map(itemgetter(0), stats.mentions)))
+        types = np.fromiter(map(stats.label_index.__getitem__, map(itemgetter(1), stats.mentions)), dtype=np.int64,
+                            count=len(text_of))
+        remap, columns = self._add_counts(stats.vocab, None, stats.labels, stats.label_counts, stats.n_sentences,
+                                          stats.decoding)
+        self.mentions.append((self.texts.number(texts)[text_of], columns[types],
+                              np.fromiter(stats.mentions.values(), dtype=np.int64, count=len(text_of))))
         self.token_ids.append(remap[stats.token_ids].astype(np.int32))
         self.lengths.append(np.diff(stats.sentence_starts))
 
-    def add_occurrences(self, occurrences: Dict[str, int], lowered: Dict[str, int]) -> None:
-        """Add occurrences of mention texts (as written and lowercased) counted in some part."""
-        self.add_counted(list(occurrences), occurrences.values(), list(lowered), lowered.values())
+    def add_part(self, part: "_Part") -> Tuple[np.ndarray, np.ndarray]:
+        """Fold in a part of ``build_distributed``'s first round, whose occurrence counts come
+        later (``add_numbered``); the numbers of its mention texts and lowercased texts."""
+        _, columns = self._add_counts(part.vocab, part.joined_vocab, part.labels, part.counts, part.n_sentences,
+                                      part.decoding)
+        numbers = self.texts.number(part.texts, part.joined_texts)
+        text_of, column_of, counts = part.mentions
+        self.mentions.append((numbers[text_of], columns[column_of], counts))
+        self.counted = self.counted or ([], [])
+        return numbers, self.lower.number(part.lowered, part.joined_lowered)
 
-    def add_counted(self, texts: List[str], counts: Iterable[int], lowered: List[str],
-                    lower_counts: Iterable[int]) -> None:
-        """``add_occurrences`` of distinct texts and distinct lowered texts given with their
-        counts, in order."""
-        self.occurrences = {} if self.occurrences is None else self.occurrences
-        for table, keys, values in ((self.occurrences, texts, counts), (self.lowered, lowered, lower_counts)):
-            if table:
-                _add_counts(table, keys, values)
-            else:  # distinct keys: taken as they are
-                table.update(zip(keys, values))
+    def _add_counts(self, vocab: List[str], joined_vocab: Optional[bytes], labels: List[str], counts: LabelCounts,
+                    n_sentences: int, decoding: Tuple[str, str, str]) -> Tuple[np.ndarray, np.ndarray]:
+        """Add a part's vocabulary and label counts (``joined_vocab``: the vocabulary
+        newline-joined in UTF-8, where the caller holds it); its token ids' numbers here, and
+        its labels' columns as met here."""
+        if self.decoding is not None and decoding != self.decoding:
+            raise ValueError(f"cannot merge statistics decoded as {describe_decoding(self.decoding)} with statistics "
+                             f"decoded as {describe_decoding(decoding)}: build every part with the same "
+                             "scheme, mode and repair")
+        self.decoding = decoding
+        remap = self.vocabulary.number(vocab, joined_vocab)  # a token new here numbered on (as _Builder.add)
+        columns = np.array([self.labels.setdefault(label, len(self.labels)) for label in labels], dtype=np.int64)
+        self.entries.append((remap[counts.rows], columns[counts.columns], counts.values))
+        self.n_sentences += n_sentences
+        return remap, columns
+
+    def add_numbered(self, texts: np.ndarray, counts: np.ndarray, lowered: np.ndarray, lower_counts: np.ndarray) -> None:
+        """Add occurrences of mention texts and of lowercased texts (their numbers here, each
+        distinct) counted in some part's text: once every part's text has counted every
+        part's texts, the tables of the whole are their sums."""
+        self.counted[0].append((texts, counts))
+        self.counted[1].append((lowered, lower_counts))
 
     def add_empty_sentences(self, n_sentences: int) -> None:
         """Sentences without a token (a part of them alone has no statistics)."""
         self.lengths.append(np.zeros(n_sentences, dtype=np.int64))
 
-    def label_counts(self) -> Tuple[List[str], LabelCounts]:
-        """The labels and label counts of the parts added so far (``result`` reuses them while
-        no part comes after: ``build_distributed`` sums them while it awaits the occurrences)."""
-        if self._counted is None or self._counted[0] != len(self.entries):
+    def summed(self) -> Tuple[List[str], LabelCounts, Dict[Tuple[str, str], int]]:
+        """The labels, label counts and mentions (``{(text, type): count}``, first met first)
+        of the parts added so far (``result`` reuses them while no part comes after:
+        ``build_distributed`` sums them while it awaits the occurrences)."""
+        if self._summed is None or self._summed[0] != len(self.entries):
             labels = ["O"] + sorted(list(self.labels)[1:])
             column = np.zeros(len(labels), dtype=np.int64)  # a label's column in labels, by its column as met
             column[[self.labels[label] for label in labels]] = np.arange(len(labels))
             rows, met, values = (np.concatenate(part) for part in zip(*self.entries)) if self.entries else \
                 (np.zeros(0, dtype=np.int64),) * 3
             counts = LabelCounts.from_entries(rows, column[met], values, len(self.vocabulary), len(labels))
-            self._counted = (len(self.entries), labels, counts)
-        return self._counted[1:]
+            self._summed = (len(self.entries), labels, counts, self._mentions())
+        return self._summed[1:]
+
+    def _mentions(self) -> Dict[Tuple[str, str], int]:
+        texts, columns, counts = (np.concatenate(part) for part in zip(*self.mentions)) if self.mentions else \
+            (np.zeros(0, dtype=np.int64),) * 3
+        n_columns = len(self.labels)
+        keys, first, counts = _summed_first(texts * n_columns + columns, counts)
+        order = np.argsort(first)  # the order first met
+        keys, counts = keys[order], counts[order]
+        names = list(self.labels)
+        return dict(zip(zip(map(self.texts.values.__getitem__, (keys // n_columns).tolist()),
+                            map(names.__getitem__, (keys % n_columns).tolist())), counts.tolist()))
 
     def result(self, decoding: Optional[Tuple[str, str, str]] = None) -> "TrainStats":
         """The merged statistics (``decoding``: the parts', where no part holds a token)."""
         decoding = self.decoding or decoding or DEFAULT_DECODING
-        labels, counts = self.label_counts()
-        if self.occurrences is not None:
-            return TrainStats(self.vocabulary.values, labels, counts, self.mentions,  # the merger is done with them
-                              n_sentences=self.n_sentences, mention_occurrences=self.occurrences,
-                              lower_occurrences=self.lowered, decoding=decoding)
+        labels, counts, mentions = self.summed()
+        if self.counted is not None:
+            occurrences, lowered = (_counted_table(values.values, counted)
+                                    for values, counted in zip((self.texts, self.lower), self.counted))
+            return TrainStats(self.vocabulary.values, labels, counts, mentions, n_sentences=self.n_sentences,
+                              mention_occurrences=occurrences, lower_occurrences=lowered, decoding=decoding)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
         starts = np.zeros(len(lengths) + 1, dtype=np.int64)
         np.cumsum(lengths, out=starts[1:])
         token_ids = np.concatenate(self.token_ids) if self.token_ids else np.zeros(0, dtype=np.int32)
-        return TrainStats(self.vocabulary.values, labels, counts,
-                          self.mentions, token_ids, starts, decoding=decoding)
+        return TrainStats(self.vocabulary.values, labels, counts, mentions, token_ids, starts, decoding=decoding)
+
+
+def _summed_first(keys: np.ndarray, counts: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct ``keys`` (sorted), where each first occurs, and the sum of its ``counts``."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1])) if len(keys) else order
+    return ordered[starts], order[starts], np.add.reduceat(counts[order], starts) if len(keys) else counts
+
+
+def _counted_table(values: List[str], counted: List[Tuple[np.ndarray, np.ndarray]]) -> Dict[str, int]:
+    """``{value: its counts summed}``, ``counted`` giving counts of every one of ``values`` by
+    number (``(numbers, counts)`` pairs)."""
+    totals = np.zeros(len(values), dtype=np.int64)
+    for numbers, counts in counted:
+        totals[numbers] += counts  # distinct numbers in a pair
+    return dict(zip(values, totals.tolist()))
 
 
 # ---- validated loading --------------------------------------------------------------------
@@ -1775,37 +1807,32 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     places = [workers[k] if workers else None for k in range(len(runs))]
     built = _submit_on(client, _run_statistics, [(run, decoding) for run in runs], places)
     own = _submit_on(client, _run_own_occurrences, [(part, run) for part, run in zip(built, runs)], places)
-    merger, keys, texts, lowered = _Merger(), [], [], []
+    merger, keys, asked = _Merger(), [], []
     for blob, key in _results(built):  # in order, each as soon as it and those before it are built
         keys.append(key)
-        if key is None:  # a run of shards without a token: nothing to merge, nothing to count in
-            texts.append([])
-            lowered.append([])
-            continue
-        part, mine, mine_lowered, joined_vocab = _read_part(blob)
-        merger.add(part, {}, {}, joined_vocab)  # the occurrences come from the next rounds
-        texts.append(mine)
-        lowered.append(mine_lowered)
+        # a run of shards without a token: nothing to merge, nothing to count in
+        asked.append(merger.add_part(_read_part(blob)) if key is not None else (np.zeros(0, dtype=np.int64),) * 2)
     if all(key is None for key in keys):
         raise _no_token(paths)
-    every_text, every_lowered = set().union(*texts), set().union(*lowered)
 
-    def lacks(every: set, mine: List[str]) -> List[str]:  # mine: distinct, so nothing when it holds as many
-        return list(every.difference(mine)) if len(mine) < len(every) else []
+    def lacks(values: List[str], mine: np.ndarray) -> np.ndarray:  # the numbers of values not among mine
+        held = np.zeros(len(values), dtype=bool)
+        held[mine] = True
+        return np.flatnonzero(~held)
 
-    # what each part lacks, counted where its text is kept; sealed: Dask would walk a list argument item by item
-    missing = [_Sealed((lacks(every_text, mine), lacks(every_lowered, mine_lowered)) if key is not None else ([], []))
-               for key, mine, mine_lowered in zip(keys, texts, lowered)]
-    lacking = _submit_on(client, _run_occurrences, [(run, key, sealed, counted) for run, key, sealed, counted
-                                                    in zip(runs, keys, missing, own)], places)
-    # each round's counts come as arrays, in the order of the texts asked for (as the worker lists them)
-    asked = list(zip(texts, lowered)) + [sealed.value for sealed in missing]
-    del texts, lowered, missing
-    merger.label_counts()  # summed while the workers count
+    # what each part lacks, counted where its text is kept (asked for by the texts, sent back as
+    # counts in their order); sealed: Dask would walk a list argument item by item
+    missing = [(lacks(merger.texts.values, texts), lacks(merger.lower.values, lowered)) if key is not None else
+               (np.zeros(0, dtype=np.int64),) * 2 for key, (texts, lowered) in zip(keys, asked)]
+    lacking = _submit_on(client, _run_occurrences, [
+        (run, key, _Sealed((list(map(merger.texts.values.__getitem__, texts.tolist())),
+                            list(map(merger.lower.values.__getitem__, lowered.tolist())))), counted)
+        for run, key, (texts, lowered), counted in zip(runs, keys, missing, own)], places)
+    asked += missing  # each round's counts come as arrays, in the order of the texts asked for
+    merger.summed()  # label counts and mentions, summed while the workers count
     for k, counted in _completed(own + lacking):  # sums: in any order
         (texts, lowered), (counts, lower_counts) = asked[k], pickle.loads(counted)
-        merger.add_counted(texts, counts.tolist(), lowered, lower_counts.tolist())
-        asked[k] = None
+        merger.add_numbered(texts, counts, lowered, lower_counts)
     return merger.result()
 
 
@@ -1909,16 +1936,28 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
                         protocol=pickle.HIGHEST_PROTOCOL), key
 
 
-def _read_part(blob: bytes) -> Tuple["TrainStats", List[str], List[str], bytes]:
-    """``_run_statistics``' statistics, mention texts, lowered mention texts, and vocabulary
-    newline-joined in UTF-8 (as sent)."""
-    vocab, labels, counts, n_sentences, decoding, texts, lowered, (text_of, column_of, numbers) = pickle.loads(blob)
-    texts = _split_joined(texts)
-    mentions = dict(zip(zip(map(texts.__getitem__, text_of.tolist()), map(labels.__getitem__, column_of.tolist())),
-                        numbers.tolist()))
-    stats = TrainStats(_split_joined(vocab), labels, LabelCounts(*counts, len(labels)), mentions,
-                       n_sentences=n_sentences, mention_occurrences={}, lower_occurrences={}, decoding=decoding)
-    return stats, texts, _split_joined(lowered), vocab[0]
+class _Part(NamedTuple):
+    """A part of ``build_distributed``'s first round, as read on the client: the strings
+    newline-joined in UTF-8 as sent (``joined_*``) and split; ``mentions``: each one's
+    text's place in ``texts``, its label column, its count."""
+    vocab: List[str]
+    joined_vocab: bytes
+    labels: List[str]
+    counts: LabelCounts
+    n_sentences: int
+    decoding: Tuple[str, str, str]
+    texts: List[str]
+    joined_texts: bytes
+    lowered: List[str]
+    joined_lowered: bytes
+    mentions: Tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _read_part(blob: bytes) -> _Part:
+    """``_run_statistics``' part."""
+    vocab, labels, counts, n_sentences, decoding, texts, lowered, mentions = pickle.loads(blob)
+    return _Part(_split_joined(vocab), vocab[0], labels, LabelCounts(*counts, len(labels)), n_sentences, decoding,
+                 _split_joined(texts), texts[0], _split_joined(lowered), lowered[0], mentions)
 
 
 def _joined(strings: List[str]) -> Tuple[bytes, int]:
@@ -1951,8 +1990,10 @@ def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     kept = _KEPT.get(part[1])
     if part[1] is None:  # shards without a token: nothing to count in
         texts, lowered = [], []
+    elif kept:
+        texts, lowered = kept[3:5]
     else:
-        texts, lowered = kept[3:5] if kept else _read_part(part[0])[1:3]
+        texts, lowered = _read_part(part[0])[6:9:2]
     return _occurrences_in_run(paths, part[1], texts, lowered, keep=True, own=True)
 
 
