@@ -1993,7 +1993,8 @@ def _run_own_occurrences(part: Tuple[bytes, str], paths: List[str]) -> bytes:
     elif kept:
         texts, lowered = kept[3:5]
     else:
-        texts, lowered = _read_part(part[0])[6:9:2]
+        sent = _read_part(part[0])
+        texts, lowered = sent.texts, sent.lowered
     return _occurrences_in_run(paths, part[1], texts, lowered, keep=True, own=True)
 
 
