@@ -198,10 +198,27 @@ def test_merge_all_is_reduce_merge_and_the_build_of_the_concatenation(shards):
         return
     parts = [TrainStats.from_lists(*split(shard)) for shard in shards]
     merged = TrainStats.merge_all(parts)
+    whole = TrainStats.from_lists(*split([s for shard in shards for s in shard]))
     assert merged == reduce(TrainStats.merge, parts)
-    assert merged == TrainStats.from_lists(*split([s for shard in shards for s in shard]))
+    assert merged == whole and list(merged.mentions) == list(whole.mentions)  # first-occurrence order too
+    assert merged.to_bytes() == whole.to_bytes()
     if len(parts) >= 3:  # associative: any grouping, same order
         assert TrainStats.merge_all([parts[0], TrainStats.merge_all(parts[1:])]) == merged
+
+
+def test_a_merger_sums_again_after_a_part_comes_later():
+    """build_distributed has the labels, label counts and mentions summed while the workers
+    count; a part added after that is in the result."""
+    from tough_ner.core.stats import _Merger
+
+    first = TrainStats.from_lists([["Ann", "met", "Bob"]], [["B-PER", "O", "B-PER"]])
+    later = TrainStats.from_lists([["Bob", "in", "Rome"]], [["B-PER", "O", "B-LOC"]])
+    merger = _Merger()
+    merger.add(first)
+    assert merger.summed()[0] == ["O", "PER"]
+    merger.add(later)
+    assert merger.result() == first.merge(later)
+    assert merger.result().mentions == {("Ann", "PER"): 1, ("Bob", "PER"): 2, ("Rome", "LOC"): 1}
 
 
 def shard_conll(path, n, folder):

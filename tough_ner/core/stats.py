@@ -1429,7 +1429,8 @@ class _Merger:
         self.vocabulary = Renumbering()
         self.labels: Dict[str, int] = {"O": 0}  # label -> its column in self.entries (first seen)
         self.entries: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # label counts: (rows, columns, values)
-        self.texts, self.lower = Renumbering(), Renumbering()  # mention texts; lowercased texts counted
+        # the mention texts, and (parts without the text) the lowercased texts they count
+        self.texts, self.lowered = Renumbering(), Renumbering()
         self.mentions: List[Tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (text, column as met, count)
         self.token_ids: List[np.ndarray] = []
         self.lengths: List[np.ndarray] = []
@@ -1444,7 +1445,7 @@ class _Merger:
         texts, text_of, _ = factorize(list(map(itemgetter(0), stats.mentions)))
         types = np.fromiter(map(stats.label_index.__getitem__, map(itemgetter(1), stats.mentions)), dtype=np.int64,
                             count=len(text_of))
-        remap, columns = self._add_counts(stats.vocab, None, stats.labels, stats.label_counts, stats.n_sentences,
+        remap, columns = self._add_vocabulary(stats.vocab, None, stats.labels, stats.label_counts, stats.n_sentences,
                                           stats.decoding)
         self.mentions.append((self.texts.number(texts)[text_of], columns[types],
                               np.fromiter(stats.mentions.values(), dtype=np.int64, count=len(text_of))))
@@ -1454,19 +1455,20 @@ class _Merger:
     def add_part(self, part: "_Part") -> Tuple[np.ndarray, np.ndarray]:
         """Fold in a part of ``build_distributed``'s first round, whose occurrence counts come
         later (``add_numbered``); the numbers of its mention texts and lowercased texts."""
-        _, columns = self._add_counts(part.vocab, part.joined_vocab, part.labels, part.counts, part.n_sentences,
+        _, columns = self._add_vocabulary(part.vocab, part.joined_vocab, part.labels, part.counts, part.n_sentences,
                                       part.decoding)
         numbers = self.texts.number(part.texts, part.joined_texts)
         text_of, column_of, counts = part.mentions
         self.mentions.append((numbers[text_of], columns[column_of], counts))
         self.counted = self.counted or ([], [])
-        return numbers, self.lower.number(part.lowered, part.joined_lowered)
+        return numbers, self.lowered.number(part.lowered, part.joined_lowered)
 
-    def _add_counts(self, vocab: List[str], joined_vocab: Optional[bytes], labels: List[str], counts: LabelCounts,
-                    n_sentences: int, decoding: Tuple[str, str, str]) -> Tuple[np.ndarray, np.ndarray]:
-        """Add a part's vocabulary and label counts (``joined_vocab``: the vocabulary
-        newline-joined in UTF-8, where the caller holds it); its token ids' numbers here, and
-        its labels' columns as met here."""
+    def _add_vocabulary(self, vocab: List[str], joined_vocab: Optional[bytes], labels: List[str],
+                        counts: LabelCounts, n_sentences: int, decoding: Tuple[str, str, str]) \
+            -> Tuple[np.ndarray, np.ndarray]:
+        """Add what every part brings: its vocabulary (``joined_vocab``: newline-joined in
+        UTF-8, where the caller holds it), labels, label counts and sentences, decoded as the
+        others; its token ids' numbers here, and its labels' columns as met here."""
         if self.decoding is not None and decoding != self.decoding:
             raise ValueError(f"cannot merge statistics decoded as {describe_decoding(self.decoding)} with statistics "
                              f"decoded as {describe_decoding(decoding)}: build every part with the same "
@@ -1479,9 +1481,9 @@ class _Merger:
         return remap, columns
 
     def add_numbered(self, texts: np.ndarray, counts: np.ndarray, lowered: np.ndarray, lower_counts: np.ndarray) -> None:
-        """Add occurrences of mention texts and of lowercased texts (their numbers here, each
-        distinct) counted in some part's text: once every part's text has counted every
-        part's texts, the tables of the whole are their sums."""
+        """Add occurrences of mention texts and of lowercased texts (their numbers here, as
+        ``add_part`` gave them, each distinct) counted in some part's text: once every part's
+        text has counted every part's texts, the tables of the whole are their sums."""
         self.counted[0].append((texts, counts))
         self.counted[1].append((lowered, lower_counts))
 
@@ -1520,7 +1522,7 @@ class _Merger:
         labels, counts, mentions = self.summed()
         if self.counted is not None:
             occurrences, lowered = (_counted_table(values.values, counted)
-                                    for values, counted in zip((self.texts, self.lower), self.counted))
+                                    for values, counted in zip((self.texts, self.lowered), self.counted))
             return TrainStats(self.vocabulary.values, labels, counts, mentions, n_sentences=self.n_sentences,
                               mention_occurrences=occurrences, lower_occurrences=lowered, decoding=decoding)
         lengths = np.concatenate(self.lengths) if self.lengths else np.zeros(0, dtype=np.int64)
@@ -1815,24 +1817,27 @@ def build_distributed(paths: Sequence[str | os.PathLike], client=None, keep_text
     if all(key is None for key in keys):
         raise _no_token(paths)
 
-    def lacks(values: List[str], mine: np.ndarray) -> np.ndarray:  # the numbers of values not among mine
-        held = np.zeros(len(values), dtype=bool)
+    def lacks(numbered: Renumbering, mine: np.ndarray) -> np.ndarray:  # the numbers not among mine
+        held = np.zeros(len(numbered), dtype=bool)
         held[mine] = True
         return np.flatnonzero(~held)
 
+    def strings(numbered: Renumbering, numbers: np.ndarray) -> List[str]:
+        return list(map(numbered.values.__getitem__, numbers.tolist()))
+
     # what each part lacks, counted where its text is kept (asked for by the texts, sent back as
     # counts in their order); sealed: Dask would walk a list argument item by item
-    missing = [(lacks(merger.texts.values, texts), lacks(merger.lower.values, lowered)) if key is not None else
-               (np.zeros(0, dtype=np.int64),) * 2 for key, (texts, lowered) in zip(keys, asked)]
+    texts, lowered = merger.texts, merger.lowered
+    missing = [(lacks(texts, mine), lacks(lowered, mine_lowered)) if key is not None else
+               (np.zeros(0, dtype=np.int64),) * 2 for key, (mine, mine_lowered) in zip(keys, asked)]
     lacking = _submit_on(client, _run_occurrences, [
-        (run, key, _Sealed((list(map(merger.texts.values.__getitem__, texts.tolist())),
-                            list(map(merger.lower.values.__getitem__, lowered.tolist())))), counted)
-        for run, key, (texts, lowered), counted in zip(runs, keys, missing, own)], places)
+        (run, key, _Sealed((strings(texts, text_numbers), strings(lowered, lowered_numbers))), counted)
+        for run, key, (text_numbers, lowered_numbers), counted in zip(runs, keys, missing, own)], places)
     asked += missing  # each round's counts come as arrays, in the order of the texts asked for
     merger.summed()  # label counts and mentions, summed while the workers count
     for k, counted in _completed(own + lacking):  # sums: in any order
-        (texts, lowered), (counts, lower_counts) = asked[k], pickle.loads(counted)
-        merger.add_numbered(texts, counts, lowered, lower_counts)
+        (text_numbers, lowered_numbers), (counts, lower_counts) = asked[k], pickle.loads(counted)
+        merger.add_numbered(text_numbers, counts, lowered_numbers, lower_counts)
     return merger.result()
 
 
@@ -1954,7 +1959,7 @@ class _Part(NamedTuple):
 
 
 def _read_part(blob: bytes) -> _Part:
-    """``_run_statistics``' part."""
+    """The part ``_run_statistics`` sent, its strings split."""
     vocab, labels, counts, n_sentences, decoding, texts, lowered, mentions = pickle.loads(blob)
     return _Part(_split_joined(vocab), vocab[0], labels, LabelCounts(*counts, len(labels)), n_sentences, decoding,
                  _split_joined(texts), texts[0], _split_joined(lowered), lowered[0], mentions)
