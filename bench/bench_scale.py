@@ -17,6 +17,9 @@ gives it; its wall time against the one-process build's: five pairs of runs, eac
 process then Dask, and the median of the pairs' ratios, as the machine's speed drifts by a tenth
 over minutes and a pair's two runs meet the same state; the workers' peak RSS, the CPU time
 of the client and the workers beside the one process's, and when each worker ran each task).
+Each pair also runs the same Dask build on a cluster whose workers do not sample their tasks'
+stacks (Dask's profiler, on by default every 10 ms, off through the cluster's configuration,
+``distributed.worker.profile.enabled``): shown beside the goal, which reads the default cluster.
 Shown: wall and CPU time of the build, peak RSS, saved file size and load time; every build of
 a size must write the same file (saved without the text, so that builds with and without it
 compare).
@@ -58,7 +61,7 @@ def child(spec: dict) -> None:
 
         datasets.disable_progress_bars()
         ds = datasets.Dataset.from_file(spec["path"])  # memory-mapped, as a saved or cached dataset is
-    if how == "dask":
+    if how.startswith("dask"):
         from distributed import Client, LocalCluster, get_task_stream
 
         from tough_ner.stats import build_distributed
@@ -70,6 +73,9 @@ def child(spec: dict) -> None:
 
         client.run(keep_freed_memory)  # as `tough-ner stats --dask` does (Dask's workers trim every free)
         workers_cpu = client.run(time.process_time)
+        profiling = set(client.run(lambda: __import__("dask").config.get("distributed.worker.profile.enabled")).values())
+        if profiling != {how == "dask"}:
+            raise RuntimeError(f"{how}: the workers' profiler is {profiling}")
         stream = get_task_stream(client)
         stream.__enter__()  # the scheduler's record of tasks, from here (entered and left outside the clock)
     start = time.time()  # the clock the task stream's times are on
@@ -82,13 +88,13 @@ def child(spec: dict) -> None:
         stats = TrainStats.from_dataset(ds)
     elif how == "num_proc=2":
         stats = TrainStats.from_dataset(ds, num_proc=2)
-    elif how == "dask":
+    elif how.startswith("dask"):
         stats = build_distributed(spec["shards"], client)
     else:  # lists: the whole columns as Python lists, then the list build (the old from_dataset)
         stats = TrainStats.from_lists(ds["tokens"], [list(sentence) for sentence in ds["ner_tags"]])
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     rss = peak_rss_mib()
-    if how == "dask":
+    if how.startswith("dask"):
         workers_cpu = sum(now - workers_cpu[worker] for worker, now in client.run(time.process_time).items())
         stream.__exit__(None, None, None)
         timeline = rounds(stream.data, start)
@@ -139,7 +145,8 @@ SHARDS = 8
 PAIRS = 1 if quick() else 5  # pairs of runs of the one-process and the Dask build at 100M: the median ratio
 ARROW_UP_TO = 49  # from_dataset and num_proc=2 up to 10M tokens; the list build at 1M only
 LISTS_UP_TO = 5
-HOWS = ("after", "before", "from_dataset", "num_proc=2", "lists", "dask")
+HOWS = ("after", "before", "from_dataset", "num_proc=2", "lists", "dask", "dask_quiet")
+QUIET = {"DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED": "False"}  # dask_quiet: the cluster's workers profile nothing
 
 
 def write_corpus(corpus, copies: int, folder: str, arrow: bool, shards: int):
@@ -178,7 +185,8 @@ def write_corpus(corpus, copies: int, folder: str, arrow: bool, shards: int):
 
 def run(how: str, path: str, folder: str, shards=()) -> dict:
     spec = {"how": how, "path": path, "shards": list(shards), "out": os.path.join(folder, f"{how}.npz")}
-    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           **(QUIET if how == "dask_quiet" else {})}
     done = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", json.dumps(spec)],
                           capture_output=True, text=True, env=env, timeout=3600)
     if done.returncode != 0:  # e.g. killed for memory: shown, and every goal on it is missed
@@ -211,13 +219,14 @@ def main() -> None:
                 if copies <= LISTS_UP_TO:
                     builds.append(("lists", arrow))
             if biggest:
-                builds.append(("dask", conll))
+                builds += [("dask", conll), ("dask_quiet", conll)]
             for how, path in builds:
-                results[how, copies] = run(how, path, folder, shards if how == "dask" else ())
+                results[how, copies] = run(how, path, folder, shards if how.startswith("dask") else ())
             if biggest:  # one pair of runs varies with the machine: more pairs, taken in turn
-                pairs = [(results["after", copies], results["dask", copies])]
+                pairs = [tuple(results[how, copies] for how in ("after", "dask", "dask_quiet"))]
                 for _ in range(PAIRS - 1):
-                    pairs.append((run("after", conll, folder), run("dask", conll, folder, shards)))
+                    pairs.append((run("after", conll, folder), run("dask", conll, folder, shards),
+                                  run("dask_quiet", conll, folder, shards)))
                 results["pairs", copies] = pairs
             for path in [conll, arrow, *shards]:
                 if path:
@@ -235,10 +244,11 @@ def main() -> None:
     print("(dask: cpu is the client's only; workers MiB is the larger of the two workers' peak RSS)")
     for (how, copies), r in results.items():
         if how == "pairs":
-            print(f"{copies} copies, wall s of the one process (after) and of dask, run in turn: "
-                  + "; ".join(f"{a['wall']:.2f} and {d['wall']:.2f} ({d['wall'] / a['wall']:.3f})" for a, d in r))
-        if how == "dask":  # the cluster's CPU beside the one process's, and when each round ran
-            print(f"dask, {copies} copies: CPU s of the client and both workers {r['cpu'] + r['workers_cpu']:.2f} "
+            print(f"{copies} copies, wall s of the one process (after), of dask and of dask_quiet, run in turn: "
+                  + "; ".join(f"{a['wall']:.2f}, {d['wall']:.2f} ({d['wall'] / a['wall']:.3f}) and {q['wall']:.2f} "
+                              f"({q['wall'] / a['wall']:.3f})" for a, d, q in r))
+        if how.startswith("dask"):  # the cluster's CPU beside the one process's, and when each round ran
+            print(f"{how}, {copies} copies: CPU s of the client and both workers {r['cpu'] + r['workers_cpu']:.2f} "
                   f"(workers {r['workers_cpu']:.2f}), one process (after) {results['after', copies]['cpu']:.2f}; "
                   f"the tasks, s from the start of the build:\n{r['timeline']}")
     digests = {c: {results[how, c]["digest"] for how in HOWS if (how, c) in results}
@@ -265,9 +275,12 @@ def main() -> None:
                                     ("rss", "peak RSS MiB", middle, Goal("<= 300 MiB at 10M tokens", 300.0))):
         rows.append((f"after: {unit}, {million(copies)}", results["after", copies][key], goal))
         rows.append(("  before (text kept), same run", results["before", copies][key], "the peer"))
-    ratios = [dask["wall"] / after["wall"] for after, dask in results["pairs", big]]
+    ratios = [dask["wall"] / after["wall"] for after, dask, _ in results["pairs", big]]
     rows.append((f"dask, 2 workers, {SHARDS} shards: wall s / one process's (after), median of {len(ratios)} pairs, "
                  f"{million(big)}", float(np.median(ratios)), Goal("<= 0.625 (>= 1.6x the throughput)", 1 / 1.6)))
+    rows.append(("  dask_quiet (the workers' profiler off), same pairs",
+                 float(np.median([quiet["wall"] / after["wall"] for after, _, quiet in results["pairs", big]])),
+                 "not the goal's cluster"))
     rows.append(("sizes whose builds wrote different files", float(len(differing)), Goal("0 (same result)", 0.0)))
     print_table(rows)
     print_verdicts("bench_scale goals")
