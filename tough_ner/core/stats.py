@@ -1942,8 +1942,8 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     lowered = _lowered_texts(builder.texts)
     _KEPT[key] = (builder.spill, builder.vocabulary, counts.totals, builder.texts, lowered, builder.text_tokens)
     # for _read_part: strings newline-joined in UTF-8 (no token of a CoNLL file holds a newline), arrays
-    # in the narrowest integers that hold them, pickled (Dask sends bytes as they are): 14 of the 29 MB a
-    # run of 614k token types sent as int64 and with its lowercased texts, which the client makes
+    # in the narrowest integers that hold them, pickled (Dask sends bytes as they are). A run of 614k
+    # token types sends 18 MB: 29 MB as int64 and with its lowercased texts, which the client now makes
     starts, columns, values = counts.arrays()
     return pickle.dumps((_joined(builder.vocabulary.values), labels, tuple(map(_narrowed, (np.diff(starts), columns,
                          values))), builder.n_sentences, builder.decoding, _joined(builder.texts),
