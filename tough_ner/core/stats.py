@@ -35,6 +35,7 @@ from .batch import _offsets_within, _span_texts, span_positions
 from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Renumbering, Slots, decode_tag_ids, decode_text,
                      newline_joined, parse_conll, read_pieces, factorize, scan, source_name, tag_names, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
+from .sparse import compact_counts
 
 FORMAT = "tough-ner-train-stats"
 VERSION = 2  # 2: label counts sparse (label_starts, label_columns, label_values), decoding recorded
@@ -1447,7 +1448,7 @@ class _Merger:
         types = np.fromiter(map(stats.label_index.__getitem__, map(itemgetter(1), stats.mentions)), dtype=np.int64,
                             count=len(text_of))
         remap, columns = self._add_vocabulary(stats.vocab, None, stats.labels, stats.label_counts, stats.n_sentences,
-                                          stats.decoding)
+                                              stats.decoding)
         self.mentions.append((self.texts.number(texts)[text_of], columns[types],
                               np.fromiter(stats.mentions.values(), dtype=np.int64, count=len(text_of))))
         self.token_ids.append(remap[stats.token_ids].astype(np.int32))
@@ -1458,7 +1459,7 @@ class _Merger:
         later (``add_numbered``); the numbers of its mention texts, and of their lowercased
         texts, distinct, first met first (``_lowered_texts``: as the part's worker lists them)."""
         _, columns = self._add_vocabulary(part.vocab, part.joined_vocab, part.labels, part.counts, part.n_sentences,
-                                      part.decoding)
+                                          part.decoding)
         numbers = self.texts.number(part.texts, part.joined_texts)
         text_of, column_of, counts = part.mentions
         self.mentions.append((numbers[text_of], columns[column_of], counts))
@@ -1541,10 +1542,9 @@ class _Merger:
 
 def _summed_first(keys: np.ndarray, counts: np.ndarray) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The distinct ``keys`` (sorted), where each first occurs, and the sum of its ``counts``."""
-    order = np.argsort(keys, kind="stable")
-    ordered = keys[order]
-    starts = np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1])) if len(keys) else order
-    return ordered[starts], order[starts], np.add.reduceat(counts[order], starts) if len(keys) else counts
+    order = np.argsort(keys, kind="stable")  # stable: a key's first place among its equals is its first occurrence
+    distinct, sums = _summed(keys[order], counts[order])
+    return distinct, order[np.searchsorted(keys[order], distinct)], sums
 
 
 def _counted_table(values: List[str], counted: List[Tuple[np.ndarray, np.ndarray]]) -> Dict[str, int]:
@@ -1945,14 +1945,9 @@ def _run_statistics(paths: List[str], decoding: Tuple[str, str, str] = DEFAULT_D
     # in the narrowest integers that hold them, pickled (Dask sends bytes as they are). A run of 614k
     # token types sends 18 MB: 29 MB as int64 and with its lowercased texts, which the client now makes
     starts, columns, values = counts.arrays()
-    return pickle.dumps((_joined(builder.vocabulary.values), labels, tuple(map(_narrowed, (np.diff(starts), columns,
-                         values))), builder.n_sentences, builder.decoding, _joined(builder.texts),
-                         tuple(map(_narrowed, mentions))), protocol=pickle.HIGHEST_PROTOCOL), key
-
-
-def _narrowed(values: np.ndarray) -> np.ndarray:
-    """Integers >= 0 in the narrowest unsigned type that holds them."""
-    return values.astype(np.min_scalar_type(int(values.max()) if len(values) else 0))
+    return pickle.dumps((_joined(builder.vocabulary.values), labels, tuple(map(compact_counts, (np.diff(starts),
+                         columns, values))), builder.n_sentences, builder.decoding, _joined(builder.texts),
+                         tuple(map(compact_counts, mentions))), protocol=pickle.HIGHEST_PROTOCOL), key
 
 
 class _Part(NamedTuple):

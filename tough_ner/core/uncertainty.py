@@ -35,7 +35,7 @@ from typing import Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, 
 import numpy as np
 
 from .rows import Keyed, Rows
-from .sparse import Entries
+from .sparse import Entries, compact_counts
 
 UNITS = ("sentence", "document")
 EXACT_UNITS = 16  # up to 2^16 swaps of differing units are enumerated; beyond, the normal approximation
@@ -104,7 +104,7 @@ class Counts:
         values = np.asarray(values, dtype=float)
         if values.shape != (len(self),):
             raise ValueError(f"column {name!r} has shape {values.shape}, expected ({len(self)},)")
-        values = _compact(values)
+        values = compact_counts(values)
         if name in self.names:
             if self.columns[self.names[name]] is None:
                 raise ValueError(f"column {name!r} is kept as entries: it cannot be replaced")
@@ -279,15 +279,6 @@ class Counts:
     def sizes(self) -> Dict[str, int]:
         totals = self.totals()
         return {key: int(round(totals[self.names[column]])) for key, column in self.size.items()}
-
-
-def _compact(values: np.ndarray) -> np.ndarray:
-    """Whole non-negative counts as the smallest unsigned integers that hold them (the same
-    numbers in an eighth of the memory, as a rule: a test set's counts are its size in memory);
-    other values (partial credits, means) as they are."""
-    if not len(values) or not values.min() >= 0 or values.max() >= 2 ** 32 or not (values % 1 == 0).all():
-        return values
-    return values.astype(np.min_scalar_type(int(values.max())))
 
 
 def evaluate(keys: Mapping[str, tuple], names: Mapping[str, int], sums: np.ndarray,
