@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 import datasets
+import torch.distributed
 import transformers
 
 from tough_ner import TrainStats
@@ -53,3 +54,8 @@ def main(out: str) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1])
+    # Without this, gloo's threads can outlive the interpreter's teardown and abort the process
+    # (SIGABRT, "terminate called without an active exception"). Not after a failure: a rank
+    # still in a collective would make it wait.
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
