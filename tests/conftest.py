@@ -72,6 +72,16 @@ def conll_train_path():
     return _conll("train")
 
 
+@pytest.fixture(scope="session")
+def process_cluster():
+    """A real Dask cluster: a ``LocalCluster`` of 2 single-thread worker processes (tasks,
+    their arguments and results pickled between processes; each worker keeps its own state)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")
     return path

@@ -250,23 +250,21 @@ def test_cli_merges_shard_files_into_the_whole_corpus_stats(tmp_path, capsys, co
     assert not (tmp_path / "x.npz").exists()
 
 
-def test_dask_bag_over_shards_on_a_local_cluster_equals_one_process(tmp_path, conll_stats):
-    """Four shards on two workers: one builder per worker (a run of two consecutive shards
-    each, on both workers), merged exactly into the one-process statistics."""
-    pytest.importorskip("dask.bag")
+def test_shards_on_a_cluster_of_worker_processes_equal_one_process(tmp_path, conll_stats, process_cluster):
+    """Four shards on two worker processes: one builder per worker (a run of two consecutive
+    shards each, on both workers), merged exactly into the one-process statistics."""
     distributed = pytest.importorskip("distributed")
-    from tough_ner.core.stats import _KEPT
     from tough_ner.stats import build_distributed
 
     shards = shard_conll(_conll("train"), 4, tmp_path)
-    # workers in this process start fast; each task still runs on the worker it is sent to
-    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
-            as cluster, distributed.Client(cluster) as client:
+    with distributed.Client(process_cluster) as client:
         assert len(client.scheduler_info()["workers"]) == 2
         with distributed.get_task_stream(client) as stream:
             built = build_distributed(shards, client)
         assert built.shareable and built == conll_stats  # without the text: exact in two rounds
-        assert not _KEPT  # each run's text was read back, then let go
+        # each run's text was read back, then let go, in its worker's process
+        kept = client.run(lambda: len(__import__("tough_ner.core.stats", fromlist=["_KEPT"])._KEPT))
+        assert list(kept.values()) == [0, 0]
         first_round = [task for task in stream.data if str(task["key"]).startswith("_run_statistics")]
         assert len(first_round) == 2 and len({task["worker"] for task in first_round}) == 2
 
@@ -466,22 +464,17 @@ def test_conll_builds_make_no_dict_of_every_token(tmp_path, conll_stats, monkeyp
     assert whole.token_index == {token: k for k, token in enumerate(whole.vocab)}
 
 
-def test_cli_builds_shards_on_a_dask_cluster(tmp_path, capsys, conll_stats):
-    distributed = pytest.importorskip("distributed")
-    shards = shard_conll(_conll("train"), 3, tmp_path)
-    out = tmp_path / "all.npz"
-    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
-            as cluster:
-        assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", cluster.scheduler_address,
-                     "--out", str(out)]) == 0
-        assert TrainStats.load(out) == conll_stats and TrainStats.load(out).shareable
-        assert "without the text" in capsys.readouterr().out
-        assert main(["stats", "--train", str(tmp_path / "none*.txt"), "--dask", cluster.scheduler_address,
-                     "--out", str(out)]) == 2
-        assert "no file matches" in capsys.readouterr().err
-        assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", cluster.scheduler_address,
-                     "--out", str(out), "--keep-text"]) == 0
-        assert TrainStats.load(out).token_ids.tolist() == conll_stats.token_ids.tolist()
+def test_cli_builds_shards_on_a_dask_cluster(tmp_path, capsys, conll_stats, process_cluster):
+    shard_conll(_conll("train"), 3, tmp_path)
+    out, scheduler = tmp_path / "all.npz", process_cluster.scheduler_address
+    assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", scheduler, "--out", str(out)]) == 0
+    assert TrainStats.load(out) == conll_stats and TrainStats.load(out).shareable
+    assert "without the text" in capsys.readouterr().out
+    assert main(["stats", "--train", str(tmp_path / "none*.txt"), "--dask", scheduler, "--out", str(out)]) == 2
+    assert "no file matches" in capsys.readouterr().err
+    assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", scheduler, "--out", str(out),
+                 "--keep-text"]) == 0
+    assert TrainStats.load(out).token_ids.tolist() == conll_stats.token_ids.tolist()
 
 
 _SETTINGS_RUN = []  # the workers' calls of the memory setting (a module's list: client.run pickles by name)

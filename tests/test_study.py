@@ -253,10 +253,47 @@ def test_a_model_beside_prediction_files_runs_on_the_test_set(folder):
         st.study(st.spec_of(spec, str(folder)))
 
 
-def test_a_study_on_a_dask_cluster_equals_the_one_process_study(folder, result):
+def test_a_study_on_a_dask_cluster_equals_the_one_process_study(folder, result, process_cluster):
     distributed = pytest.importorskip("distributed")
-    with distributed.Client(processes=False, n_workers=2, threads_per_worker=1, dashboard_address=None) as client:
+    with distributed.Client(process_cluster) as client, distributed.get_task_stream(client) as stream:
         assert to_json(st.study(folder / "study.toml", client=client)) == to_json(result)
+    assert len({task["worker"] for task in stream.data}) == 2  # the two datasets ran on the two workers
+
+
+def _written(out: Path) -> dict:
+    """Every file a study command wrote, by its path under ``out``, the JSON ones without
+    their provenance (the command line, the time) and the pages without their footer of it."""
+    files = {}
+    for path in sorted(out.rglob("*")):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".json":
+                text = {k: v for k, v in json.loads(text).items() if k != "provenance"}
+            elif path.suffix == ".html":
+                text = [line for line in text.splitlines() if not line.startswith("<footer id='provenance'>")]
+            files[str(path.relative_to(out))] = text
+    return files
+
+
+def test_the_command_runs_a_study_on_a_dask_cluster(folder, tmp_path, capsys, process_cluster):
+    """``tough-ner study --dask SCHEDULER``: the datasets run on the cluster's worker processes,
+    the command writes the same files as in one process; --workers with --dask is refused."""
+    distributed = pytest.importorskip("distributed")
+    one, dask = tmp_path / "one", tmp_path / "dask"
+    assert main(["study", str(folder / "study.toml"), "--out", str(one), "--quiet"]) == 0
+    with distributed.Client(process_cluster) as client, distributed.get_task_stream(client) as stream:
+        assert main(["study", str(folder / "study.toml"), "--out", str(dask), "--quiet",
+                     "--dask", process_cluster.scheduler_address]) == 0
+    ran = [task["worker"] for task in stream.data if str(task["key"]).startswith("run_dataset")]
+    assert len(ran) == 2 and len(set(ran)) == 2  # each dataset on a worker process of the cluster
+    written = _written(dask)
+    assert "study.json" in written and "deportes/report-errors.csv" in written and written == _written(one)
+    made = json.loads((dask / "study.json").read_text())["provenance"]["command"]
+    assert made[-2:] == ["--dask", process_cluster.scheduler_address]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        main(["study", str(folder / "study.toml"), "--workers", "2", "--dask", process_cluster.scheduler_address])
+    assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
 def test_a_yaml_study_reads_as_the_toml_one(folder):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from contextlib import contextmanager
 from typing import List
 
 from ..core.batch import Batch
@@ -247,3 +248,21 @@ def _same_file(a: str, b: str) -> bool:
     except OSError:  # one of them does not exist (yet)
         return os.path.realpath(a) == os.path.realpath(b)
 
+
+
+@contextmanager
+def dask_client(args, command: str):
+    """A client of the Dask scheduler at ``--dask`` (its address).  Run as the command, the
+    workers get the command's memory setting (``_process.keep_freed_memory``): Dask starts them
+    returning every freed block over 64 KB to the system, which made a statistics build take
+    2.2 times the CPU."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise SystemExit(f"tough-ner {command} --dask needs the dask extra: pip install 'tough-ner[dask]'") from None
+    from ._process import keep_freed_memory
+
+    with Client(args.dask) as client:
+        if getattr(args, "as_command", False):
+            client.run(keep_freed_memory)
+        yield client

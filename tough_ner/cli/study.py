@@ -2,16 +2,18 @@
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 
 
 def cmd_study(args) -> None:
     from .. import __version__
     from ..present.study import input_files, load_spec, output_files, study, write
-    from ._common import refuse_overwriting
+    from ._common import dask_client, refuse_overwriting
 
     spec = load_spec(args.spec)
     refuse_overwriting(output_files(spec, args.out), [("study", args.spec)] + input_files(spec))
-    result = study(spec, workers=args.workers, progress=_progress(args.quiet))
+    with dask_client(args, "study") if args.dask else nullcontext() as client:
+        result = study(spec, workers=args.workers, client=client, progress=_progress(args.quiet))
     for row in result["study"]["headline"][:3]:
         print(_line(row, result))
     written = write(result, args.out, __version__, getattr(args, "argv", None))
@@ -39,7 +41,11 @@ def _progress(quiet: bool):
 def _study_arguments(p) -> None:
     p.add_argument("spec", help="the study file (.toml, or .yaml with PyYAML): datasets, systems, options")
     p.add_argument("--out", default="tough-ner-study", help="the output folder (default tough-ner-study)")
-    p.add_argument("--workers", type=int, default=1, help="datasets run in this many processes (default 1)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, default=1, help="datasets run in this many processes (default 1)")
+    where.add_argument("--dask", metavar="SCHEDULER",
+                       help="run the datasets on the Dask cluster at SCHEDULER (address, e.g. tcp://host:8786), whose "
+                            "workers read the study's files by the same paths; the outputs are written here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=cmd_study)
 

@@ -29,8 +29,7 @@ def _distributed(args):
     import glob
 
     from ..core.stats import build_distributed
-    from ._common import _decoding, refuse_overwriting
-    from ._process import keep_freed_memory
+    from ._common import _decoding, dask_client, refuse_overwriting
 
     if not args.train:
         raise SystemExit("tough-ner stats: --dask builds the shards of --train PATTERN (not --merge)")
@@ -38,13 +37,7 @@ def _distributed(args):
     if not shards:
         raise ValueError(f"--train {args.train!r}: no file matches")
     refuse_overwriting([("--out", args.out)], [("--train", shard) for shard in shards])
-    try:
-        from distributed import Client
-    except ImportError:
-        raise SystemExit("tough-ner stats --dask needs the dask extra: pip install 'tough-ner[dask]'") from None
-    with Client(args.dask) as client:
-        if getattr(args, "as_command", False):  # the workers build for the command: its setting (_process)
-            client.run(keep_freed_memory)
+    with dask_client(args, "stats") as client:
         return build_distributed(shards, client, keep_text=args.keep_text, **_decoding(args))
 
 
