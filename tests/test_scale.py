@@ -477,6 +477,25 @@ def test_cli_builds_shards_on_a_dask_cluster(tmp_path, capsys, conll_stats, proc
     assert TrainStats.load(out).token_ids.tolist() == conll_stats.token_ids.tolist()
 
 
+def test_the_read_limits_reach_the_workers(tmp_path, capsys, process_cluster):
+    """The limits in force where the build is called (a context variable, which neither a
+    Dask worker process nor a thread of Dask's pool sees) are the ones the workers read by:
+    a line over --max-line-bytes is refused on the cluster as in one process."""
+    import dask
+
+    from tough_ner.core.corpus import limits
+    from tough_ner.stats import build_distributed
+
+    shards = shard_conll(_conll("train"), 2, tmp_path)
+    for keep_text in (False, True):
+        with limits(line=10), pytest.raises(ValueError, match="longer than the line limit of 10 bytes"):
+            build_distributed(shards, dask.threaded.get, keep_text=keep_text)
+    assert main(["stats", "--train", str(tmp_path / "shard*.txt"), "--dask", process_cluster.scheduler_address,
+                 "--out", str(tmp_path / "s.npz"), "--max-line-bytes", "10"]) == 2
+    assert "longer than the line limit of 10 bytes (ReadLimits.line; --max-line-bytes)" in capsys.readouterr().err
+    assert not (tmp_path / "s.npz").exists()
+
+
 _SETTINGS_RUN = []  # the workers' calls of the memory setting (a module's list: client.run pickles by name)
 
 

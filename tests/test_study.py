@@ -292,6 +292,9 @@ def test_the_command_runs_a_study_on_a_dask_cluster(folder, tmp_path, capsys, pr
     made = json.loads((dask / "study.json").read_text())["provenance"]["command"]
     assert made[-2:] == ["--dask", process_cluster.scheduler_address]
     capsys.readouterr()
+    assert main(["study", str(folder / "study.toml"), "--out", str(tmp_path / "limited"), "--max-line-bytes", "10",
+                 "--dask", process_cluster.scheduler_address]) == 2  # the command's read limits, on the workers
+    assert "longer than the line limit of 10 bytes" in capsys.readouterr().err and not (tmp_path / "limited").exists()
     with pytest.raises(SystemExit) as refused:
         main(["study", str(folder / "study.toml"), "--workers", "2", "--dask", process_cluster.scheduler_address])
     assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err

@@ -128,6 +128,17 @@ def limits(**changes: int):
         _LIMITS.reset(token)
 
 
+def under_limits(in_force: ReadLimits, function, *args):
+    """``function(*args)`` read under ``in_force``: how a task run elsewhere (in a pool's
+    process, on a Dask worker) keeps the limits of the call that made it, which the context
+    variable does not carry there."""
+    token = _LIMITS.set(in_force)
+    try:
+        return function(*args)
+    finally:
+        _LIMITS.reset(token)
+
+
 def _size_text(n: int) -> str:
     for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if n >= size and n % size == 0:

@@ -33,7 +33,8 @@ import numpy as np
 from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import _offsets_within, _span_texts, span_positions
 from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Renumbering, Slots, decode_tag_ids, decode_text,
-                     newline_joined, parse_conll, read_pieces, factorize, scan, source_name, tag_names, _Growing)
+                     newline_joined, parse_conll, read_limits, read_pieces, factorize, scan, source_name, tag_names,
+                     under_limits, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 from .sparse import compact_counts
 
@@ -1871,18 +1872,23 @@ def _runs(paths: List[str], n: int) -> List[List[str]]:
 
 
 def _submit_on(client, function, arguments: List[tuple], workers: Optional[List[Optional[str]]] = None) -> list:
-    """``function(*a)`` for each ``a`` of ``arguments`` started as Dask tasks, each on its
-    worker of ``workers`` where one is named (another one if that one is gone): a
-    ``distributed.Client``'s futures, which later tasks may take as arguments (they then wait
-    for them; read them with ``_results``).  ``client``: a ``distributed.Client``, a Dask
-    scheduler's get function, or None (the current one): those compute the results at once."""
+    """``function(*a)`` for each ``a`` of ``arguments`` started as Dask tasks (under the read
+    limits in force here), each on its worker of ``workers`` where one is named (another one
+    if that one is gone): a ``distributed.Client``'s futures, which later tasks may take as
+    arguments (they then wait for them; read them with ``_results``).  ``client``: a
+    ``distributed.Client``, a Dask scheduler's get function, or None (the current one): those
+    compute the results at once."""
+    in_force = read_limits()
     if not hasattr(client, "submit"):
         import dask
 
-        tasks = [dask.delayed(function, pure=False)(*a) for a in arguments]
+        tasks = [dask.delayed(under_limits, pure=False)(in_force, function, *a) for a in arguments]
         return list(dask.compute(*tasks, **({"scheduler": client} if client is not None else {})))
+    import uuid
+
     workers = workers or [None] * len(arguments)
-    return [client.submit(function, *a, pure=False, **({"workers": [w], "allow_other_workers": True} if w else {}))
+    return [client.submit(under_limits, in_force, function, *a, key=f"{function.__name__}-{uuid.uuid4().hex}",
+                          **({"workers": [w], "allow_other_workers": True} if w else {}))
             for a, w in zip(arguments, workers)]
 
 

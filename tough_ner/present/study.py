@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from ..core.corpus import Corpus, read_conll
+from ..core.corpus import Corpus, read_conll, read_limits, under_limits
 from ..core.formats import system_predictions
 from ..core.schemes import DECODING_KEYS, check_decoding
 from ..core.scoring import check_beta
@@ -460,9 +460,13 @@ def study(spec, workers: int = 1, client=None, progress: Callable = lambda items
     if options["baseline"] is not None and options["baseline"] not in systems:
         raise ValueError(f"baseline {options['baseline']!r} is not one of the systems {systems}")
     indices = range(len(spec.datasets))
-    if client is not None:
-        futures = client.map(run_dataset, [spec] * len(indices), list(indices), pure=False)
-        done = progress((future.result() for future in futures), len(indices))
+    if client is not None:  # each dataset read under the read limits in force here
+        import uuid
+
+        n, in_force = len(indices), read_limits()
+        futures = client.map(under_limits, [in_force] * n, [run_dataset] * n, [spec] * n, list(indices),
+                             key=[f"run_dataset-{uuid.uuid4().hex}" for _ in indices])
+        done = progress((future.result() for future in futures), n)
     elif workers > 1 and len(indices) > 1:
         done = progress(_in_processes(spec, indices, workers), len(indices))
     else:
@@ -495,8 +499,9 @@ def _in_processes(spec: Spec, indices, workers: int):
 
     # fork where the platform's libraries allow it (no interpreter start per worker)
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    with ProcessPoolExecutor(max_workers=min(workers, len(indices)), mp_context=context) as pool:
-        yield from pool.map(run_dataset, [spec] * len(indices), indices)
+    n = len(indices)
+    with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=context) as pool:  # a spawned one: its limits
+        yield from pool.map(under_limits, [read_limits()] * n, [run_dataset] * n, [spec] * n, indices)
 
 
 # ---- views -----------------------------------------------------------------------------------
