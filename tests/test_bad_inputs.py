@@ -456,3 +456,37 @@ def test_check_types_messages_by_hand_and_once_per_training_set():
         listed = ", ".join(f"{t} (1 span)" for t in names[:20]) + (" …" if n > 20 else "")
         assert _type_warnings(batch) == [f"predicted entity types absent from the gold data: {listed}; {n} of {n + 1} "
                                          f"predicted spans can never be correct"]
+
+
+def test_input_warnings_are_collected_per_thread(conll_stats, conll_test):
+    """Two threads collecting at once (two Space pages computed together) each get their own
+    input warnings, none raised and none of the other's; outside a block they are raised."""
+    import threading
+
+    from tough_ner.checks import collected_input_warnings
+
+    lowered = [[t.lower() for t in sentence] for sentence in conll_test.tokens]
+    both_inside, got = threading.Barrier(2), {}
+
+    def page(name, tokens):
+        with collected_input_warnings() as notes:
+            both_inside.wait()
+            hardeval(conll_stats, Batch(tokens, conll_test.tags, conll_test.tags))
+            both_inside.wait()  # the other's block is still open while this one's warning came
+        got[name] = notes
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)  # nothing escapes the blocks
+        threads = [threading.Thread(target=page, args=("lowered", lowered)),
+                   threading.Thread(target=page, args=("as is", conll_test.tokens))]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert got["as is"] == [] and len(got["lowered"]) == 1 and "lowercase=True" in got["lowered"][0]
+    with collected_input_warnings() as outer:
+        with collected_input_warnings() as inner:
+            hardeval(conll_stats, Batch(lowered, conll_test.tags, conll_test.tags))
+        assert len(inner) == 1 and outer == []  # the inner block's, and the outer one's again after it
+    with pytest.warns(InputWarning, match="lowercase=True"):
+        hardeval(conll_stats, Batch([list(s) for s in lowered], conll_test.tags, conll_test.tags))

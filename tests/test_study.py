@@ -300,6 +300,44 @@ def test_the_command_runs_a_study_on_a_dask_cluster(folder, tmp_path, capsys, pr
     assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
 
 
+def test_the_input_warnings_of_datasets_run_elsewhere_are_raised_by_the_caller(tmp_path, capsys, process_cluster):
+    """A dataset run in a pool's process or on a Dask worker hands its input warnings back,
+    and the study's caller raises them, as in one process (a worker's own stderr or log is
+    nothing the person reads); the command prints them."""
+    import warnings
+
+    import distributed
+
+    from tough_ner.checks import InputWarning
+
+    spec = make_study(tmp_path)
+    for runs in spec["systems"].values():  # every run of deportes predicts a type known nowhere: a warning each
+        for path in runs["deportes"]:
+            lines = (tmp_path / path).read_text(encoding="utf-8").splitlines()
+            first = next(k for k, line in enumerate(lines) if line and line.split()[-1] != "O")
+            lines[first] = " ".join(lines[first].split()[:-1] + ["B-FOO"])
+            (tmp_path / path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (tmp_path / "study.toml").write_text(toml(spec), encoding="utf-8")
+
+    def raised(**where):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = st.study(tmp_path / "study.toml", **where)
+        return to_json(result), sorted({str(w.message) for w in caught if w.category is InputWarning})
+
+    alone = raised()
+    assert alone[1] and all(m.startswith("predicted entity types absent from the gold or training data: FOO (1 span")
+                            for m in alone[1])
+    assert raised(workers=2) == alone
+    with distributed.Client(process_cluster) as client:
+        assert raised(client=client) == alone
+    capsys.readouterr()
+    assert main(["study", str(tmp_path / "study.toml"), "--out", str(tmp_path / "out"), "--quiet",
+                 "--dask", process_cluster.scheduler_address]) == 0
+    printed = capsys.readouterr().err
+    assert all(f"tough-ner study: warning: {message}" in printed for message in alone[1])
+
+
 def test_a_yaml_study_reads_as_the_toml_one(folder):
     yaml = pytest.importorskip("yaml")
     spec = make_study(folder)

@@ -29,7 +29,6 @@ import shutil
 import tempfile
 import threading
 import time
-import warnings
 from itertools import chain
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -40,7 +39,7 @@ except ImportError:  # not on Windows: download folders are then removed only wi
 
 from .present import demo as demo_data
 from .core.batch import Batch
-from .core.checks import InputWarning
+from .core.checks import collected_input_warnings
 from .core.corpus import Corpus, conll_text, parse_conll, read_text, split_rows
 from .present.html import label_counts
 from .present.formatting import format_value
@@ -780,10 +779,9 @@ def _safe(function: Callable, n_outputs: int) -> Callable:
     pop-up, never a trace."""
     def run(*args):
         try:
-            with warnings.catch_warnings(record=True) as caught:  # input warnings are shown on the page
-                warnings.simplefilter("always", InputWarning)
+            with collected_input_warnings() as caught:  # shown on the page (this request's only)
                 outputs = function(*args)
-            notes = list(dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, InputWarning)))
+            notes = list(dict.fromkeys(caught))
             # The notes quote the input (a predicted tag ``B-![x](http://...)``): text, never Markdown.
             return ("\n\n".join(f"**Warning:** {as_text(note)}" for note in notes), *_shown(outputs))
         except Exception as error:  # noqa: BLE001 -- every failure is shown to the person, readably

@@ -22,7 +22,9 @@ those it never saw (both subsets with at least ``MIN_N`` mentions).  The person 
 from __future__ import annotations
 
 import math
+import threading
 import warnings
+from contextlib import contextmanager
 from typing import Iterable, List, Mapping, Optional
 
 import numpy as np
@@ -33,6 +35,34 @@ from .batch import Batch
 
 class InputWarning(UserWarning):
     """Input that scores, but probably not as meant."""
+
+
+_COLLECTING = threading.local()  # .notes: the input warnings of a thread inside collected_input_warnings
+
+
+def warn_input(message: str, stacklevel: int = 2) -> None:
+    """An input warning: kept for the block where this thread collects them
+    (``collected_input_warnings``), else raised as an ``InputWarning`` (``stacklevel``: as
+    ``warnings.warn``'s, counted from the caller)."""
+    notes = getattr(_COLLECTING, "notes", None)
+    if notes is not None:
+        notes.append(message)
+    else:
+        warnings.warn(message, InputWarning, stacklevel=stacklevel + 1)
+
+
+@contextmanager
+def collected_input_warnings():
+    """The input warnings this thread gives inside the block, in order (a list), none raised:
+    what a Space's page shows, or a task run elsewhere hands back for its caller to raise.  Per
+    thread, unlike ``warnings.catch_warnings``, whose state every thread shares (two pages
+    computed at once would see each other's warnings)."""
+    before = getattr(_COLLECTING, "notes", None)
+    _COLLECTING.notes = notes = []
+    try:
+        yield notes
+    finally:
+        _COLLECTING.notes = before
 
 
 def type_names(types: Iterable[str], limit: int = 20) -> str:
@@ -76,9 +106,9 @@ def check_types(batch: Batch, train_types: Optional[Iterable[str]] = None, also_
     if unknown:
         where = "gold or training data" if train else "gold data"
         listed = ", ".join(f"{t} ({n} span{'s' if n != 1 else ''})" for t, n in sorted(unknown.items())[:20])
-        warnings.warn(f"predicted entity types absent from the {where}: {listed}"
-                      f"{' …' if len(unknown) > 20 else ''}; {sum(unknown.values())} of {sum(predicted.values())} "
-                      f"predicted spans can never be correct", InputWarning, stacklevel=3)
+        warn_input(f"predicted entity types absent from the {where}: {listed}"
+                   f"{' …' if len(unknown) > 20 else ''}; {sum(unknown.values())} of {sum(predicted.values())} "
+                   f"predicted spans can never be correct", stacklevel=3)
 
 
 @no_gc()  # a string per unseen token: the collector's scans grew with the test size
@@ -93,10 +123,9 @@ def check_casing(stats, batch: Batch, lowercase: bool = False) -> None:
         return
     n_lower = n_unseen - batch.count_in(unseen, stats.lower_vocab, str.lower)
     if 2 * n_lower < n_unseen:
-        warnings.warn(f"{n_unseen} of {len(ids)} test tokens are unseen in training, but only {n_lower} once both "
-                      f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "
-                      f"match tokens lowercased where offered (lowercase=True, --lowercase)", InputWarning,
-                      stacklevel=3)
+        warn_input(f"{n_unseen} of {len(ids)} test tokens are unseen in training, but only {n_lower} once both "
+                   f"sides are lowercased: the test and training data differ in casing. Use the same casing, or "
+                   f"match tokens lowercased where offered (lowercase=True, --lowercase)", stacklevel=3)
 
 
 def check_decoding_matches(stats, batch: Batch) -> None:

@@ -721,16 +721,14 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
 
 
 def _warn_unparseable(unparseable: List[dict], source: Optional[str]) -> None:
-    import warnings
-
-    from .checks import InputWarning
+    from .checks import warn_input
 
     where = (lambda s: f"line {s + 1}") if source else (lambda s: f"sentence {s}")
     shown = "; ".join(f"{where(item['sentence'])}: {item['problem']}" for item in unparseable[:5])
     more = f"; and {len(unparseable) - 5} more" if len(unparseable) > 5 else ""
-    warnings.warn(f"{source or 'predictions'}: {len(unparseable)} unparseable mention list(s), each scored as "
-                  f"predicting nothing (n_unparseable; strict_json=True or --strict-json stops instead): "
-                  f"{shown}{more}", InputWarning, stacklevel=3)
+    warn_input(f"{source or 'predictions'}: {len(unparseable)} unparseable mention list(s), each scored as "
+               f"predicting nothing (n_unparseable; strict_json=True or --strict-json stops instead): "
+               f"{shown}{more}", stacklevel=3)
 
 
 def _keep_overlapping(batch: Batch, spans: dict, overlapping: dict) -> None:

@@ -28,10 +28,12 @@ import itertools
 import math
 import os
 import re
+import warnings
 from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from ..core.checks import InputWarning, collected_input_warnings
 from ..core.corpus import Corpus, read_conll, read_limits, under_limits
 from ..core.formats import system_predictions
 from ..core.schemes import DECODING_KEYS, check_decoding
@@ -464,11 +466,11 @@ def study(spec, workers: int = 1, client=None, progress: Callable = lambda items
         import uuid
 
         n, in_force = len(indices), read_limits()
-        futures = client.map(under_limits, [in_force] * n, [run_dataset] * n, [spec] * n, list(indices),
+        futures = client.map(under_limits, [in_force] * n, [_run_elsewhere] * n, [spec] * n, list(indices),
                              key=[f"run_dataset-{uuid.uuid4().hex}" for _ in indices])
-        done = progress((future.result() for future in futures), n)
+        done = progress(_delivered(future.result() for future in futures), n)
     elif workers > 1 and len(indices) > 1:
-        done = progress(_in_processes(spec, indices, workers), len(indices))
+        done = progress(_delivered(_in_processes(spec, indices, workers)), len(indices))
     else:
         done = progress((run_dataset(spec, i) for i in indices), len(indices))
     per = dict(zip((d.name for d in spec.datasets), done))
@@ -501,7 +503,24 @@ def _in_processes(spec: Spec, indices, workers: int):
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
     n = len(indices)
     with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=context) as pool:  # a spawned one: its limits
-        yield from pool.map(under_limits, [read_limits()] * n, [run_dataset] * n, [spec] * n, indices)
+        yield from pool.map(under_limits, [read_limits()] * n, [_run_elsewhere] * n, [spec] * n, indices)
+
+
+def _run_elsewhere(spec: Spec, index: int) -> Tuple[dict, List[str]]:
+    """``run_dataset`` in another process (a pool's, a Dask worker's), with the input warnings it
+    gave, which the study's caller raises (``_delivered``): a worker's own are in no output the
+    person reads."""
+    with collected_input_warnings() as notes:
+        part = run_dataset(spec, index)
+    return part, notes
+
+
+def _delivered(outcomes):
+    """The datasets' parts from ``_run_elsewhere``, each one's input warnings raised here first."""
+    for part, notes in outcomes:
+        for note in notes:
+            warnings.warn(note, InputWarning, stacklevel=2)
+        yield part
 
 
 # ---- views -----------------------------------------------------------------------------------
