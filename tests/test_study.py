@@ -257,8 +257,7 @@ def test_a_study_on_a_dask_cluster_equals_the_one_process_study(folder, result, 
     distributed = pytest.importorskip("distributed")
     with distributed.Client(process_cluster) as client, distributed.get_task_stream(client) as stream:
         assert to_json(st.study(folder / "study.toml", client=client)) == to_json(result)
-    ran = [task["worker"] for task in stream.data if str(task["key"]).startswith("run_dataset")]
-    assert len(ran) == 2 and set(ran) <= set(process_cluster.scheduler_info["workers"])  # a task per dataset
+    assert sum(str(task["key"]).startswith("run_dataset") for task in stream.data) == 2  # a task per dataset
 
 
 def _written(out: Path) -> dict:
@@ -285,8 +284,7 @@ def test_the_command_runs_a_study_on_a_dask_cluster(folder, tmp_path, capsys, pr
     with distributed.Client(process_cluster) as client, distributed.get_task_stream(client) as stream:
         assert main(["study", str(folder / "study.toml"), "--out", str(dask), "--quiet",
                      "--dask", process_cluster.scheduler_address]) == 0
-    ran = [task["worker"] for task in stream.data if str(task["key"]).startswith("run_dataset")]
-    assert len(ran) == 2 and set(ran) <= set(process_cluster.scheduler_info["workers"])  # on its worker processes
+    assert sum(str(task["key"]).startswith("run_dataset") for task in stream.data) == 2  # on the cluster's workers
     written = _written(dask)
     assert "study.json" in written and "deportes/report-errors.csv" in written and written == _written(one)
     made = json.loads((dask / "study.json").read_text())["provenance"]["command"]
@@ -295,9 +293,51 @@ def test_the_command_runs_a_study_on_a_dask_cluster(folder, tmp_path, capsys, pr
     assert main(["study", str(folder / "study.toml"), "--out", str(tmp_path / "limited"), "--max-line-bytes", "10",
                  "--dask", process_cluster.scheduler_address]) == 2  # the command's read limits, on the workers
     assert "longer than the line limit of 10 bytes" in capsys.readouterr().err and not (tmp_path / "limited").exists()
-    with pytest.raises(SystemExit) as refused:
-        main(["study", str(folder / "study.toml"), "--workers", "2", "--dask", process_cluster.scheduler_address])
-    assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+    for workers in ("2", "1"):
+        with pytest.raises(SystemExit) as refused:
+            main(["study", str(folder / "study.toml"), "--workers", workers, "--dask", process_cluster.scheduler_address])
+        assert refused.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+_SETTINGS_RUN = []  # the workers' calls of the memory setting (a module's list: client.run pickles by name)
+
+
+def _record_setting():
+    _SETTINGS_RUN.append(1)
+
+
+def test_study_dask_gives_the_workers_the_command_memory_setting(folder, tmp_path, monkeypatch):
+    """As ``stats --dask``: run as the command, each worker gets the command's memory setting;
+    called from Python, the workers are left as they are."""
+    distributed = pytest.importorskip("distributed")
+    from tough_ner.cli import _parser, _process
+    from tough_ner.cli.study import cmd_study
+
+    monkeypatch.setattr(_process, "keep_freed_memory", _record_setting)
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1, dashboard_address=None) \
+            as cluster:
+        for as_command, expected in ((False, []), (True, [1, 1])):
+            argv = ["study", str(folder / "study.toml"), "--out", str(tmp_path / str(as_command)), "--quiet",
+                    "--dask", cluster.scheduler_address]
+            args = _parser(argv).parse_args(argv)
+            args.as_command = as_command
+            cmd_study(args)
+            assert _SETTINGS_RUN == expected  # once on each of the 2 workers (threads of this process here)
+    _SETTINGS_RUN.clear()
+
+
+@pytest.mark.parametrize("command", ["study", "stats"])
+def test_dask_without_an_address_or_the_extra_is_one_line(folder, tmp_path, capsys, monkeypatch, command):
+    args = ["study", str(folder / "study.toml"), "--out", str(tmp_path / "out")] if command == "study" else \
+        ["stats", "--train", str(folder / "demo-train.conll"), "--out", str(tmp_path / "s.npz")]
+    assert main([*args, "--dask", " "]) == 2
+    assert capsys.readouterr().err.strip() == f"tough-ner {command}: --dask needs the scheduler's address " \
+                                              "(e.g. tcp://host:8786)"
+    monkeypatch.setitem(__import__("sys").modules, "distributed", None)  # the dask extra not installed
+    assert main([*args, "--dask", "tcp://127.0.0.1:8786"]) == 2
+    assert capsys.readouterr().err.strip() == f"tough-ner {command}: --dask needs the dask extra: pip install " \
+                                              "'tough-ner[dask]'"
+    assert not list(tmp_path.iterdir())
 
 
 def test_the_input_warnings_of_datasets_run_elsewhere_are_raised_by_the_caller(tmp_path, capsys, process_cluster):

@@ -98,7 +98,7 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
     else:
         args = parser.parse_args(argv)
         args.argv = ["tough-ner", *argv]  # the command line as run, for the report's provenance
-        args.as_command = as_command  # stats --dask gives its workers the command's memory setting
+        args.as_command = as_command  # --dask (stats, study) gives the workers the command's memory setting
         if as_command and args.command != "space":  # a server runs for long
             _process.keep_freed_memory()
         code = _run(args)

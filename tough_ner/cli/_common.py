@@ -249,17 +249,18 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-
 @contextmanager
-def dask_client(args, command: str):
+def dask_client(args):
     """A client of the Dask scheduler at ``--dask`` (its address).  Run as the command, the
-    workers get the command's memory setting (``_process.keep_freed_memory``): Dask starts them
-    returning every freed block over 64 KB to the system, which made a statistics build take
-    2.2 times the CPU."""
+    workers get the command's memory setting (``_process.keep_freed_memory``; it stays for
+    their lifetime): Dask starts them returning every freed block over 64 KB to the system,
+    which made a statistics build take 2.2 times the CPU."""
+    if not args.dask.strip():  # distributed.Client("") would start a cluster of its own here
+        raise ValueError("--dask needs the scheduler's address (e.g. tcp://host:8786)")
     try:
         from distributed import Client
     except ImportError:
-        raise SystemExit(f"tough-ner {command} --dask needs the dask extra: pip install 'tough-ner[dask]'") from None
+        raise ImportError("--dask needs the dask extra: pip install 'tough-ner[dask]'") from None
     from ._process import keep_freed_memory
 
     with Client(args.dask) as client:

@@ -27,9 +27,9 @@ def keep_freed_memory() -> None:
     (munmap, or trimming the heap), so the next one is faulted in page by page again: a
     HardEval of CoNLL-2003, whose reader frees and makes such arrays piece after piece, paid
     about 3k page faults for it.  A command is short-lived: it keeps up to 32 MB (glibc's
-    limit) of freed memory for reuse instead.  Other systems: nothing changes.  ``stats
-    --dask`` runs it on the workers too: Dask starts them trimming every free over 64 KB
-    (``MALLOC_TRIM_THRESHOLD_``), which made a statistics build take 2.2 times the CPU."""
+    limit) of freed memory for reuse instead.  Other systems: nothing changes.  ``--dask``
+    (``stats``, ``study``) runs it on the workers too: Dask starts them trimming every free over
+    64 KB (``MALLOC_TRIM_THRESHOLD_``), which made a statistics build take 2.2 times the CPU."""
     if not sys.platform.startswith("linux"):
         return
     import ctypes  # numpy has imported it

@@ -12,8 +12,8 @@ def cmd_study(args) -> None:
 
     spec = load_spec(args.spec)
     refuse_overwriting(output_files(spec, args.out), [("study", args.spec)] + input_files(spec))
-    with dask_client(args, "study") if args.dask else nullcontext() as client:
-        result = study(spec, workers=args.workers, client=client, progress=_progress(args.quiet))
+    with dask_client(args) if args.dask is not None else nullcontext() as client:
+        result = study(spec, workers=args.workers or 1, client=client, progress=_progress(args.quiet))
     for row in result["study"]["headline"][:3]:
         print(_line(row, result))
     written = write(result, args.out, __version__, getattr(args, "argv", None))
@@ -42,7 +42,8 @@ def _study_arguments(p) -> None:
     p.add_argument("spec", help="the study file (.toml, or .yaml with PyYAML): datasets, systems, options")
     p.add_argument("--out", default="tough-ner-study", help="the output folder (default tough-ner-study)")
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--workers", type=int, default=1, help="datasets run in this many processes (default 1)")
+    # no default value: argparse refuses --dask beside any --workers given, 1 included
+    where.add_argument("--workers", type=int, help="datasets run in this many processes (default 1)")
     where.add_argument("--dask", metavar="SCHEDULER",
                        help="run the datasets on the Dask cluster at SCHEDULER (address, e.g. tcp://host:8786), whose "
                             "workers read the study's files by the same paths; the outputs are written here")

@@ -10,7 +10,7 @@ def cmd_stats(args) -> None:
     from ..core.stats import TrainStats
     from ._common import _decoding, refuse_overwriting
 
-    if args.dask:
+    if args.dask is not None:
         stats = _distributed(args)
     else:
         refuse_overwriting([("--out", args.out)],
@@ -37,7 +37,7 @@ def _distributed(args):
     if not shards:
         raise ValueError(f"--train {args.train!r}: no file matches")
     refuse_overwriting([("--out", args.out)], [("--train", shard) for shard in shards])
-    with dask_client(args, "stats") as client:
+    with dask_client(args) as client:
         return build_distributed(shards, client, keep_text=args.keep_text, **_decoding(args))
 
 
