@@ -501,8 +501,8 @@ def _in_processes(spec: Spec, indices, workers: int):
 
     # fork where the platform's libraries allow it (no interpreter start per worker)
     context = multiprocessing.get_context("fork" if sys.platform.startswith("linux") else "spawn")
-    n = len(indices)
-    with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=context) as pool:  # limits passed: spawn loses them
+    n = len(indices)  # the limits passed: a spawned process would start with the defaults
+    with ProcessPoolExecutor(max_workers=min(workers, n), mp_context=context) as pool:
         yield from pool.map(under_limits, [read_limits()] * n, [_run_elsewhere] * n, [spec] * n, indices)
 
 
