@@ -1,3 +1,4 @@
+import contextlib
 import hashlib
 import json
 import math
@@ -634,3 +635,40 @@ def test_a_batch_decoded_otherwise_than_the_report_is_refused():
         run(stats, given, ["a"], bootstrap=0, scheme="IOB2")
     with pytest.raises(ValueError, match="beta"):
         run(stats, given, ["a"], bootstrap=0, beta=0)
+
+
+def test_a_system_predicting_a_type_no_other_side_holds_is_compared_with_the_others():
+    """System b predicts FOO, which neither the gold data nor system a holds: every system
+    numbers the same entity types (share_types), so the report compares them; each system's
+    values are those of its report alone, a's with a FOO column of nothing (no value, n = 0)."""
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    a = [list(tags) for tags in test.predictions[0]]
+    b = [list(tags) for tags in test.predictions[1]]
+    s, i = next((s, i) for s, tags in enumerate(b) for i, tag in enumerate(tags) if tag.startswith("B-"))
+    b[s][i] = "B-FOO"
+    from tough_ner.checks import InputWarning
+
+    with pytest.warns(InputWarning, match="predicted entity types absent from the gold or training data: FOO"):
+        both = run(stats, Corpus(test.tokens, test.tags, [a, b]), names=["a", "b"], bootstrap=100, seed=0)
+    for name, predictions in (("a", a), ("b", b)):
+        with pytest.warns(InputWarning) if name == "b" else contextlib.nullcontext():
+            alone = run(stats, Corpus(test.tokens, test.tags, [predictions]), names=[name], bootstrap=100, seed=0)
+        values = json.loads(to_json(both["systems"][name]))
+        if name == "a":
+            assert values["bucket_f1"].pop("tag_FOO_f1") is None
+            assert json.loads(to_json(both["details"]["a"]["tmr"]["per_type"]))["FOO"]["n"] == 0
+        assert values == json.loads(to_json(alone["systems"][name]))
+    f1 = next(row for row in both["summary"]["rows"] if row["key"] == "f1")
+    assert f1["tests"] and f1["tests"][0]["p_value"] >= 0  # the pair is tested
+
+
+def test_share_types_renumbers_a_batch_and_refuses_what_would_lose_a_type():
+    batch = Batch([["x", "y"]], [["B-PER", "O"]], [["B-ORG", "O"]])
+    assert batch.types == ["ORG", "PER"] and batch.span_arrays("gold")[3].tolist() == [1]
+    batch.share_types(["FOO", "ORG", "PER"])
+    assert batch.span_arrays("gold")[3].tolist() == [2] and batch.span_arrays("pred")[3].tolist() == [1]
+    assert batch.span_type_counts("gold") == {"PER": 1}
+    for wrong in (["ORG", "PER", "FOO"], ["FOO", "PER"]):
+        with pytest.raises(ValueError, match="share_types needs the sorted types"):
+            batch.share_types(wrong)

@@ -83,6 +83,21 @@ class Batch:
                              f"{c}-{d} {u} (kept by allow_overlap=True): score overlapping spans with span scores, "
                              f"match_scores or tmr, or give flat spans")
 
+    def share_types(self, types: Sequence[str]) -> None:
+        """Number the entity types as ``types`` (sorted, this batch's own among them), as
+        other batches compared with this one do: systems compared type by type need the same
+        columns even when one of them predicts a type no other side holds (its column then
+        counts nothing here).  What was made from the old numbers is made again."""
+        types = list(types)
+        if types == self.types:
+            return
+        if types != sorted(set(types)) or not set(self.types) <= set(types):
+            raise ValueError(f"share_types needs the sorted types of every batch compared, this one's "
+                             f"{self.types} among them, not {types}")
+        self.types, self.type_index = types, {t: i for i, t in enumerate(types)}
+        for made in ("_arrays_gold", "_arrays_pred", "_memo"):
+            self.__dict__.pop(made, None)
+
     def decoding_options(self) -> dict:
         """The keywords that make another ``Batch`` decode as this one."""
         return dict(zip(("scheme", "mode", "repair"), self.decoding), declared=self._declared)

@@ -202,9 +202,19 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
 
     batches: Dict[str, Batch] = {}
 
-    def score_system(label: str, predictions) -> Callable[[], None]:
+    def decode_system(label: str, predictions) -> Callable[[], None]:
         def step():
-            batch = batches[label] = _batch(test, predictions, decoding)
+            batches[label] = _batch(test, predictions, decoding)
+        return step
+
+    def share_types() -> None:  # a type one system predicts is a column (of zeros) for the others
+        shared = sorted(set().union(*(batch.types for batch in batches.values())))
+        for batch in batches.values():
+            batch.share_types(shared)
+
+    def score_system(label: str) -> Callable[[], None]:
+        def step():
+            batch = batches[label]
             for method, score in METHODS.items():
                 options = {**OPTIONS.get(method, {}), **({"beta": beta} if method == "tmr" and beta != 1 else {})}
                 record(label, method, score(stats, batch, detailed=True, **options), batch)
@@ -232,8 +242,9 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                              for name, r in curve]
         return step
 
-    steps = [(f"scoring {label}", score_system(label, predictions))
+    steps = [(f"reading {label}", decode_system(label, predictions))
              for label, predictions in zip(labels, test.predictions)]
+    steps += [("entity types", share_types)] + [(f"scoring {label}", score_system(label)) for label in labels]
     if nrb_sets is not None:
         steps += [(f"NRB/WTS {label}", score_nrb(i, label)) for i, label in enumerate(labels)]
     for label, versions in (attacked or {}).items():
