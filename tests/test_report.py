@@ -663,12 +663,41 @@ def test_a_system_predicting_a_type_no_other_side_holds_is_compared_with_the_oth
     assert f1["tests"] and f1["tests"][0]["p_value"] >= 0  # the pair is tested
 
 
-def test_share_types_renumbers_a_batch_and_refuses_what_would_lose_a_type():
+def test_with_types_renumbers_a_copy_and_refuses_what_would_lose_a_type():
     batch = Batch([["x", "y"]], [["B-PER", "O"]], [["B-ORG", "O"]])
     assert batch.types == ["ORG", "PER"] and batch.span_arrays("gold")[3].tolist() == [1]
-    batch.share_types(["FOO", "ORG", "PER"])
-    assert batch.span_arrays("gold")[3].tolist() == [2] and batch.span_arrays("pred")[3].tolist() == [1]
-    assert batch.span_type_counts("gold") == {"PER": 1}
+    shared = batch.with_types(["FOO", "ORG", "PER"])
+    assert shared.span_arrays("gold")[3].tolist() == [2] and shared.span_arrays("pred")[3].tolist() == [1]
+    assert shared.span_type_counts("gold") == {"PER": 1} and shared.tokens is batch.tokens
+    assert batch.types == ["ORG", "PER"] and batch.span_arrays("gold")[3].tolist() == [1]  # the batch given: as it was
+    assert batch.with_types(["ORG", "PER"]) is batch
     for wrong in (["ORG", "PER", "FOO"], ["FOO", "PER"]):
-        with pytest.raises(ValueError, match="share_types needs the sorted types"):
-            batch.share_types(wrong)
+        with pytest.raises(ValueError, match="with_types needs the sorted types"):
+            batch.with_types(wrong)
+
+
+def test_compare_and_the_space_pages_compare_systems_of_different_types():
+    """compare (and so --versus) and the Space's TMR and bucket F1 pages: a system predicting a
+    type no other side holds is compared with the others, each one's values as alone."""
+    from tough_ner import spaces
+    from tough_ner.checks import InputWarning
+    from tough_ner.comparison import compare
+    from tough_ner.corpus import conll_text
+
+    train, test = load_demo()
+    stats = TrainStats.from_corpus(train)
+    a = [list(tags) for tags in test.predictions[0]]
+    b = [list(tags) for tags in test.predictions[1]]
+    s, i = next((s, i) for s, tags in enumerate(b) for i, tag in enumerate(tags) if tag.startswith("B-"))
+    b[s][i] = "B-FOO"
+    with pytest.warns(InputWarning):
+        for method in ("tmr", "bucket_f1"):
+            table = compare({"a": Batch(test.tokens, test.tags, a), "b": Batch(test.tokens, test.tags, b)}, method,
+                            train=stats, n_resamples=50)
+            f1 = next(row for row in table["rows"] if row["key"] == "f1")
+            alone = (tmr if method == "tmr" else bucket_f1)(stats, Batch(test.tokens, test.tags, b))
+            assert f1["values"]["b"] == pytest.approx(alone["f1"], abs=1e-12) and f1["tests"]
+        train_text = conll_text(train.tokens, train.tags)
+        test_text = conll_text(test.tokens, test.tags, a, b)
+        for page in (spaces.score_tmr(train_text, test_text), spaces.score_bucket_f1(train_text, test_text, 4, 20)):
+            assert "paired test" in page[0] and "different columns" not in page[0]

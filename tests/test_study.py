@@ -363,7 +363,7 @@ def test_the_input_warnings_of_datasets_run_elsewhere_are_raised_by_the_caller(t
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             result = st.study(tmp_path / "study.toml", **where)
-        return to_json(result), sorted({str(w.message) for w in caught if w.category is InputWarning})
+        return to_json(result), sorted(str(w.message) for w in caught if w.category is InputWarning)
 
     alone = raised()
     assert alone[1] and all(m.startswith("predicted entity types absent from the gold or training data: FOO (1 span")
@@ -376,6 +376,36 @@ def test_the_input_warnings_of_datasets_run_elsewhere_are_raised_by_the_caller(t
                  "--dask", process_cluster.scheduler_address]) == 0
     printed = capsys.readouterr().err
     assert all(f"tough-ner study: warning: {message}" in printed for message in alone[1])
+
+
+def test_a_dataset_failing_elsewhere_still_gives_its_input_warnings(monkeypatch):
+    """The input warnings a dataset gave before it failed travel on its error (pickled with it)
+    and are given before the error is raised; a caller that collects input warnings collects
+    those of datasets run elsewhere too."""
+    import pickle
+
+    from tough_ner.checks import InputWarning, collected_input_warnings, warn_input
+
+    def failing(spec, index):
+        warn_input("a note")
+        raise ValueError("broken")
+
+    monkeypatch.setattr(st, "run_dataset", failing)
+    with pytest.raises(ValueError, match="broken") as error:
+        st._run_elsewhere(None, 0)
+    travelled = pickle.loads(pickle.dumps(error.value))
+    assert travelled.input_warnings == ["a note"]
+
+    def outcomes():
+        yield {"part": 1}, ["first"]
+        raise travelled
+
+    with pytest.warns(InputWarning) as caught, pytest.raises(ValueError, match="broken"):
+        list(st._delivered(outcomes()))
+    assert [str(w.message) for w in caught] == ["first", "a note"]
+    with collected_input_warnings() as notes:
+        assert list(st._delivered([({"part": 1}, ["x", "x"])])) == [{"part": 1}]
+    assert notes == ["x", "x"]
 
 
 def test_a_yaml_study_reads_as_the_toml_one(folder):

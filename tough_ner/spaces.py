@@ -38,7 +38,7 @@ except ImportError:  # not on Windows: download folders are then removed only wi
     fcntl = None
 
 from .present import demo as demo_data
-from .core.batch import Batch
+from .core.batch import Batch, with_shared_types
 from .core.checks import collected_input_warnings
 from .core.corpus import Corpus, conll_text, parse_conll, read_text, split_rows
 from .present.html import label_counts
@@ -580,7 +580,7 @@ def score_hardeval(train_text, test_text, strict=False, error="bilou", names_tex
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
-    batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
+    batches = with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
     detailed = {n: hardeval(stats, b, strict=strict, error=error, detailed=True) for n, b in batches.items()}
     results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
     subsets = ["all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
@@ -601,7 +601,7 @@ def score_tmr(train_text, test_text, names_text=""):
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
-    batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
+    batches = with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
     results = {n: tmr(stats, b) for n, b in batches.items()}
     frame = results_frame(results)
     plot = _bars(list(SUBSETS), {n: [results[n][f"recall_{x}"] for x in SUBSETS] for n in names}, "recall")
@@ -617,7 +617,7 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_tex
         raise ValueError(f"bootstrap resamples must lie in 0 .. {MAX_BOOTSTRAP}, got {bootstrap}")
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
-    batches = {n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)}
+    batches = with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
     detailed = {n: bucket_f1(stats, b, n_buckets=int(n_buckets), detailed=True, bootstrap=int(bootstrap))
                 for n, b in batches.items()}
     results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}

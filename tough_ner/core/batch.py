@@ -1,6 +1,7 @@
 """A validated, decoded evaluation batch: test tokens, gold tags and predicted tags."""
 from __future__ import annotations
 
+import copy
 from functools import cached_property
 from itertools import chain, repeat
 from operator import itemgetter
@@ -83,20 +84,21 @@ class Batch:
                              f"{c}-{d} {u} (kept by allow_overlap=True): score overlapping spans with span scores, "
                              f"match_scores or tmr, or give flat spans")
 
-    def share_types(self, types: Sequence[str]) -> None:
-        """Number the entity types as ``types`` (sorted, this batch's own among them), as
-        other batches compared with this one do: systems compared type by type need the same
-        columns even when one of them predicts a type no other side holds (its column then
-        counts nothing here).  What was made from the old numbers is made again."""
+    def with_types(self, types: Sequence[str]) -> "Batch":
+        """This batch numbering the entity types as ``types`` (sorted, its own among them), as
+        the batches compared with it do (``with_shared_types``): a renumbered copy, sharing
+        its sentences, or this batch when its types are those already."""
         types = list(types)
         if types == self.types:
-            return
+            return self
         if types != sorted(set(types)) or not set(self.types) <= set(types):
-            raise ValueError(f"share_types needs the sorted types of every batch compared, this one's "
+            raise ValueError(f"with_types needs the sorted types of every batch compared, this one's "
                              f"{self.types} among them, not {types}")
-        self.types, self.type_index = types, {t: i for i, t in enumerate(types)}
-        for made in ("_arrays_gold", "_arrays_pred", "_memo"):
-            self.__dict__.pop(made, None)
+        renumbered = copy.copy(self)
+        renumbered.types, renumbered.type_index = types, {t: i for i, t in enumerate(types)}
+        for made in ("_arrays_gold", "_arrays_pred", "_memo"):  # made from the old numbers
+            renumbered.__dict__.pop(made, None)
+        return renumbered
 
     def decoding_options(self) -> dict:
         """The keywords that make another ``Batch`` decode as this one."""
@@ -357,7 +359,7 @@ class Batch:
             raise ValueError("this batch has no predictions")
         ids = self._codes[which][1]
         prefixes, names = self._tags[which]
-        # type ids from the current type_index (as_batch may add types after construction)
+        # type ids from the current type_index (as_batch may add types after construction, with_types renumber)
         type_ids = np.array([self.type_index[name] if name is not None else -1 for name in names], dtype=np.int64)
         prefix, types = prefixes[ids], type_ids[ids]
         starts, ends = decode_flat(prefix, types, self.offsets, *self.side_decoding(which))
@@ -525,3 +527,12 @@ def _find_problem(tokens, references, predictions) -> None:
             i = next(i for i, token in enumerate(sentence) if type(token) is not str)
             raise ValueError(f"sentence {s}, position {i}: token {sentence[i]!r} is a "
                              f"{type(sentence[i]).__name__}, not a string")
+
+
+def with_shared_types(batches: Dict[str, Batch]) -> Dict[str, Batch]:
+    """Batches of systems compared type by type, numbering the same entity types (the sorted
+    union of theirs): a type one system predicts and no other side holds is then a column of
+    nothing for the others, not a column the others lack (``with_types``; the batches as given
+    where nothing changes)."""
+    shared = sorted(set().union(*(batch.types for batch in batches.values())))
+    return {name: batch.with_types(shared) for name, batch in batches.items()}

@@ -56,7 +56,8 @@ def collected_input_warnings():
     """The input warnings this thread gives inside the block, in order (a list), none raised:
     what a Space's page shows, or a task run elsewhere hands back for its caller to raise.  Per
     thread, unlike ``warnings.catch_warnings``, whose state every thread shares (two pages
-    computed at once would see each other's warnings)."""
+    computed at once would see each other's warnings).  Blocks nest; a block must not stay open
+    across a ``yield`` while another is opened in the same thread."""
     before = getattr(_COLLECTING, "notes", None)
     _COLLECTING.notes = notes = []
     try:

@@ -15,6 +15,7 @@ from .nrb import counts as nrb_counts
 from .rockner import CATEGORIES, VERSIONS
 from .rockner import counts as rockner_counts
 from .tmr import counts as tmr_counts
+from ..core.batch import Batch, with_shared_types
 from ..core.stats import TrainStats
 from ..core.uncertainty import (INTERVAL_NAME, SMALL, TEST_NAME, Counts, adjust, analyse, check_options,
                                 family_size, holm, verdict)
@@ -151,6 +152,8 @@ def compare(systems: Mapping[str, object], method: str = "tmr", train=None, keys
         raise ValueError(f"compare needs at least two systems, got {len(systems)}")
     check_options(n_resamples, confidence, unit, alpha)
     stats = TrainStats.coerce(train) if train is not None or method not in ("nrb", "rockner") else None
+    if all(isinstance(scored, Batch) for scored in systems.values()):  # compared type by type: the same types
+        systems = with_shared_types(dict(systems))
     counts = {name: COUNTS[method](stats, scored, **options) for name, scored in systems.items()}
     analysis = analyse(counts, keys, n_resamples, confidence, seed, unit, pairs=pairs(list(counts), baseline))
     table = rows(analysis, method, alpha=alpha)

@@ -16,7 +16,7 @@ from collections import Counter
 from functools import partial
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..core.batch import Batch
+from ..core.batch import Batch, with_shared_types
 from ..methods.buckets import ATTRIBUTES, bucket_f1, bucket_key, compare
 from ..core.checks import identical_to_gold, invalid_sequence_warnings, training_data_warnings
 from ..methods.comparison import COUNTS, decided_rows, described_family, family, finish, pairs
@@ -207,10 +207,8 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
             batches[label] = _batch(test, predictions, decoding)
         return step
 
-    def share_types() -> None:  # a type one system predicts is a column (of zeros) for the others
-        shared = sorted(set().union(*(batch.types for batch in batches.values())))
-        for batch in batches.values():
-            batch.share_types(shared)
+    def share_types() -> None:  # a type one system predicts is a column (of nothing) for the others
+        batches.update(with_shared_types(batches))
 
     def score_system(label: str) -> Callable[[], None]:
         def step():

@@ -28,12 +28,11 @@ import itertools
 import math
 import os
 import re
-import warnings
 from dataclasses import dataclass, field
 from statistics import NormalDist
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
-from ..core.checks import InputWarning, collected_input_warnings
+from ..core.checks import collected_input_warnings, warn_input
 from ..core.corpus import Corpus, read_conll, read_limits, under_limits
 from ..core.formats import system_predictions
 from ..core.schemes import DECODING_KEYS, check_decoding
@@ -508,18 +507,32 @@ def _in_processes(spec: Spec, indices, workers: int):
 
 def _run_elsewhere(spec: Spec, index: int) -> Tuple[dict, List[str]]:
     """``run_dataset`` in another process (a pool's, a Dask worker's), with the input warnings it
-    gave, which the study's caller raises (``_delivered``): a worker's own are in no output the
-    person reads."""
+    gave, which the study's caller gives (``_delivered``): a worker's own are in no output the
+    person reads.  A dataset that fails carries them on its error (``input_warnings``)."""
     with collected_input_warnings() as notes:
-        part = run_dataset(spec, index)
+        try:
+            part = run_dataset(spec, index)
+        except Exception as error:
+            error.input_warnings = notes  # pickled with the error (its __dict__)
+            raise
     return part, notes
 
 
-def _delivered(outcomes):
-    """The datasets' parts from ``_run_elsewhere``, each one's input warnings raised here first."""
-    for part, notes in outcomes:
+def _delivered(outcomes: Iterable[Tuple[dict, List[str]]]):
+    """The datasets' parts from ``_run_elsewhere``, each one's input warnings given here first
+    (``warn_input``: raised, or collected by a caller that collects them), a failed one's too."""
+    outcomes = iter(outcomes)
+    while True:
+        try:
+            part, notes = next(outcomes)
+        except StopIteration:
+            return
+        except Exception as error:
+            for note in getattr(error, "input_warnings", ()):
+                warn_input(note)
+            raise
         for note in notes:
-            warnings.warn(note, InputWarning, stacklevel=2)
+            warn_input(note)
         yield part
 
 
