@@ -637,16 +637,23 @@ def test_a_batch_decoded_otherwise_than_the_report_is_refused():
         run(stats, given, ["a"], bootstrap=0, beta=0)
 
 
-def test_a_system_predicting_a_type_no_other_side_holds_is_compared_with_the_others():
-    """System b predicts FOO, which neither the gold data nor system a holds: every system
-    numbers the same entity types (share_types), so the report compares them; each system's
-    values are those of its report alone, a's with a FOO column of nothing (no value, n = 0)."""
+def _a_and_b_predicting_foo():
+    """The demo's train and test sets, their statistics, and two systems' tags: b predicts
+    one span of FOO, a type neither the gold data nor a holds."""
     train, test = load_demo()
     stats = TrainStats.from_corpus(train)
     a = [list(tags) for tags in test.predictions[0]]
     b = [list(tags) for tags in test.predictions[1]]
     s, i = next((s, i) for s, tags in enumerate(b) for i, tag in enumerate(tags) if tag.startswith("B-"))
     b[s][i] = "B-FOO"
+    return train, test, stats, a, b
+
+
+def test_a_system_predicting_a_type_no_other_side_holds_is_compared_with_the_others():
+    """System b predicts FOO, which neither the gold data nor system a holds: every system
+    numbers the same entity types (with_shared_types), so the report compares them; each system's
+    values are those of its report alone, a's with a FOO column of nothing (no value, n = 0)."""
+    train, test, stats, a, b = _a_and_b_predicting_foo()
     from tough_ner.checks import InputWarning
 
     with pytest.warns(InputWarning, match="predicted entity types absent from the gold or training data: FOO"):
@@ -684,12 +691,7 @@ def test_compare_and_the_space_pages_compare_systems_of_different_types():
     from tough_ner.comparison import compare
     from tough_ner.corpus import conll_text
 
-    train, test = load_demo()
-    stats = TrainStats.from_corpus(train)
-    a = [list(tags) for tags in test.predictions[0]]
-    b = [list(tags) for tags in test.predictions[1]]
-    s, i = next((s, i) for s, tags in enumerate(b) for i, tag in enumerate(tags) if tag.startswith("B-"))
-    b[s][i] = "B-FOO"
+    train, test, stats, a, b = _a_and_b_predicting_foo()
     with pytest.warns(InputWarning):
         for method in ("tmr", "bucket_f1"):
             table = compare({"a": Batch(test.tokens, test.tags, a), "b": Batch(test.tokens, test.tags, b)}, method,
