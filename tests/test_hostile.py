@@ -1015,3 +1015,36 @@ def test_error_table_is_written_a_piece_at_a_time(tmp_path, monkeypatch):
     columns, cells = list(rows[0]), [list(row.values()) for row in rows]
     pieces = list(formatting.csv_pieces(columns, cells, rows_at_once=7))
     assert len(pieces) == len(rows) // 7 + 1 and "".join(pieces) == formatting.csv_text(columns, cells)
+
+
+def test_a_space_page_shows_its_own_input_warnings():
+    """A page's input warnings are shown above its results (as text), the ones its own input
+    gave: pages computed at the same time in two threads do not see each other's."""
+    need("gradio")
+    import threading
+
+    from tough_ner import spaces
+    from tough_ner.corpus import conll_text
+    from tough_ner.demo import TRAIN, load_demo
+
+    _, test = load_demo()
+    foo = [list(tags) for tags in test.predictions[0]]
+    s, i = next((s, i) for s, tags in enumerate(foo) for i, tag in enumerate(tags) if tag.startswith("B-"))
+    foo[s][i] = "B-FOO"
+    texts = {"foo": conll_text(test.tokens, test.tags, foo),
+             "plain": conll_text(test.tokens, test.tags, test.predictions[0])}
+    page = spaces._safe(spaces._reader(spaces.score_tmr, 2), 7)
+    train, shown = Path(TRAIN).read_text(encoding="utf-8"), {}
+
+    def open_page(name):
+        shown[name] = page(train, None, texts[name], None, "")[0]
+
+    for _ in range(3):
+        threads = [threading.Thread(target=open_page, args=(name,)) for name in texts]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert __import__("html").unescape(shown["foo"]).count(
+            "**Warning:** predicted entity types absent from the gold or training data: FOO (1 span)") == 1
+        assert "**Warning:**" not in shown["plain"]
