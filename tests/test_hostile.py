@@ -1033,11 +1033,11 @@ def test_a_space_page_shows_its_own_input_warnings():
     foo[s][i] = "B-FOO"
     texts = {"foo": conll_text(test.tokens, test.tags, foo),
              "plain": conll_text(test.tokens, test.tags, test.predictions[0])}
-    page = spaces._safe(spaces._reader(spaces.score_tmr, 2), 7)
+    page = spaces._in_session(spaces._safe(spaces._reader(spaces.score_tmr, 2), 7), "tmr")
     train, shown = Path(TRAIN).read_text(encoding="utf-8"), {}
 
-    def open_page(name):
-        shown[name] = page(train, None, texts[name], None, "")[0]
+    def open_page(name):  # two visitors' pages: two sessions (one session's runs of an app take turns)
+        shown[name] = page(_Request(f"visitor-{name}"), train, None, texts[name], None, "")[0]
 
     for _ in range(3):
         threads = [threading.Thread(target=open_page, args=(name,)) for name in texts]
@@ -1045,6 +1045,9 @@ def test_a_space_page_shows_its_own_input_warnings():
             thread.start()
         for thread in threads:
             thread.join()
+        assert "**Error:**" not in shown["foo"] + shown["plain"]
         assert __import__("html").unescape(shown["foo"]).count(
             "**Warning:** predicted entity types absent from the gold or training data: FOO (1 span)") == 1
         assert "**Warning:**" not in shown["plain"]
+    for name in texts:
+        spaces.end_session(f"visitor-{name}")
