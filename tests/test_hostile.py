@@ -1019,7 +1019,9 @@ def test_error_table_is_written_a_piece_at_a_time(tmp_path, monkeypatch):
 
 def test_a_space_page_shows_its_own_input_warnings():
     """A page's input warnings are shown above its results (as text), the ones its own input
-    gave: pages computed at the same time in two threads do not see each other's."""
+    gave: pages computed at the same time in two threads do not see each other's, whether two
+    visitors' or two runs of one visitor's (where a Space lets them run together: neither
+    removes the download folder the other is writing)."""
     need("gradio")
     import threading
 
@@ -1036,11 +1038,11 @@ def test_a_space_page_shows_its_own_input_warnings():
     page = spaces._in_session(spaces._safe(spaces._reader(spaces.score_tmr, 2), 7), "tmr")
     train, shown = Path(TRAIN).read_text(encoding="utf-8"), {}
 
-    def open_page(name):  # two visitors' pages: two sessions (one session's runs of an app take turns)
-        shown[name] = page(_Request(f"visitor-{name}"), train, None, texts[name], None, "")[0]
+    def open_page(name, visitor):
+        shown[name] = page(_Request(visitor or f"visitor-{name}"), train, None, texts[name], None, "")[0]
 
-    for _ in range(3):
-        threads = [threading.Thread(target=open_page, args=(name,)) for name in texts]
+    for visitor in (None, None, None, "one-visitor", "one-visitor", "one-visitor"):
+        threads = [threading.Thread(target=open_page, args=(name, visitor)) for name in texts]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -1049,5 +1051,5 @@ def test_a_space_page_shows_its_own_input_warnings():
         assert __import__("html").unescape(shown["foo"]).count(
             "**Warning:** predicted entity types absent from the gold or training data: FOO (1 span)") == 1
         assert "**Warning:**" not in shown["plain"]
-    for name in texts:
-        spaces.end_session(f"visitor-{name}")
+    for session in ("visitor-foo", "visitor-plain", "one-visitor"):
+        spaces.end_session(session)

@@ -378,16 +378,20 @@ def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[Itera
     from .present.export import Cell, Table, latex_tables
 
     folder = _run_folder()
-    paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
-    write_atomic(paths[0], _json({"tough_ner_version": __version__, "results": results}) + "\n")
-    rows = iter(rows or ())
-    first = next(rows, None)
-    if first is not None:
-        errors.write(chain([first], rows), paths[1])
-    columns = [c for c in frame.columns if c != "key"]
-    table = Table(title, columns, [[Cell(v) for c, v in zip(frame.columns, row) if c != "key"]
-                                   for row in frame.itertuples(index=False)], "space")
-    write_atomic(paths[2], latex_tables([table]))
+    try:
+        paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
+        write_atomic(paths[0], _json({"tough_ner_version": __version__, "results": results}) + "\n")
+        rows = iter(rows or ())
+        first = next(rows, None)
+        if first is not None:
+            errors.write(chain([first], rows), paths[1])
+        columns = [c for c in frame.columns if c != "key"]
+        table = Table(title, columns, [[Cell(v) for c, v in zip(frame.columns, row) if c != "key"]
+                                       for row in frame.itertuples(index=False)], "space")
+        write_atomic(paths[2], latex_tables([table]))
+    finally:
+        with _WRITING_GUARD:
+            _WRITING.discard(folder)
     return paths[0], paths[1] if first is not None else None, paths[2]
 
 
@@ -487,16 +491,25 @@ def end_session(session: str) -> None:
         shutil.rmtree(session_folder(session), ignore_errors=True)
 
 
+_WRITING: set = set()  # the folders evaluations are writing their files in (_downloads)
+_WRITING_GUARD = threading.Lock()
+
+
 def _run_folder() -> str:
-    """A new folder for one evaluation's files; the same app's earlier files of the session go
-    (the page offers only the latest)."""
+    """A new folder for one evaluation's files, written in until ``_downloads`` is done; the
+    same app's earlier files of the session go (the page offers only the latest), but not a
+    folder another run of the app in the session is still writing (runs at once, where the
+    Space lets an event's requests run together)."""
     session, app = _PLACE.get()
     place = os.path.join(session_folder(session), app)
     os.makedirs(place, exist_ok=True)
-    earlier = os.listdir(place)
-    folder = tempfile.mkdtemp(dir=place)
-    for name in earlier:
-        shutil.rmtree(os.path.join(place, name), ignore_errors=True)
+    with _WRITING_GUARD:
+        earlier = [os.path.join(place, name) for name in os.listdir(place)]
+        folder = tempfile.mkdtemp(dir=place)
+        _WRITING.add(folder)
+        earlier = [path for path in earlier if path not in _WRITING]
+    for path in earlier:
+        shutil.rmtree(path, ignore_errors=True)
     return folder
 
 
