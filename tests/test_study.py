@@ -257,7 +257,7 @@ def test_a_study_on_a_dask_cluster_equals_the_one_process_study(folder, result, 
     distributed = pytest.importorskip("distributed")
     with distributed.Client(process_cluster) as client, distributed.get_task_stream(client) as stream:
         assert to_json(st.study(folder / "study.toml", client=client)) == to_json(result)
-    assert sum(str(task["key"]).startswith("run_dataset") for task in stream.data) == 2  # a task per dataset
+    assert sum(str(task["key"]).startswith("_run_elsewhere") for task in stream.data) == 2  # a task per dataset
 
 
 def _written(out: Path) -> dict:
@@ -284,7 +284,7 @@ def test_the_command_runs_a_study_on_a_dask_cluster(folder, tmp_path, capsys, pr
     with distributed.Client(process_cluster) as client, distributed.get_task_stream(client) as stream:
         assert main(["study", str(folder / "study.toml"), "--out", str(dask), "--quiet",
                      "--dask", process_cluster.scheduler_address]) == 0
-    assert sum(str(task["key"]).startswith("run_dataset") for task in stream.data) == 2  # on the cluster's workers
+    assert sum(str(task["key"]).startswith("_run_elsewhere") for task in stream.data) == 2  # on the cluster's workers
     written = _written(dask)
     assert "study.json" in written and "deportes/report-errors.csv" in written and written == _written(one)
     made = json.loads((dask / "study.json").read_text())["provenance"]["command"]

@@ -6,7 +6,7 @@ import os
 import re
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from itertools import chain, count, repeat
 from typing import Iterator, List, Optional, Sequence, Tuple, Union
@@ -132,11 +132,8 @@ def under_limits(in_force: ReadLimits, function, *args):
     """``function(*args)`` read under ``in_force``: how a task run elsewhere (in a pool's
     process, on a Dask worker) keeps the limits of the call that made it, which the context
     variable does not carry there."""
-    token = _LIMITS.set(in_force)
-    try:
+    with limits(**asdict(in_force)):
         return function(*args)
-    finally:
-        _LIMITS.reset(token)
 
 
 def _size_text(n: int) -> str:

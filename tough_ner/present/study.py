@@ -37,7 +37,7 @@ from ..core.corpus import Corpus, read_conll, read_limits, under_limits
 from ..core.formats import system_predictions
 from ..core.schemes import DECODING_KEYS, check_decoding
 from ..core.scoring import check_beta
-from ..core.stats import TrainStats
+from ..core.stats import TrainStats, _results, _submit_on
 from ..core.uncertainty import SMALL, adjust
 from ..methods.buckets import ATTRIBUTES, model_wise, self_diagnosis
 from ..methods.comparison import family, finish, pairs
@@ -461,13 +461,9 @@ def study(spec, workers: int = 1, client=None, progress: Callable = lambda items
     if options["baseline"] is not None and options["baseline"] not in systems:
         raise ValueError(f"baseline {options['baseline']!r} is not one of the systems {systems}")
     indices = range(len(spec.datasets))
-    if client is not None:  # each dataset read under the read limits in force here
-        import uuid
-
-        n, in_force = len(indices), read_limits()
-        futures = client.map(under_limits, [in_force] * n, [_run_elsewhere] * n, [spec] * n, list(indices),
-                             key=[f"run_dataset-{uuid.uuid4().hex}" for _ in indices])
-        done = progress(_delivered(future.result() for future in futures), n)
+    if client is not None:  # a task per dataset, as build_distributed's (under the read limits in force here)
+        done = progress(_delivered(_results(_submit_on(client, _run_elsewhere, [(spec, i) for i in indices]))),
+                        len(indices))
     elif workers > 1 and len(indices) > 1:
         done = progress(_delivered(_in_processes(spec, indices, workers)), len(indices))
     else:
