@@ -19,6 +19,7 @@ start-up.  Needs the ``spaces`` extra (gradio, matplotlib).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import contextvars
 import hashlib
 import html
@@ -377,8 +378,7 @@ def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[Itera
     from .present import errors
     from .present.export import Cell, Table, latex_tables
 
-    folder = _run_folder()
-    try:
+    with _run_folder() as folder:
         paths = [os.path.join(folder, name) for name in ("results.json", "errors.csv", "table.tex")]
         write_atomic(paths[0], _json({"tough_ner_version": __version__, "results": results}) + "\n")
         rows = iter(rows or ())
@@ -389,9 +389,6 @@ def _downloads(results: Dict[str, dict], frame, title: str, rows: Optional[Itera
         table = Table(title, columns, [[Cell(v) for c, v in zip(frame.columns, row) if c != "key"]
                                        for row in frame.itertuples(index=False)], "space")
         write_atomic(paths[2], latex_tables([table]))
-    finally:
-        with _WRITING_GUARD:
-            _WRITING.discard(folder)
     return paths[0], paths[1] if first is not None else None, paths[2]
 
 
@@ -491,15 +488,16 @@ def end_session(session: str) -> None:
         shutil.rmtree(session_folder(session), ignore_errors=True)
 
 
-_WRITING: set = set()  # the folders evaluations are writing their files in (_downloads)
+_WRITING: set = set()  # the folders of _run_folder blocks still open
 _WRITING_GUARD = threading.Lock()
 
 
-def _run_folder() -> str:
-    """A new folder for one evaluation's files, written in until ``_downloads`` is done; the
-    same app's earlier files of the session go (the page offers only the latest), but not a
-    folder another run of the app in the session is still writing (runs at once, where the
-    Space lets an event's requests run together)."""
+@contextlib.contextmanager
+def _run_folder():
+    """A new folder for one evaluation's files, written in inside the block; the same app's
+    earlier files of the session go (the page offers only the latest), but not a folder
+    another run of the app in the session is still writing in (runs at once, where the Space
+    lets an event's requests run together)."""
     session, app = _PLACE.get()
     place = os.path.join(session_folder(session), app)
     os.makedirs(place, exist_ok=True)
@@ -510,7 +508,11 @@ def _run_folder() -> str:
         earlier = [path for path in earlier if path not in _WRITING]
     for path in earlier:
         shutil.rmtree(path, ignore_errors=True)
-    return folder
+    try:
+        yield folder
+    finally:
+        with _WRITING_GUARD:
+            _WRITING.discard(folder)
 
 
 def _in_session(function: Callable, app: str) -> Callable:
@@ -587,13 +589,19 @@ def _warnings(results: Dict[str, dict]) -> List[str]:
     return training_data_warnings({"systems": {n: {"tmr": r} for n, r in results.items()}})
 
 
+def _system_batches(test: Corpus, names: Sequence[str]) -> Dict[str, Batch]:
+    """Each system's batch over the test set, all numbering the same entity types (a type one
+    system predicts is a column of nothing for the other, and the systems compare)."""
+    return with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
+
+
 # ---- one scorer per metric: (inputs...) -> (summary, results table, plot, hardest/details, 3 files) -------------
 def score_hardeval(train_text, test_text, strict=False, error="bilou", names_text=""):
     from .methods.hardeval import hardeval
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
-    batches = with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
+    batches = _system_batches(test, names)
     detailed = {n: hardeval(stats, b, strict=strict, error=error, detailed=True) for n, b in batches.items()}
     results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
     subsets = ["all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]
@@ -614,7 +622,7 @@ def score_tmr(train_text, test_text, names_text=""):
 
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
-    batches = with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
+    batches = _system_batches(test, names)
     results = {n: tmr(stats, b) for n, b in batches.items()}
     frame = results_frame(results)
     plot = _bars(list(SUBSETS), {n: [results[n][f"recall_{x}"] for x in SUBSETS] for n in names}, "recall")
@@ -630,7 +638,7 @@ def score_bucket_f1(train_text, test_text, n_buckets=4, bootstrap=200, names_tex
         raise ValueError(f"bootstrap resamples must lie in 0 .. {MAX_BOOTSTRAP}, got {bootstrap}")
     stats, test = _stats(train_text), _systems(test_text, "test data")
     names = _names(test, names_text)
-    batches = with_shared_types({n: Batch(test.tokens, test.tags, p) for n, p in zip(names, test.predictions)})
+    batches = _system_batches(test, names)
     detailed = {n: bucket_f1(stats, b, n_buckets=int(n_buckets), detailed=True, bootstrap=int(bootstrap))
                 for n, b in batches.items()}
     results = {n: {k: v for k, v in r.items() if not isinstance(v, (dict, list))} for n, r in detailed.items()}
