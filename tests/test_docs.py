@@ -155,13 +155,17 @@ def ci_command() -> str:
     return lines[0].strip()
 
 
-def extras() -> set:
+def optional_dependencies() -> dict:
     try:
         import tomllib
     except ImportError:  # Python < 3.11
         tomllib = pytest.importorskip("tomli")
     with open(ROOT / "pyproject.toml", "rb") as handle:
-        return set(tomllib.load(handle)["project"]["optional-dependencies"])
+        return tomllib.load(handle)["project"]["optional-dependencies"]
+
+
+def extras() -> set:
+    return set(optional_dependencies())
 
 
 def installed_extras(command: str) -> set:
@@ -211,6 +215,17 @@ def test_the_benchmark_figures_are_the_benchmarks_own_output():
         text = (ROOT / "bench" / "results" / f"{name}.txt").read_text(encoding="utf-8")
         assert text.startswith(f"$ python bench/{name}.py") and (ROOT / "bench" / f"{name}.py").is_file()
         assert re.search(r"^[\w ]*(goals|settings): .*$", text, re.M), f"{name}: no closing line"
+    listed = re.findall(r"^\| `(bench_\w+)\.py` \|", page, re.M)  # the table of what each one measures
+    assert sorted(listed) == sorted(p.stem for p in (ROOT / "bench").glob("bench_*.py"))
+
+
+def test_the_spacy_model_the_pages_name_is_the_one_the_spacy_extra_installs():
+    """``en_core_web_sm`` is not installed by the extra: a command naming it fails."""
+    pinned = optional_dependencies()["spacy"]
+    model = next(r.split("==")[0] for r in pinned if r.startswith("en-core-web")).replace("-", "_")
+    for page in PAGES:
+        named = {name.replace("-", "_") for name in re.findall(r"en[_-]core[_-]web[_-][\w-]+", page.read_text())}
+        assert named <= {model}, f"{page.relative_to(ROOT)} names {sorted(named - {model})}"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -365,7 +365,7 @@ def test_html_opens_offline_in_headless_chromium_and_renders(demo_report, report
     summary = results["summary"]
     systems = summary["systems"]
     assert systems == list(SYSTEMS)  # the order given, everywhere
-    assert [cell.strip() for cell in shown[0]] == ["measure"] + systems + ["n", "paired test"]
+    assert [cell.strip() for cell in shown[0]] == ["measure"] + systems + ["n", "paired tests"]
     assert len(shown) == len(summary["rows"]) + 1
     for cells, row in zip(shown[1:], summary["rows"]):
         assert cells[0].strip().startswith(row["label"])
@@ -703,3 +703,24 @@ def test_compare_and_the_space_pages_compare_systems_of_different_types():
         test_text = conll_text(test.tokens, test.tags, a, b)
         for page in (spaces.score_tmr(train_text, test_text), spaces.score_bucket_f1(train_text, test_text, 4, 20)):
             assert "paired test" in page[0] and "different columns" not in page[0]
+
+
+def test_out_dir_holds_the_page_and_the_json_of_a_report_on_your_files(tmp_path, capsys):
+    """``--out-dir`` is not the demo's alone: a report on one's own files writes report.html and
+    report.json there (an --html given elsewhere is kept); without it, nothing is written."""
+    _, test = load_demo()
+    write_conll(tmp_path / "gold.conll", test.tokens, test.tags)
+    paths = []
+    for name, predictions in zip(SYSTEMS, test.predictions):
+        write_conll(tmp_path / f"{name}.conll", test.tokens, test.tags, predictions)
+        paths += ["--pred", f"{name}={tmp_path / f'{name}.conll'}"]
+    common = ["report", "--train", str(TRAIN), "--test", str(tmp_path / "gold.conll"), *paths, "--quiet",
+              "--resamples", "20"]
+    assert main(common + ["--out-dir", str(tmp_path / "out")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["report-errors.csv", "report-errors.jsonl",
+                                                                     "report.html", "report.json"]
+    assert json.loads((tmp_path / "out" / "report.json").read_text())["results"]["systems"].keys() == set(SYSTEMS)
+    assert main(common + ["--out-dir", str(tmp_path / "two"), "--html", str(tmp_path / "page.html")]) == 0
+    assert (tmp_path / "page.html").exists() and [p.name for p in (tmp_path / "two").iterdir()] == ["report.json"]
+    before = sorted(tmp_path.iterdir())
+    assert main(common) == 0 and sorted(tmp_path.iterdir()) == before

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tough_ner import Batch, TrainStats
-from tough_ner.comparison import COUNTS, best, decided_rows, finish, row, rows
+from tough_ner.buckets import bucket_key
+from tough_ner.comparison import COUNTS, best, compare, decided_rows, finish, row, rows
 from tough_ner.core.rows import plain
 from tough_ner.corpus import Corpus, read_conll
 from tough_ner.demo import load_demo
@@ -25,11 +26,15 @@ from tough_ner.uncertainty import analyse, holm
 from conftest import corrupted
 
 TRAIN, TEST = load_demo()
+HARDEVAL_SUBSETS = ["unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E"]  # as the page shows them
+TMR_SUBSETS = ["seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen"]
 STATS = TrainStats.from_corpus(TRAIN)
 
 
 def families(results):
-    """Every stored verdict, grouped by the family it names, with the row it is stored in."""
+    """Every decided test, grouped by the family it names, once each (the headline's rows, each
+    subset table's own rows), with the row it is stored in; ``decided_once`` checks the copies
+    every other view shows."""
     grouped = {}
     for row in results["summary"]["rows"]:
         for test in row["tests"]:
@@ -37,12 +42,36 @@ def families(results):
     for method, table in results["tests"].items():
         for key, row in table.items():
             for test in row["tests"]:
-                grouped.setdefault(test["family"], []).append((row, test))
-    for entry in results["comparisons"]:
-        for cells in entry["bucket_f1"].values():
-            for test in cells["tests"]:
-                grouped.setdefault(test["family"], []).append((cells, test))
+                if test["family"] != "headline":  # a headline row shown in its table: decided there
+                    grouped.setdefault(test["family"], []).append((row, test))
     return grouped
+
+
+def decided_once(results):
+    """Each test has one verdict wherever it is shown (the headline, a subset table, a pair's
+    bucket comparison): ``{(method, key, a, b): verdict}``, a second, different one fails."""
+    seen = {}
+
+    def shown(method, key, test):
+        a, b = sorted((test["a"], test["b"]))
+        sign = 1 if test["a"] == a else -1
+        verdict = (test["family"], test["m"], test["p_value"], test["p_adjusted"], test["significant"],
+                   test["better"], None if test["difference"] is None else round(sign * test["difference"], 12))
+        assert seen.setdefault((method, key, a, b), verdict) == verdict, (method, key, a, b)
+
+    for row in results["summary"]["rows"]:
+        for test in row["tests"]:
+            shown(row["method"], row["key"], test)
+    for method, table in results["tests"].items():
+        for key, row in table.items():
+            for test in row["tests"]:
+                shown(method, key, test)
+    for entry in results["comparisons"]:
+        for attribute, cells in entry["bucket_f1"].items():
+            for i, (interval, test) in enumerate(zip(cells["intervals"], cells["tests"])):
+                if test["p_value"] is not None and not math.isnan(test["p_value"]):  # null: NaN, written
+                    shown("bucket_f1", bucket_key(attribute, i, interval), test)
+    return seen
 
 
 def check_marks(results, alpha, page=None):
@@ -50,6 +79,7 @@ def check_marks(results, alpha, page=None):
     these results, else rendered here)."""
     grouped = families(results)
     assert set(grouped) <= set(results["families"])
+    decided_once(results)
     number = lambda v: math.nan if v is None else v  # noqa: E731 -- NaN is null in a written report
     for name, members in grouped.items():
         p = [number(test["p_value"]) for _, test in members]
@@ -65,19 +95,22 @@ def check_marks(results, alpha, page=None):
         assert row["best"] == best(row) and row["family"] == "headline"
     # the terminal: a star exactly on the stored best, and each printed adjusted p is the stored one
     text, wide = format_text(results), format_text(results, wide=True)
-    # the default (100 columns): a table of each row's first test under the summary, one line a row
-    shown = text[text.index("paired test of each row"):].split("Holm p  better\n", 1)[1].split("\nintervals:")[0]
-    shown = [line for line in shown.splitlines() if line.startswith("  ") and not line.startswith("    ")]
-    assert len(shown) == sum(bool(row["tests"]) for row in summary["rows"])
+    # the default (100 columns): a table per compared pair under the summary, one line a row
+    blocks = text.split("\nintervals:")[0].split("paired test of each row, ")[1:]
+    pairs = list(dict.fromkeys((t["a"], t["b"]) for row in summary["rows"] for t in row["tests"]))
+    assert [block.split(" (--wide")[0] for block in blocks] == [f"{a} - {b}" for a, b in pairs]
+    shown = {pair: [line for line in block.split("Holm p  better\n", 1)[1].splitlines()
+                    if line.startswith("  ") and not line.startswith("    ")] for pair, block in zip(pairs, blocks)}
     for row in summary["rows"]:
         for s in order:
             assert format_cell(row, s).endswith("*") == (s in row["best"])
-        if row["tests"] and row["tests"][0]["p_adjusted"] is not None:
-            test = row["tests"][0]
-            assert f"(Holm {format_p(test['p_adjusted'])})" in wide
-            line = shown.pop(0)
+        for test in row["tests"]:
+            if test["p_adjusted"] is not None:
+                assert f"(Holm {format_p(test['p_adjusted'])})" in wide
+            line = shown[test["a"], test["b"]].pop(0)
             verdict = test["better"] or ("significant, not ranked" if test["significant"] else "not significant")
             assert line.endswith(f"{format_p(test['p_adjusted'])[2:]}  {verdict}")
+    assert not any(shown.values())
     assert results["families"]["headline"]["description"] in " ".join(text.split())
     # JSON: the same verdicts after a round trip
     again = json.loads(json.dumps(results, default=plain))
@@ -104,6 +137,18 @@ def check_marks(results, alpha, page=None):
     for html_row, row in zip(body_rows, summary["rows"]):
         cells = re.findall(r"<td( class=\"best\")?>", html_row)
         assert [bool(c) for c in cells[1:1 + len(order)]] == [s in row["best"] for s in order]
+        assert html_row.rsplit("<td>", 1)[1].count("<br>") == max(len(row["tests"]) - 1, 0)  # every pair's test
+    # the subset tables: each value's interval, highlighted where its stored best is
+    for section, method, keys in (("hardeval", "hardeval", [f"ter_{x}" for x in HARDEVAL_SUBSETS]),
+                                  ("tmr", "tmr", [f"recall_{x}" for x in TMR_SUBSETS])):
+        table = page.split(f"<h2 id='{section}'>")[1].split("<tbody>")[1].split("</table>")[0]
+        for html_row, key in zip(table.split("</tr>")[:-1], keys, strict=True):
+            stored = results["tests"][method][key]
+            cells = re.findall(r"<td( class=\"best\")?>([^<]*)", html_row)
+            assert [bool(c) for c, _ in cells[2:]] == [s in stored["best"] for s in order]
+            assert all(text.count("[") == 1 for _, text in cells[2:])  # its interval
+    buckets = page.split("<h2 id='buckets'>")[1].split("<tbody>")[1].split("</table>")[0]
+    assert buckets.count('class="best"') == sum(len(row["best"]) for row in results["tests"]["bucket_f1"].values())
     # findings: each "X is significantly better than Y on k" counts the stored verdicts
     for item in results["findings"]:
         found = re.match(r"(.+) is significantly better than (.+) on (\d+) of the", item["text"])
@@ -158,6 +203,33 @@ def test_space_table_marks_the_stored_verdict():
         cells = line.split(" | ")[1:3]
         assert [c.startswith("**") for c in cells] == [s in row["best"] for s in ("good", "bad")]
     assert "Holm over the 4 rows of this table (4 tests)" in text
+
+
+def test_tmrs_seen_minus_unseen_contrast_is_tested_but_never_ranked():
+    """A larger seen - unseen recall gap is more memorisation, not a better system: the row is
+    tested (in the family) but names no better system, however significant."""
+    good = Batch(TEST.tokens, TEST.tags, corrupted(TEST.tags, 0.05, random.Random(5)))
+    # the memoriser: gold on seen mentions, nothing on the others (every unseen mention missed)
+    memoriser = []
+    for tokens, tags in zip(TEST.tokens, TEST.tags):
+        out = list(tags)
+        start = None
+        for i, tag in enumerate(tags + ["O"]):
+            if start is not None and not tag.startswith("I-"):
+                if " ".join(tokens[start:i]) not in STATS.mention_text_counts:
+                    out[start:i] = ["O"] * (i - start)
+                start = None
+            if tag.startswith("B-") or (tag.startswith("I-") and start is None):
+                start = i
+        memoriser.append(out)
+    systems = {"good": good, "memoriser": Batch(TEST.tokens, TEST.tags, memoriser)}
+    table = compare(systems, "tmr", train=STATS, n_resamples=200)
+    contrast = next(row for row in table["rows"] if row["key"] == "recall_seen_minus_unseen")
+    assert contrast["better"] is None and contrast["best"] == []
+    assert contrast["tests"][0]["significant"] and contrast["tests"][0]["better"] is None
+    assert contrast["values"]["memoriser"] > contrast["values"]["good"]
+    assert len(contrast["tests"]) == 1 and table["family"]["tests"] == sum(
+        len(row["tests"]) for row in table["rows"] if not math.isnan(row["tests"][0]["p_value"]))
 
 
 def test_a_system_against_itself_marks_nothing():

@@ -1,7 +1,6 @@
 """The methods' commands: hardeval, tmr, buckets, nrb, rockner, and describe."""
 from __future__ import annotations
 
-import json
 import math
 import sys
 
@@ -49,17 +48,32 @@ def cmd_tmr(args) -> None:
     if args.json:
         print(_json(table))
         return
-    print(f"{len(results)} run(s): mean ± sample std [min, max]" + (
-        f"; A - B: pooled {next(iter(table['comparison'].values()))['pooled']['test']}" if others else ""))
+    from ..present.report import WIDTH, fit
+    from ..trainer import is_count
+
+    lines = [f"{len(results)} run(s): mean ± sample std [min, max]" + (
+        f"; A - B: pooled {next(iter(table['comparison'].values()))['pooled']['test']}" if others else "")]
+    width = max(map(len, table["aggregate"]))
     for key, cell in table["aggregate"].items():
-        line = f"{key:<22} {cell['mean']:.4f} ± {cell['std']:.4f} [{cell['min']:.4f}, {cell['max']:.4f}]"
+        shown = _count if is_count(key) else "{:.4f}".format
+        line = f"{key:<{width}} {shown(cell['mean'])} ± {shown(cell['std'])} [{shown(cell['min'])}, " \
+               f"{shown(cell['max'])}]"
+        test = ""
         if others and key in table["comparison"]:
             entry = table["comparison"][key]
             pooled = entry["pooled"]
-            line += f"   A-B {pooled['difference']:+.4f} {format_interval(pooled['ci'])}, p {format_p(pooled['p_value'])}"
+            test = f"A-B {pooled['difference']:+.4f} {format_interval(pooled['ci'])}, p {format_p(pooled['p_value'])}"
             if "wilcoxon" in entry and not math.isnan(entry["wilcoxon"]["p_value"]):
-                line += f"; Wilcoxon p = {entry['wilcoxon']['p_value']:.3f} ({entry['wilcoxon']['n_pairs']} pairs)"
-        print(line)
+                test += f"; Wilcoxon p = {entry['wilcoxon']['p_value']:.3f} ({entry['wilcoxon']['n_pairs']} pairs)"
+        # a row too long for the terminal gets its test on the next line, as the report's rows
+        lines += [f"{line}   {test}"] if test and len(line) + 3 + len(test) <= WIDTH else [line] + (
+            [f"  {test}"] if test else [])
+    print("\n".join(fit(lines)))
+
+
+def _count(value: float) -> str:
+    """A count over runs: whole (5648), or with one decimal when a mean of counts is not."""
+    return "nan" if math.isnan(value) else f"{value:.0f}" if value == round(value) else f"{value:.1f}"
 
 
 def cmd_buckets(args) -> None:
@@ -76,7 +90,7 @@ def cmd_buckets(args) -> None:
     table = {"systems": results, "attribute_wise": attribute_wise(list(results.values()))}
     first, second = (list(results.values()) + [None])[:2]
     if second is not None:
-        from ..present.report import bucket_comparison
+        from ..present.report import bucket_comparison, decided_buckets
         from ..core.uncertainty import analyse
 
         a, b = names[:2]
@@ -84,7 +98,7 @@ def cmd_buckets(args) -> None:
         f1_keys = [key for key in pair[a].keys if key.endswith("f1")]  # what the comparison reads: a third of the keys
         analysis = analyse(pair, f1_keys, max(args.resamples, 1), args.confidence, args.seed, args.unit, args.alpha)
         del pair  # the counts, not needed any more: a table per type
-        table["comparison"] = bucket_comparison(first, second, analysis, a, b, args.alpha)
+        table["comparison"] = bucket_comparison(first, second, analysis, a, b, decided_buckets(analysis, args.alpha))
     if args.json:
         sys.stdout.writelines(json_pieces(table))  # a bucket per type: the text is never held whole
         print()
@@ -135,7 +149,7 @@ def _key(interval):
 
 
 def cmd_nrb(args) -> None:
-    from ..methods.nrb import read_nrb, read_nrb_predictions, score_sets, sets_batch
+    from ..methods.nrb import read_nrb, read_nrb_predictions, read_type_map, score_sets, sets_batch
     from ..attacks.taggers import spacy_tagger
 
     sets = [(name, read_nrb(path)) for name, path in (("nrb", args.nrb), ("wts", args.wts)) if path]
@@ -143,10 +157,7 @@ def cmd_nrb(args) -> None:
         raise ValueError("give --pred files (one per set, NRB first) or --spacy MODEL")
     if args.pred and len(args.pred) != len(sets):
         raise ValueError(f"{len(sets)} benchmark file(s) but {len(args.pred)} --pred file(s)")
-    type_map = args.type_map
-    if type_map and type_map.endswith(".json"):
-        with open(type_map, encoding="utf-8") as handle:
-            type_map = json.load(handle)
+    type_map = read_type_map(args.type_map) if args.type_map and args.type_map.endswith(".json") else args.type_map
     if args.spacy:
         tag = spacy_tagger(args.spacy)
         predictions = [tag(dataset["tokens"]) for _, dataset in sets]

@@ -122,7 +122,7 @@ class Counts:
     def prf(self, correct, gold, predicted, keys: Sequence[str] = ("precision", "recall", "f1"),
             found=None, beta: float = 1.0) -> None:
         """precision, recall and F1 keys (named by ``keys``) from per-sentence correct, gold and
-        predicted counts; n = gold.  ``found``: the gold side's own correct counts (recall's
+        predicted counts; n = predicted for precision (its denominator), gold for the others.  ``found``: the gold side's own correct counts (recall's
         numerator; partial-match credits), ``correct`` then being the predictions'.  ``beta``
         other than 1 adds ``f_beta`` (``f_beta_kind``)."""
         precision, recall, f1 = keys
@@ -136,8 +136,7 @@ class Counts:
         if beta != 1:
             self.keys["f_beta"] = (f_beta_kind(beta), *self.keys[f1][1:])
             self.size["f_beta"] = g
-        for key in keys:
-            self.size[key] = g
+        self.size[precision], self.size[recall], self.size[f1] = p, g, g
 
     def derive(self, key: str, kind: str, a: str, b: str, size=None) -> None:
         """``key`` from keys ``a`` and ``b``; its n is ``a``'s, or the total of ``size`` (per sentence)."""
@@ -149,7 +148,7 @@ class Counts:
     def prf_groups(self, keys: Sequence[Sequence[str]], correct, gold, predicted, found=None) -> None:
         """``prf`` for many groups at once: group ``g`` has the precision, recall and F1 keys
         ``keys[g]``, and each count is given as items ``(group, sentence, weight)`` (weight None:
-        1 per item), summed per group and sentence.  The columns are kept as their nonzero
+        1 per item), summed per group and sentence (n: as ``prf``'s).  The columns are kept as their nonzero
         entries, not as dense columns: with a group per entity type (bucket F1's tag buckets), a
         dense table is sentences x types."""
         for group_keys, (c, g, p, *r) in zip(keys, self._kept([f1 for _, _, f1 in keys], correct, gold, predicted,
@@ -157,8 +156,7 @@ class Counts:
             precision, recall, f1 = group_keys
             self.keys[precision], self.keys[recall] = ("ratio", c, p), ("ratio", r[0] if r else c, g)
             self.keys[f1] = ("f1", c, g, p, *r)
-            for key in group_keys:
-                self.size[key] = g
+            self.size[precision], self.size[recall], self.size[f1] = p, g, g
 
     def averages(self, n_groups: int, correct, gold, predicted, found=None, beta: float = 1.0) -> None:
         """The keys ``AVERAGE_KEYS`` (``macro_precision`` ... ``weighted_f1``): the macro and
@@ -1181,8 +1179,9 @@ def family_size(p_values: Iterable[float]) -> int:
 
 def adjust(tests: Sequence[dict], alpha: float = 0.05, better: Optional[Sequence[str]] = None,
            family: str = "table") -> List[dict]:
-    """The verdicts of one family of tests: a new dict per test (the tests are not changed, so
-    a test shown in two tables gets two verdicts, one per family) with ``family``, ``m`` (tests
+    """The verdicts of one family of tests: a new dict per test (the tests are not changed; a
+    report decides each test in one family, and a table that shows it elsewhere reads that
+    verdict) with ``family``, ``m`` (tests
     in the family), ``p_adjusted`` (Holm over the family), ``significant`` and ``better`` (the
     significantly better system, or None).  ``better`` gives, per test, ``"high"`` or ``"low"``
     (which direction is better), or None for a key that is not ranked."""

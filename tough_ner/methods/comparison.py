@@ -30,8 +30,9 @@ COUNTS: Dict[str, Callable[..., Counts]] = {
     "rockner": lambda stats, pair: rockner_counts(*pair),
 }
 # Keys that are shown but never ranked: an absolute drop rewards a weak system (F1 = 0 drops
-# nothing), and the WTS - NRB gap shrinks when a system fails the WTS control set.
-UNRANKED = {"f1_drop", "gap"}
+# nothing), the WTS - NRB gap shrinks when a system fails the WTS control set, and TMR's
+# seen - unseen recall is a contrast within a system (a larger one: more memorisation, not better).
+UNRANKED = {"f1_drop", "gap", "recall_seen_minus_unseen"}
 
 
 def direction(method: str, key: str) -> Optional[str]:
@@ -52,13 +53,18 @@ def rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str
 
 
 def decided_rows(analysis: Mapping[str, dict], method: str, labels: Optional[Mapping[str, str]] = None,
-                 alpha: float = 0.05, family: Optional[str] = None) -> Tuple[int, Iterator[dict]]:
+                 alpha: float = 0.05, family: Optional[str] = None,
+                 decided: Optional[Mapping[str, Mapping]] = None) -> Tuple[int, Iterator[dict]]:
     """``rows`` made one at a time, for a table too large to hold as dicts (a bucket F1 row per
     entity type, its cells made as they are read): each cell is read twice, once for the
     family's p-values (Holm over them, as ``adjust`` does), once to make its row with its
-    verdicts.  (m: the family's tests with a p-value, the rows in order.)"""
+    verdicts.  ``decided``: rows of this table whose tests another family decided (a report's
+    headline), by key: they keep those verdicts (``tests``, ``best``, ``family``) and are not
+    in this family, so that no test is decided twice.  (m: the family's tests with a p-value,
+    the rows in order.)"""
     name = family or f"{method} table"
-    p_values = [test["p_value"] for key in analysis for test in analysis[key]["tests"]]
+    decided = decided or {}
+    p_values = [test["p_value"] for key in analysis if key not in decided for test in analysis[key]["tests"]]
     m = family_size(p_values)
     adjusted = iter(holm(p_values))
 
@@ -67,6 +73,11 @@ def decided_rows(analysis: Mapping[str, dict], method: str, labels: Optional[Map
             cell = analysis[key]
             made_row = row((labels or {}).get(key, key), method, key, cell["values"], cell["ci"], cell["n"],
                            cell["tests"])
+            if key in decided:
+                elsewhere = decided[key]
+                yield {**made_row, "tests": elsewhere["tests"], "best": elsewhere["best"],
+                       "family": elsewhere["family"]}
+                continue
             yield _decided(made_row, (verdict(test, next(adjusted), m, alpha, made_row["better"], name)
                                       for test in made_row["tests"]), name)
     return m, made()
@@ -114,11 +125,15 @@ def family(name: str, table: Sequence[Mapping], alpha: float, what: str) -> dict
                             alpha, what)
 
 
-def described_family(name: str, n_rows: int, m: int, alpha: float, what: str) -> dict:
+def described_family(name: str, n_rows: int, m: int, alpha: float, what: str, elsewhere: int = 0,
+                     where: str = "headline") -> dict:
     """A family's description: how many rows and tests (``m``: those with a p-value), the
-    adjustment and the level."""
+    adjustment and the level; ``elsewhere``: rows of the same table decided in the ``where``
+    family (each test is decided once), said in the description."""
+    kept = f"; its {elsewhere} rows also in the {where} keep the {where}'s verdicts" if elsewhere else ""
     return {"name": name, "rows": n_rows, "tests": m, "adjustment": "Holm", "alpha": alpha,
-            "description": f"Holm over the {n_rows} {what} ({m} tests)"}
+            **({"rows_decided_in": {where: elsewhere}} if elsewhere else {}),
+            "description": f"Holm over the {n_rows} {what} ({m} tests){kept}"}
 
 
 def pairs(names: Sequence[str], baseline: Optional[str] = None) -> List[tuple]:

@@ -9,11 +9,11 @@ import math
 from typing import Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import glossary
-from ..methods.buckets import ATTRIBUTES, interval_text
+from ..methods.buckets import ATTRIBUTES, bucket_key, interval_text
 from .formatting import format_interval, format_p, format_value, row_label
 from .labels import UNITS, bucket_label, empty_bucket, totals
-from .report import (decoding_line, format_sizes, format_cell, format_test, headline_family, last_attacked_set,
-                     per_type_rows, significant_buckets)
+from .report import (SUBSET_FAMILIES, decoding_line, family_description, format_sizes, format_cell, format_tests,
+                     headline_family, last_attacked_set, per_type_rows, significant_buckets, subset_row)
 from ..core.uncertainty import SMALL
 
 STYLE = """
@@ -203,6 +203,24 @@ def _table(header: Sequence, rows: Sequence[Sequence], best: Optional[List[List[
     return "\n".join(cells) + "</tbody></table>"
 
 
+def _tested_table(results: Mapping, method: str, measure: str, better: str, glossary: str,
+                  rows: Sequence[tuple], heads: Sequence = ("subset",), n_head="n") -> str:
+    """A method's subset table: ``rows`` of (label cells, key, n, {system: value}), each value
+    with its interval and † when n < 30, highlighted where the stored verdict
+    (``report.subset_row``) says the system is significantly better than every other; the
+    note names the family the marks come from."""
+    systems = list(results["systems"])
+    made = [(labels, subset_row(results, method, key, values, n)) for labels, key, n, values in rows]
+    note = (f"<p class='note'>Each {html.escape(measure)} with its interval, † when n &lt; {SMALL}; highlighted: "
+            f"{better} than every other system "
+            f"({html.escape(family_description(results, SUBSET_FAMILIES[method]))}).</p>"
+            if results.get("tests", {}).get(method) else "")
+    return note + _table([*heads, term(n_head, "n")] + [term(f"{measure} {s}", glossary) for s in systems],
+                         [[*labels, row["n"][systems[0]]] + [format_cell(row, s).rstrip(" *") for s in systems]
+                          for labels, row in made],
+                         [[False] * len(labels) + [s in row["best"] for s in systems] for labels, row in made])
+
+
 def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: Sequence[Tuple[str, str]] = ()) -> str:
     """The page for a report (``{"tough_ner_version", "run_id", "inputs", "options", "results"}``);
     ``errors``: the error table rows (``tough_ner.errors.error_rows``), their first rows shown
@@ -231,7 +249,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
     statistics = results.get("statistics", {})
     rows = [[Raw(term(row_label(row), _row_key(row))
                  + html.escape({"high": " ↑", "low": " ↓"}.get(row["better"], " ·")))]
-            + [format_cell(row, s).rstrip(" *") for s in order] + [format_sizes(row, order), format_test(row)]
+            + [format_cell(row, s).rstrip(" *") for s in order] + [format_sizes(row, order), Raw("<br>".join(map(html.escape, format_tests(row))))]
             for row in table["rows"]]
     best = [[s in row["best"] for s in order] + [False, False] for row in table["rows"]]
     warnings = [f"<li>{html.escape(row['label'])}, {html.escape(s)}: {html.escape(text)}</li>"
@@ -245,7 +263,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
             "subset. ↑ higher is better, ↓ lower, · shown but never ranked." if statistics else
             "Systems in the order given, here and in every table and plot.")
     parts += [f"<h2 id='headline'>Headline</h2><p class='note'>{note}</p>",
-              _table(["measure"] + order + ["n", "paired test"], rows, best)]
+              _table(["measure"] + order + ["n", "paired tests"], rows, best)]
     if warnings:
         parts.append("<ul class='warnings'>" + "".join(warnings) + "</ul>")
 
@@ -259,9 +277,9 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
         parts.append(_figure(plt, lambda ax: (grouped_bars(
             plt, ax, subsets, {s: [results["systems"][s]["hardeval"][f"ter_{x}"] for x in subsets] for s in systems}),
             ax.set_ylabel("TER", fontsize=8), legend_outside(ax))))
-    parts.append(_table([term("subset", "all"), term("n", "n")] + [term(f"TER {s}", "ter") for s in systems],
-                        [[term(x, x), results["systems"][systems[0]]["hardeval"][f"n_{x}"]]
-                         + [results["systems"][s]["hardeval"][f"ter_{x}"] for s in systems] for x in subsets]))
+    parts.append(_tested_table(results, "hardeval", "TER", "significantly lower", "ter", [
+        ((term(x, x),), f"ter_{x}", results["systems"][systems[0]]["hardeval"][f"n_{x}"],
+         {s: results["systems"][s]["hardeval"][f"ter_{x}"] for s in systems}) for x in subsets]))
 
     parts.append("<h3>Where the token errors fall (HardEval Table 10)</h3><p class='note'>Share of each system's "
                  "token errors on unseen tokens, on diff tokens and on the other tokens, beside each part's share "
@@ -290,10 +308,10 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
                                       for t in plotted] for s in systems}),
             ax.set_ylabel("recall", fontsize=8), legend_outside(ax))))
         parts += plotted_note(len(plotted), len(types))
-    parts.append(_table([term("subset", "mentions"), term("n", "n")] + [term(f"recall {s}", "recall")
-                                                                       for s in systems],
-                        [[term(x, x), results["systems"][systems[0]]["tmr"][f"n_{x}"]]
-                         + [results["systems"][s]["tmr"][f"recall_{x}"] for s in systems] for x in tmr_subsets]))
+    parts.append(_tested_table(results, "tmr", "recall", "significantly higher", "recall", [
+        ((term(x, x),), f"recall_{x}", results["systems"][systems[0]]["tmr"][f"n_{x}"],
+         {s: results["systems"][s]["tmr"][f"recall_{x}"] for s in systems}) for x in tmr_subsets],
+        (term("subset", "mentions"),)))
     parts.append(per_type_section(results))
     parts.append(averages_section(results))
 
@@ -318,12 +336,14 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
     bucket_rows = []
     for attribute in ATTRIBUTES:
         intervals, cells = bucket_cells(tables, attribute)
-        bucket_rows += [[term(attribute, attribute), bucket_cell(attribute, list(i) if isinstance(i, tuple) else i,
-                                                                 counts),
-                         next((c[i]["n_gold"] for c in cells.values() if i in c), 0)]
-                        + [cells[s].get(i, {}).get("f1", math.nan) for s in systems] for i in intervals]
-    parts.append(_table(["attribute", "bucket", term("n gold", "n")] + [term(f"F1 {s}", "f1") for s in systems],
-                        bucket_rows))
+        place = {interval_key(r["interval"]): i for i, r in enumerate(tables[systems[0]]["buckets"][attribute])}
+        bucket_rows += [((term(attribute, attribute), bucket_cell(attribute, list(i) if isinstance(i, tuple) else i,
+                                                                  counts)),
+                         bucket_key(attribute, place.get(i, 0), i), next((c[i]["n_gold"] for c in cells.values()
+                                                                         if i in c), 0),
+                         {s: cells[s].get(i, {}).get("f1", math.nan) for s in systems}) for i in intervals]
+    parts.append(_tested_table(results, "bucket_f1", "F1", "significantly higher", "f1", bucket_rows,
+                               ("attribute", "bucket"), "n gold"))
     for entry in results.get("comparisons", []):
         a, b = entry["systems"]
         comparison = entry["bucket_f1"]
@@ -332,7 +352,7 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
                      f"F1 difference {html.escape(a)} − {html.escape(b)} per bucket: blue where {html.escape(a)} "
                      f"is higher, orange where {html.escape(b)} is; the darker, the larger. A framed bold cell with "
                      "★ differs significantly ("
-                     f"{html.escape(results['families'][entry['family']]['description'])}); the other cells are "
+                     f"{html.escape(family_description(results, entry['family']))}); the other cells are "
                      "muted, however large their difference. n: gold entities in the bucket.</p>")
         parts.append(heatmap(comparison, counts))
         parts.append(_table(["attribute", "bucket", "n", "difference", "interval", "Holm p"],
@@ -516,8 +536,9 @@ def provenance_footer(report: Mapping) -> str:
     seeds = [f"resampling {options['seed']}"] if "seed" in options else []
     if isinstance(inputs.get("attacked"), dict) and "seed" in inputs["attacked"]:
         seeds.append(f"attacks {inputs['attacked']['seed']}")
-    files = [f"<li><code>{html.escape(str(item['path']))}</code> sha256 <code>{html.escape(item['sha256'])}</code></li>"
-             for item in input_files(inputs)]
+    files = [f"<li><code>{html.escape(str(item['path']))}</code> " + (
+        f"sha256 <code>{html.escape(item['sha256'])}</code>" if item["sha256"] else "read from standard input or a "
+        "pipe (not kept: no SHA-256)") + "</li>" for item in input_files(inputs)]
     versions = ", ".join(f"{name} {version}" for name, version in block.get("versions", {}).items())
     return ("<footer id='provenance'><h2>How this report was made</h2><p class='note'>To repeat it: run the "
             "command in the same folder with the same inputs, or <code>tough-ner report --rerun REPORT.json"

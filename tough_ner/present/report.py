@@ -35,8 +35,8 @@ from ..core.schemes import DECODING_KEYS, DEFAULT_DECODING, check_decoding
 from ..core.scoring import check_beta, matched
 from ..core.stats import TrainStats, describe_decoding
 from ..methods.tmr import tmr
-from ..core.uncertainty import (AVERAGE_KEYS, INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts, adjust,
-                          aggregate_runs, analyse, check_options, forget_draws, pooled, wilcoxon_runs)
+from ..core.uncertainty import (AVERAGE_KEYS, INTERVAL_NAME, MIN_UNITS, SMALL, TEST_NAME, Counts,
+                          aggregate_runs, analyse, check_options, forget_draws, pooled, verdict, wilcoxon_runs)
 
 # method name -> scorer of (stats, batch, detailed) returning flat keys (and tables when detailed).
 METHODS: Dict[str, Callable[..., dict]] = {
@@ -311,17 +311,9 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
                                 for i, row in enumerate(rows)) for attribute, rows in bucket["buckets"].items()}
             bucket["diagnostics"]["bootstrap"]["f1"] = analyses["bucket_f1"]["f1"]["ci"][name]
             bucket["buckets"]["tag"] = type_intervals(bucket["buckets"]["tag"], analyses["bucket_f1"], name)
-    families: Dict[str, dict] = {}
-    results["comparisons"] = [{"systems": [a, b], "family": f"bucket F1, {a} - {b}", "bucket_f1": bucket_comparison(
-        {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
-        {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
-        analyses.get("bucket_f1", {}), a, b, alpha)} for a, b in compared]
-    for entry in results["comparisons"]:  # a bucket is a row of its family, with one test
-        buckets = [{"tests": [test]} for cells in entry["bucket_f1"].values() for test in cells["tests"]]
-        families[entry["family"]] = family(entry["family"], buckets, alpha, "buckets")
     results["hardest"] = hardest(stats, batches, results["details"])
     results["summary"] = summary(results, analyses, alpha)
-    families[HEADLINE] = family(HEADLINE, results["summary"]["rows"], alpha, "headline rows")
+    families = {HEADLINE: family(HEADLINE, results["summary"]["rows"], alpha, "headline rows")}
     _add_run_tests(results)
     results["warnings"] = (training_data_warnings(results, train_is_reference) + identical_to_gold(batches)
                            + invalid_sequence_warnings(batches) + not_pooled)
@@ -334,18 +326,29 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         results["contrasts"] = {name: {"recall_seen_minus_unseen": {
             "value": contrast["values"][name], "ci": contrast["ci"][name], "n": contrast["n"][name]}}
             for name in systems}
-    # Each method's subset table (what the exports show) is a family of its own.
+    # Each method's subset table (what the exports show) is a family of its own, but for its rows
+    # in the headline, which keep the headline's verdicts: each test is decided once.
     results["tests"] = {}
+    in_headline = {(row["method"], row["key"]): row for row in results["summary"]["rows"] if row["tests"]}
     for method, analysis in analyses.items():
         if method in SUBSET_TABLES:
             name = SUBSET_FAMILIES[method]
             keys = [key for key in analysis if SUBSET_TABLES[method](key)]
+            decided = {key: in_headline[method, key] for key in keys if (method, key) in in_headline}
             # each cell made as its row is, each row as it is kept: no table of 20,000 rows as dicts
-            m, table = decided_rows(_Cells(keys, analysis), method, alpha=alpha, family=name)
+            m, table = decided_rows(_Cells(keys, analysis), method, alpha=alpha, family=name, decided=decided)
             results["tests"][method] = Keyed(names=keys, rows=Rows(
-                {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": name} for row in table))
-            families[name] = described_family(name, len(keys), m, alpha, "rows of the table")
-    results["families"] = {HEADLINE: families.pop(HEADLINE), **families}
+                {"ci": row["ci"], "best": row["best"], "tests": row["tests"], "family": row["family"]}
+                for row in table))
+            families[name] = described_family(name, len(keys) - len(decided), m, alpha, "rows of the table"
+                                              + (f" not in the {HEADLINE}" if decided else ""), len(decided))
+    # each pair's bucket comparison reads the verdicts of the bucket F1 table (or the headline)
+    results["comparisons"] = [{"systems": [a, b], "family": SUBSET_FAMILIES["bucket_f1"],
+                               "bucket_f1": bucket_comparison(
+        {**results["systems"][a]["bucket_f1"], **results["details"][a]["bucket_f1"]},
+        {**results["systems"][b]["bucket_f1"], **results["details"][b]["bucket_f1"]},
+        analyses.get("bucket_f1", {}), a, b, results["tests"].get("bucket_f1", {}))} for a, b in compared]
+    results["families"] = families
     results["findings"] = findings(results)
     return results
 
@@ -379,6 +382,18 @@ def per_type_rows(results: Mapping) -> List[dict]:
                         "small": {s: count < SMALL for s, count in n.items()},
                         "best": verdict.get("best", []), "tests": verdict.get("tests", [])})
     return out
+
+
+def subset_row(results: Mapping, method: str, key: str, values: Mapping[str, float], n) -> dict:
+    """A row of a method's subset table shaped as the summary's (``format_cell`` reads it):
+    each system's value as shown (``values``), its interval and ``best`` from the stored
+    verdicts (``results["tests"]``, never decided again), the subset's n (the same for every
+    system: test tokens, gold mentions or gold entities) and ``small`` when n < 30."""
+    stored = results.get("tests", {}).get(method, {}).get(key, {})
+    runs = results.get("runs", {})
+    return {"values": dict(values), "ci": stored.get("ci", {}), "n": {s: n for s in values},
+            "small": {s: isinstance(n, int) and n < SMALL for s in values}, "best": stored.get("best", []),
+            "std": {s: runs[s][method][key]["std"] for s in values if key in runs.get(s, {}).get(method, {})}}
 
 
 def average_rows(results: Mapping) -> List[dict]:
@@ -546,29 +561,34 @@ def _same_sentences(by_system: Mapping[str, Counts]) -> bool:
 
 
 def bucket_comparison(a: dict, b: dict, analysis: Mapping[str, dict], name_a: str, name_b: str,
-                      alpha: float = 0.05) -> Dict[str, dict]:
+                      verdicts: Mapping[str, Mapping]) -> Dict[str, dict]:
     """Per attribute: each bucket's F1 difference A - B, its n (gold entities), the paired
-    interval, and the verdicts of the family of every bucket of every attribute for this pair
-    (``tests``: Holm-adjusted over the family), with their ``p_value``, ``p_adjusted`` and
-    ``significant`` read from them."""
+    interval, and its test's verdict as stored in ``verdicts`` (the bucket F1 table's rows,
+    by key: decided in that family, or in the headline for a bucket shown there; an untested
+    bucket has a NaN test), with its ``p_value``, ``p_adjusted`` and ``significant`` read
+    from them."""
     table = compare(a, b)
-    family = f"bucket F1, {name_a} - {name_b}"
     for attribute, entry in table.items():
-        cells = [analysis.get(bucket_key(attribute, i, interval), {}) for i, interval in enumerate(entry["intervals"])]
-        entry["n"] = [cell.get("n", {}).get(name_a, 0) for cell in cells]
-        entry["tests"] = [_oriented(cell, name_a, name_b) or {
-            "a": name_a, "b": name_b, "difference": math.nan, "ci": [math.nan, math.nan], "p_value": math.nan}
-            for cell in cells]
-    verdicts = iter(adjust([t for entry in table.values() for t in entry["tests"]], alpha,
-                           ["high"] * sum(len(entry["tests"]) for entry in table.values()), family))
-    for entry in table.values():
-        entry["tests"] = [next(verdicts) for _ in entry["tests"]]
+        keys = [bucket_key(attribute, i, interval) for i, interval in enumerate(entry["intervals"])]
+        entry["n"] = [analysis.get(key, {}).get("n", {}).get(name_a, 0) for key in keys]
+        entry["tests"] = [_oriented(verdicts.get(key, {}), name_a, name_b) or verdict(
+            {"a": name_a, "b": name_b, "difference": math.nan, "ci": [math.nan, math.nan], "p_value": math.nan},
+            math.nan, 0, 1.0, None, SUBSET_FAMILIES["bucket_f1"]) for key in keys]
         # the difference shown is the one tested (with runs: of counts pooled over runs)
         entry["difference"] = [d if math.isnan(t["difference"]) else t["difference"]
                                for d, t in zip(entry["difference"], entry["tests"])]
         for field in ("ci", "p_value", "p_adjusted", "significant"):
             entry[field] = [test[field] for test in entry["tests"]]
     return {attribute: {field: Rows(values) for field, values in entry.items()} for attribute, entry in table.items()}
+
+
+def decided_buckets(analysis: Mapping[str, dict], alpha: float = 0.05) -> Dict[str, dict]:
+    """The verdicts of every bucket of ``analysis`` decided as one family (Holm over them), by
+    key: what ``bucket_comparison`` reads for a comparison outside a report (``buckets`` with
+    two systems)."""
+    keys = [key for key in analysis if SUBSET_TABLES["bucket_f1"](key)]
+    return dict(zip(keys, decided_rows(_Cells(keys, analysis), "bucket_f1", alpha=alpha,
+                                       family=SUBSET_FAMILIES["bucket_f1"])[1]))
 
 
 def _oriented(cell: Mapping, a: str, b: str) -> Optional[dict]:
@@ -658,7 +678,12 @@ def _number(value) -> float:
 
 def headline_family(results: Mapping) -> str:
     """How the headline's tests were adjusted, in words (``Holm over the 19 headline rows (57 tests)``)."""
-    return results.get("families", {}).get(HEADLINE, {}).get("description", "Holm-adjusted over the rows")
+    return family_description(results, HEADLINE)
+
+
+def family_description(results: Mapping, name: str) -> str:
+    """How a family's tests were adjusted, in words (a report without tests has no family)."""
+    return results.get("families", {}).get(name, {}).get("description", "Holm-adjusted over the rows")
 
 
 def format_cell(row: dict, system: str) -> str:
@@ -680,14 +705,17 @@ def format_cell(row: dict, system: str) -> str:
 
 
 def format_test(row: dict, shown: Optional[Mapping[str, str]] = None) -> str:
-    """The first pair's test of a row in words (``shown``: a system's name as shown)."""
-    if not row.get("tests"):
-        return ""
-    test = row["tests"][0]
+    """Each compared pair's test of a row in words, ``; ``-joined (``shown``: a system's name as shown)."""
+    return "; ".join(format_tests(row, shown))
+
+
+def format_tests(row: dict, shown: Optional[Mapping[str, str]] = None) -> List[str]:
+    """Each compared pair's test of a row in words, one string a pair."""
     name = (shown or {}).get
-    verdict = (f"{name(test['better'], test['better'])} better" if test.get("better") else
+    return [f"{name(test['a'], test['a'])} - {name(test['b'], test['b'])} {describe_test(test)}: "
+            + (f"{name(test['better'], test['better'])} better" if test.get("better") else
                "significant, not ranked" if test.get("significant") else "not significant")
-    return f"{name(test['a'], test['a'])} - {name(test['b'], test['b'])} {describe_test(test)}: {verdict}"
+            for test in row.get("tests", [])]
 
 
 def format_text(results: dict, full: bool = False, wide: bool = False, width: int = WIDTH) -> str:
@@ -761,7 +789,7 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
         a, b = entry["systems"]
         found = significant_buckets(entry["bucket_f1"], totals(results))
         lines += ["", f"bucket F1, {a} - {b}: buckets whose difference is significant "
-                      f"({results['families'][entry['family']]['description']})"]
+                      f"({family_description(results, entry['family'])})"]
         lines += [f"  {item['attribute']:<5} {item['bucket']:<28} n {item['n']:>5}  {item['difference']:+.4f} "
                   f"{format_interval(item['ci'])}  Holm p {format_p(item['p_adjusted'])}" for item in found] \
             or ["  none: no bucket F1 differs significantly"]
@@ -821,26 +849,24 @@ def side_by_side(rows: Sequence[dict], labels: Sequence[str], order: Sequence[st
 
 
 def paired_tests(rows: Sequence[dict], labels: Sequence[str], shown: Mapping[str, str], label_width: int) -> List[str]:
-    """Each row's first paired test as a table under the summary: difference [interval], p,
-    Holm-adjusted p and the significantly better system (the pair in the heading when every
-    row has the same one)."""
-    tested = [(row["tests"][0], label) for row, label in zip(rows, labels) if row.get("tests")]
-    if not tested:
-        return []
-    named = {(test["a"], test["b"]) for test, _ in tested}
-    pair = "{} - {}".format(*(shown.get(s, s) for s in next(iter(named)))) if len(named) == 1 else ""
-    lines = ["", f"paired test of each row, {pair or 'its first pair'} (--wide: beside the row)",
-             " " * (label_width + 3) + f"{'' if pair else 'pair  '}{'difference [interval]':>26}{'p':>10}"
-             f"{'Holm p':>10}  better"]
-    for test, label in tested:
-        verdict = (shown.get(test["better"], test["better"]) if test.get("better") else
-                   "significant, not ranked" if test.get("significant") else "not significant")
-        who = "" if pair else "{} - {}  ".format(shown.get(test["a"], test["a"]), shown.get(test["b"], test["b"]))
-        first, *rest = textwrap.wrap(label, label_width) or [""]
-        difference = f"{round(test['difference'], 4) + 0.0:+.4f} {format_interval(test['ci']) or '[no interval]'}"
-        lines.append(f"  {first:<{label_width}} {who}{difference:>26}{format_p(test['p_value'])[2:]:>10}"
-                     f"{format_p(test.get('p_adjusted', math.nan))[2:]:>10}  {verdict}")
-        lines += [f"    {more}" for more in rest]
+    """Each row's paired tests as tables under the summary, one table a compared pair:
+    difference [interval], p, Holm-adjusted p and the significantly better system."""
+    compared = list(dict.fromkeys((test["a"], test["b"]) for row in rows for test in row.get("tests", [])))
+    lines = []
+    for a, b in compared:
+        lines += ["", f"paired test of each row, {shown.get(a, a)} - {shown.get(b, b)} (--wide: beside the row)",
+                  " " * (label_width + 3) + f"{'difference [interval]':>26}{'p':>10}{'Holm p':>10}  better"]
+        for row, label in zip(rows, labels):
+            for test in row.get("tests", []):
+                if (test["a"], test["b"]) != (a, b):
+                    continue
+                verdict = (shown.get(test["better"], test["better"]) if test.get("better") else
+                           "significant, not ranked" if test.get("significant") else "not significant")
+                first, *rest = textwrap.wrap(label, label_width) or [""]
+                difference = f"{round(test['difference'], 4) + 0.0:+.4f} {format_interval(test['ci']) or '[no interval]'}"
+                lines.append(f"  {first:<{label_width}} {difference:>26}{format_p(test['p_value'])[2:]:>10}"
+                             f"{format_p(test.get('p_adjusted', math.nan))[2:]:>10}  {verdict}")
+                lines += [f"    {more}" for more in rest]
     return lines
 
 
