@@ -1,5 +1,6 @@
 """Nothing lost on a crash: every file tough-ner writes appears whole or not at all, and the
 CLI turns system errors into one line."""
+import errno
 import json
 import os
 import random
@@ -179,3 +180,14 @@ def test_a_killed_cli_reports_interrupt_in_one_line(tmp_path):
     if process.returncode == 0:
         pytest.skip("the report finished before the interrupt")
     assert process.returncode == 130 and error.strip() == "tough-ner report: interrupted", error
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (a device always full)")
+def test_a_full_disk_is_an_error_naming_the_file(capsys):
+    """A write that fails for want of space has no file name of its own: the error names the
+    file written, the command's one line too."""
+    with pytest.raises(OSError) as raised:
+        write_atomic("/dev/full", "x" * 100)
+    assert raised.value.filename == "/dev/full" and raised.value.errno == errno.ENOSPC
+    assert main(["stats", "--train", str(TRAIN), "--out", "/dev/full"]) == 2
+    assert capsys.readouterr().err.strip().endswith("/dev/full: No space left on device")

@@ -8,6 +8,7 @@ or a subprocess follow the table.
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 import warnings
@@ -490,3 +491,76 @@ def test_input_warnings_are_collected_per_thread(conll_stats, conll_test):
         assert len(inner) == 1 and outer == []  # the inner block's, and the outer one's again after it
     with pytest.warns(InputWarning, match="lowercase=True"):
         hardeval(conll_stats, Batch([list(s) for s in lowered], conll_test.tags, conll_test.tags))
+
+
+# ---- values nested deeper than the parsers recurse: one line naming the file, never a RecursionError
+DEEP = "[" * 100_000 + "]" * 100_000
+TOO_DEEP = "nested too deeply"
+
+
+@pytest.mark.parametrize("pred_format", ["spans", "chars", "tags"])
+def test_a_prediction_line_nested_too_deeply_names_file_and_line(tmp_path, capsys, pred_format):
+    train, test = write(tmp_path / "train.conll", TRAIN_TEXT), write(tmp_path / "test.conll", "Bob B-PER\nran O\n\n")
+    pred = write(tmp_path / "deep.jsonl", DEEP + "\n")
+    assert main(["tmr", "--train", str(train), "--test", str(test), "--pred", str(pred),
+                 "--pred-format", pred_format]) == 2
+    assert capsys.readouterr().err == f"tough-ner tmr: {pred} line 1: {TOO_DEEP} (lists or tables inside each other " \
+                                      "beyond Python's recursion limit)\n"
+
+
+def test_a_dictionary_nested_too_deeply_names_the_file(tmp_path):
+    from tough_ner.attacks import dictionaries
+
+    whole = write(tmp_path / "deep.json", '{"PER": ' + DEEP + "}")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(whole))}: {TOO_DEEP}"):
+        dictionaries.load(whole)
+    rows = write(tmp_path / "PER.jsonl", '{"class_title": "x", "instances": ["Ann"]}\n' + DEEP + "\n")
+    with pytest.raises(ValueError, match=f"^{re.escape(str(rows))}:2: {TOO_DEEP}"):
+        dictionaries.load(rows)
+
+
+def test_a_type_map_file_is_read_with_one_line_errors(tmp_path):
+    from tough_ner.methods.nrb import read_type_map
+
+    assert read_type_map(write(tmp_path / "map.json", '{"PER": "PERSON", "MISC": null}')) == {
+        "PER": "PERSON", "MISC": None}
+    for text, message in ((DEEP, TOO_DEEP), ("{", "line 1: not JSON"), ("[]", "a type map is a JSON object"),
+                          ('{"PER": "HUMAN"}', "type_map values must be one of")):
+        path = write(tmp_path / "bad.json", text)
+        with pytest.raises(ValueError, match=f"^{re.escape(str(path))}(: |, ).*{message}"):
+            read_type_map(path)
+
+
+# ---- standard input is read as a file is: the read limits hold as the bytes arrive
+class _Endless(io.RawIOBase):
+    """A pipe of ``size`` bytes of one long line, counting what was read of it."""
+
+    def __init__(self, size):
+        self.size, self.taken = size, 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        n = min(len(buffer), self.size - self.taken)
+        buffer[:n] = b"a" * n
+        self.taken += n
+        return n
+
+
+def test_training_data_on_standard_input_stops_at_the_line_limit(monkeypatch):
+    from tough_ner.corpus import limits
+
+    pipe = _Endless(64 << 20)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(pipe)))
+    with limits(line=100), pytest.raises(ValueError, match=r"^<stdin>, line 1: longer than the line limit of 100 "):
+        TrainStats.coerce("-")
+    assert pipe.taken < 4 << 20  # refused a piece in, not after reading the whole pipe
+
+
+def test_statistics_on_standard_input_stop_at_the_file_limit(monkeypatch):
+    from tough_ner.corpus import limits
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(STATS.to_bytes())))
+    with limits(file=100), pytest.raises(ValueError, match=r"^<stdin>: larger than the file limit of 100 bytes"):
+        TrainStats.coerce("-")

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import tough_ner
+from tough_ner.checks import InputWarning
 from tough_ner.formats import detect, to_tags
 from tough_ner.schemes import decode
 from tough_ner.matching import match_scores
@@ -792,3 +793,34 @@ def test_character_spans_on_the_usual_text_are_checked_like_any_other():
     with pytest.raises(ValueError, match=whole(
             f"sentence 0: character span {entity!r} needs integer 'start' < 'end' within the text (0 characters)")):
         to_tags([[""]], [{"text": "", "entities": [entity]}])
+
+
+@pytest.mark.parametrize("sentence, format, message", [
+    ([[True, 2, "PER"]], "spans", "is not \\(start, end, type\\)"),  # bool is an int subclass: true is no offset
+    ([[False, True, "PER"]], "spans", "is not \\(start, end, type\\)"),
+    ([{"start": False, "end": 1, "type": "LOC"}], "spans", "is not \\(start, end, type\\)"),
+    ({"entities": [{"start": False, "end": 5, "label": "LOC"}]}, "chars", "needs integer 'start'"),
+    ({"text": "Paris  is not Paris Hilton .", "entities": [{"start": 0, "end": True, "label": "LOC"}]}, "chars",
+     "needs integer 'start'"),
+])
+def test_booleans_are_no_offsets(sentence, format, message):
+    with pytest.raises(ValueError, match="^sentence 0: .*" + message):
+        tough_ner.as_batch([SENTENCE], [GOLD], [sentence], "tags", format)
+
+
+def test_a_mention_list_nested_too_deeply_is_unparseable_not_a_crash():
+    answer = '[{"text": "Paris", "type": "LOC", "x": ' + "[" * 5000 + "]" * 5000 + "}]"
+    with pytest.warns(InputWarning, match="1 unparseable"):
+        batch = tough_ner.as_batch([SENTENCE], [GOLD], [answer], prediction_format="mentions")
+    assert batch.pred_spans == [[]]
+    assert batch.unparseable == [{"sentence": 0, "problem": "the mention list: nested too deeply (lists or tables "
+                                                           "inside each other beyond Python's recursion limit)"}]
+    with pytest.raises(ValueError, match="^sentence 0: the mention list: nested too deeply"):
+        tough_ner.as_batch([SENTENCE], [GOLD], [answer], prediction_format="mentions", strict_json=True)
+
+
+def test_an_error_quotes_at_most_200_characters_of_a_span():
+    """A bad span of a thousand characters is named by its first 200 (the error stays a line)."""
+    with pytest.raises(ValueError) as raised:
+        tough_ner.as_batch([["a", "b"]], [["O", "O"]], [[[0, 1, "X" * 1000, 5]]], prediction_format="spans")
+    assert "X" * 190 in str(raised.value) and "X" * 201 not in str(raised.value) and "…" in str(raised.value)

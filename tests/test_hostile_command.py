@@ -489,3 +489,37 @@ def test_a_token_holding_a_space_is_no_training_mention_of_two_tokens():
     assert spaced.spaced_tokens
     assert classify(spaced, Batch([["Paris", "Hilton"]], [["B-PER", "I-PER"]], [["B-PER", "I-PER"]]))["seen"].tolist() \
         == [True]
+
+
+def test_a_terminal_shows_control_characters_from_files_as_escapes(tmp_path, monkeypatch):
+    """A system name holding an escape sequence (here OSC 52: write the clipboard) reaches the
+    summary, and a type holding one the error that refuses it: a terminal gets them as text
+    (``\\x1b``), a pipe gets the bytes as they are."""
+    import io
+
+    from tough_ner.cli import main
+    from tough_ner.corpus import write_conll
+    from tough_ner.demo import TRAIN, load_demo
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    _, test = load_demo()
+    sequence = "\x1b]52;c;ZWNobyBwd25lZA\x07"  # no "=": NAME=path
+    write_conll(tmp_path / "gold.conll", test.tokens, test.tags)
+    write_conll(tmp_path / "pred.conll", test.tokens, test.tags, test.predictions[0])
+    write_conll(tmp_path / "other.conll", test.tokens, test.tags, test.predictions[1])
+    odd = [[tag if tag == "O" else tag[:2] + "X" + sequence for tag in sentence] for sentence in test.tags]
+    write_conll(tmp_path / "odd.conll", test.tokens, test.tags, odd)
+    for stream in ("stdout", "stderr"):
+        monkeypatch.setattr(sys, stream, Terminal())
+    report = ["report", "--train", str(TRAIN), "--test", str(tmp_path / "gold.conll"), "--resamples", "20",
+              "--quiet", "--pred", f"A{sequence}={tmp_path / 'pred.conll'}", "--pred", str(tmp_path / "other.conll")]
+    assert main(report) == 0
+    assert main(["tmr", "--train", str(TRAIN), "--test", str(tmp_path / "odd.conll")]) == 2
+    shown = sys.stdout.getvalue() + sys.stderr.getvalue()
+    assert "\x1b" not in shown and "\x07" not in shown
+    assert shown.count("\\x1b]52;c;ZWNobyBwd25lZA\\x07") >= 2  # the name in the summary, the type in the error
+    monkeypatch.setattr(sys, "stdout", io.StringIO())  # a pipe: the bytes as they are
+    assert main(report) == 0 and sequence in sys.stdout.getvalue()

@@ -142,3 +142,14 @@ def test_the_html_error_summary_reconciles_with_the_gold_mentions(tmp_path):
         numbers = list(map(int, row[1:]))
         assert numbers[0] == sum(numbers[1:5]) == n_gold
     assert "sum to the gold mentions" in page and "counted apart" in page
+
+
+def test_a_prediction_file_cut_short_is_said_to_be_so(tmp_path, capsys):
+    """Fewer tokens or sentences than the test set: the hint is a file cut short (not a
+    prediction file given as --test, which has the test's tokens)."""
+    gold = conll(tmp_path / "gold.conll", TOKENS, GOLD)
+    short = conll(tmp_path / "short.conll", [TOKENS[0], TOKENS[1][:3]], [GOLD[0], GOLD[1][:3]],
+                  [PRED[0], PRED[1][:3]])
+    assert report(gold, short) == 2
+    message = error_line(capsys)
+    assert "is one of them cut short, or of another test set?" in message and "given as --test" not in message

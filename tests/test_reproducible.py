@@ -128,6 +128,17 @@ def test_rerun_names_a_changed_or_missing_input_and_a_different_result(tmp_path,
     (tmp_path / f"{SYSTEMS[1]}.conll").unlink()
     assert main(["report", "--rerun", "r.json"]) == 2
     assert f"the input {SYSTEMS[1]}.conll is missing" in capsys.readouterr().err
+    # run from another folder: the paths are the report's folder's (its provenance.cwd)
+    write_conll(f"{SYSTEMS[1]}.conll", test.tokens, test.tags, test.predictions[1])
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    assert main(["report", "--rerun", str(tmp_path / "r.json")]) == 0
+    assert "identical" in capsys.readouterr().out
+    monkeypatch.chdir(tmp_path)
+    # a report that records no input (not one tough-ner wrote): nothing to check a rerun against
+    (tmp_path / "bare.json").write_text(json.dumps({**report, "inputs": {}}), encoding="utf-8")
+    assert main(["report", "--rerun", "bare.json"]) == 2
+    assert "records no input file with its SHA-256" in capsys.readouterr().err
     # a JSON without the block
     del report[KEY]
     (tmp_path / "old.json").write_text(json.dumps(report), encoding="utf-8")
@@ -430,16 +441,23 @@ def test_rerun_of_an_evaluate_report_runs_the_model_again_or_names_what_changed(
               "--quiet"]
     assert main(common + ["--model", "caps=r35_tagger:tag", "--cache-dir", "cache", "--json", "r.json"]) == 0
     capsys.readouterr()
-    assert main(["report", "--rerun", "r.json"]) == 0  # the predictions read from the cache
+    monkeypatch.delitem(sys.modules, "r35_tagger")
+    # a report names code to import: never without --run-code (a report may come from elsewhere)
+    (tmp_path / "r35_tagger.py").write_text(TAGGER + "open('imported', 'w').close()\n", encoding="utf-8")
+    assert main(["report", "--rerun", "r.json"]) == 2
+    assert "its command runs Python code (r35_tagger:tag" in capsys.readouterr().err
+    assert not (tmp_path / "imported").exists() and "r35_tagger" not in sys.modules
+    (tmp_path / "r35_tagger.py").write_text(TAGGER, encoding="utf-8")
+    assert main(["report", "--rerun", "r.json", "--run-code"]) == 0  # the predictions read from the cache
     assert "the results are identical" in capsys.readouterr().out
     for entry in (tmp_path / "cache").rglob("*"):  # without the cache: the model predicts again
         if entry.is_file():
             entry.unlink()
-    assert main(["report", "--rerun", "r.json"]) == 0
+    assert main(["report", "--rerun", "r.json", "--run-code"]) == 0
     assert "the results are identical" in capsys.readouterr().out
     # the function's module changed: named before any prediction (it would miss the cache anyway)
     (tmp_path / "r35_tagger.py").write_text(TAGGER.replace("isupper", "islower"), encoding="utf-8")
-    assert main(["report", "--rerun", "r.json"]) == 2
+    assert main(["report", "--rerun", "r.json", "--run-code"]) == 2
     assert "the model caps (r35_tagger:tag) is not the one the report ran (it differs in: source" \
         in capsys.readouterr().err
     monkeypatch.delitem(sys.modules, "r35_tagger")

@@ -3,6 +3,7 @@ import math
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import datasets
@@ -446,6 +447,7 @@ ATTACKED = Batch([["Zed", "met", "Bob", "Lee"], ["in", "Lima"]], [["B-PER", "O",
                  [["O", "O", "B-PER", "I-PER"], ["B-LOC", "I-LOC"]])
 
 
+@pytest.mark.filterwarnings("ignore:the attacked set has 2 sentences")  # unpaired on purpose
 def test_rockner_keys_by_hand():
     result = rockner(ORIGINAL, ATTACKED, detailed=True)
     # Original: 4 gold (Ann, Bob Lee, Oslo, Kim), 4 predicted, right: Ann, Oslo.
@@ -477,6 +479,7 @@ def test_confusion_difference_over_the_union_of_rows_and_columns():
         {"LOC": {"LOC": -1, "O": 0, "PER": 0}, "O": {"LOC": 1, "O": 0, "PER": 0}, "PER": {"LOC": 0, "O": 2, "PER": -3}}
 
 
+@pytest.mark.filterwarnings("ignore:the attacked set has")  # unpaired on purpose
 def test_counts_resample_unpaired_sets_apart_and_paired_sets_together():
     def same(a, b):
         return (math.isnan(a) and math.isnan(b)) or a == pytest.approx(b, abs=1e-12)
@@ -709,3 +712,27 @@ def test_the_cards_conll_figures_are_the_attacks_own(conll_stats, conll_test):
         figures.append(result)
     assert (f"drops from {figures[0]['f1_original']:.4f} to {figures[0]['f1_attacked']:.4f} (built-in dictionary, "
             f"seed 0; {figures[1]['f1_attacked']:.4f} with the documents given") in card
+
+
+def test_an_attacked_set_that_is_not_the_original_sentence_by_sentence_is_warned_of(conll_stats):
+    """The drop compares the attack only when the attacked set pairs with the original sentence
+    by sentence: fewer sentences, or the same sentences in another order, are warned of (and
+    still scored); the demo's attacked sets, every kind, are not."""
+    from tough_ner.core.checks import InputWarning
+
+    train, test = load_demo()
+    original = Batch(test.tokens, test.tags, test.predictions[0])
+    with pytest.warns(InputWarning, match=f"the attacked set has 5 sentences and the original {len(test.tokens)}"):
+        rockner(original, Batch(test.tokens[:5], test.tags[:5], test.predictions[0][:5]))
+    order = list(range(len(test.tokens)))[::-1]
+    shuffled = Batch(*([column[i] for i in order] for column in (test.tokens, test.tags, test.predictions[0])))
+    with pytest.warns(InputWarning, match=r"another number of gold entities in the attacked set than in the original"):
+        result = rockner(original, shuffled)
+    assert result["f1_drop"] == pytest.approx(0.0, abs=1e-12)  # the same sentences: scored all the same
+    stats = TrainStats.from_corpus(train)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        for name, versions in demo_attacks(stats, test).items():
+            for label, corpus in versions:
+                rockner(Batch(test.tokens, test.tags, test.predictions[0]),
+                        Batch(corpus.tokens, corpus.tags, corpus.predictions[0]))

@@ -3,7 +3,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from tough_ner import schemes
-from tough_ner.schemes import decode, spans_to_tags, to_bilou, to_bio, to_io
+from tough_ner.corpus import read_conll
+from tough_ner.schemes import decode, parse_label, spans_to_tags, to_bilou, to_bio, to_io
 
 TYPES = ["PER", "LOC", "geo-loc"]
 
@@ -172,3 +173,15 @@ def test_decode_flat_equals_decode_sentence_by_sentence(sentences):
     expected = [(start + offset, end + offset, entity_type)
                 for sentence, offset in zip(sentences, starts.tolist()) for start, end, entity_type in decode(sentence)]
     assert list(zip(got_starts.tolist(), got_ends.tolist(), [parsed[i][1] for i in got_starts.tolist()])) == expected
+
+
+@pytest.mark.parametrize("hidden", ["\u200b", "\u00a0", "\x1b", "\u202e"])
+def test_a_type_holding_a_character_that_is_not_shown_is_refused(tmp_path, hidden):
+    """``PE``, a zero-width space, ``R`` prints as ``PER`` but counts as another type (an
+    unseen type for every mention of it): refused, in a file with its line."""
+    with pytest.raises(ValueError, match=f"its type holds U\\+{ord(hidden):04X}, a character that is not shown"):
+        parse_label(f"B-PE{hidden}R")
+    path = tmp_path / "odd.conll"
+    path.write_text(f"Ann B-PER\nmet O\n\nBob B-PE{hidden}R\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"^{path}, line 4, column 2: tag .*U\\+{ord(hidden):04X}"):
+        read_conll(path)

@@ -199,6 +199,12 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     assert json.loads(report.read_text())["results"] == json.loads((out / "demo/report.json").read_text())["results"]
 
 
+def _rename_demo(spec, name):
+    spec["datasets"][0]["name"] = name
+    for runs in spec["systems"].values():
+        runs[name] = runs.pop("demo")
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda s: s["systems"]["memorizer"].update(nowhere=["x.conll"]), "unknown dataset"),
     (lambda s: s["datasets"].append(dict(s["datasets"][0])), "names given twice"),
@@ -207,12 +213,55 @@ def test_the_command_writes_the_study_and_each_dataset_report(folder, tmp_path, 
     (lambda s: s["options"].update(scheme="IOB3"), "options: scheme='IOB3'"),
     (lambda s: s["options"].update(mode="strict"), "options: mode='strict' needs a declared scheme"),
     (lambda s: s["options"].update(beta=0), "options: beta"),
+    (lambda s: s["options"].update(resamples="100"), "options: resamples must be a whole number >= 0, got '100'"),
+    (lambda s: s["options"].update(seed=-1), "options: seed must be a whole number >= 0, got -1"),
+    (lambda s: s["options"].update(attack_seed=True), "options: attack_seed must be a whole number"),
+    (lambda s: s["options"].update(confidence="0.9"), "options: confidence must lie in \\(0, 1\\)"),
+    (lambda s: s["options"].update(unit="word"), "options: unit='word'"),
+    (lambda s: s["options"].update(cache="no"), "options: cache must be true or false"),
+    (lambda s: _rename_demo(s, "study.html"), "dataset 'study.html': its folder 'study.html' would "
+                                                           "clash with the study's own file study.html"),
+    (lambda s: _rename_demo(s, "Study.JSON"), "would clash with the study's own file study.json"),
 ])
 def test_a_wrong_study_is_refused_by_name(folder, change, message):
     spec = make_study(folder)
     change(spec)
     with pytest.raises(ValueError, match=message):
         st.spec_of(spec, str(folder))
+
+
+def test_an_option_of_the_wrong_type_names_the_file_and_the_option(folder, tmp_path, capsys):
+    spec = make_study(folder)
+    spec["options"]["resamples"] = "100"
+    path = tmp_path / "s5.toml"
+    path.write_text(toml(spec), encoding="utf-8")
+    assert main(["study", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert capsys.readouterr().err == (f"tough-ner study: {path}: options: resamples must be a whole number >= 0, "
+                                       "got '100'\n")
+
+
+def test_a_dataset_named_as_a_study_file_is_refused_before_anything_is_written(folder, tmp_path, capsys):
+    spec = make_study(folder)
+    _rename_demo(spec, "study.html")
+    path = tmp_path / "clash.toml"
+    path.write_text(toml(spec).replace("\nstudy.html = ", '\n"study.html" = '), encoding="utf-8")  # a dotted key else
+    out = tmp_path / "out"
+    assert main(["study", str(path), "--out", str(out), "--quiet"]) == 2
+    assert "dataset 'study.html': its folder 'study.html' would clash with the study's own file study.html" in \
+        capsys.readouterr().err
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("suffix, text", [(".toml", "[options]\nmethods = " + "[" * 100_000),
+                                          (".yaml", "options:\n  methods: " + "[" * 100_000)])
+def test_a_study_file_nested_too_deeply_is_one_line(tmp_path, capsys, suffix, text):
+    if suffix == ".yaml":
+        pytest.importorskip("yaml")
+    path = tmp_path / f"deep{suffix}"
+    path.write_text(text, encoding="utf-8")
+    assert main(["study", str(path), "--out", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (f"tough-ner study: {path}: nested too deeply (lists or tables inside each "
+                                       "other beyond Python's recursion limit)\n")
 
 
 def test_a_prediction_file_of_another_test_set_is_refused_naming_it(folder):

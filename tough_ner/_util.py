@@ -50,7 +50,7 @@ def write_atomic(path: str | os.PathLike, data) -> None:
     if os.path.exists(target) and not os.path.isfile(target):
         if os.path.isdir(target):
             raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
-        with open(target, "wb") as handle:
+        with _named(path), open(target, "wb") as handle:
             write(handle)
         return
     folder, name = os.path.split(target)
@@ -61,7 +61,7 @@ def write_atomic(path: str | os.PathLike, data) -> None:
 
     handle, temporary = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=folder)
     try:
-        with os.fdopen(handle, "wb") as out:
+        with _named(path), os.fdopen(handle, "wb") as out:
             write(out)
             out.flush()
             os.fsync(out.fileno())
@@ -73,6 +73,17 @@ def write_atomic(path: str | os.PathLike, data) -> None:
         raise
 
 
+@contextmanager
+def _named(path):
+    """An error writing (a full disk: no file name in it) names the file written."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is None and error.errno is not None:
+            raise type(error)(error.errno, error.strerror, os.fspath(path)) from None
+        raise
+
+
 QUOTE = 200  # error messages quote at most this many characters of a line or value
 
 
@@ -80,6 +91,12 @@ def quote(value) -> str:
     """``repr`` of (at most the first 200 characters of) a value, for error messages."""
     text = value if isinstance(value, str) else str(value)
     return repr(text[:QUOTE]) + ("…" if len(text) > QUOTE else "")
+
+
+def shown(value) -> str:
+    """``repr`` of any value, at most its first 200 characters, for error messages (a span, a record)."""
+    text = repr(value)
+    return text[:QUOTE] + ("…" if len(text) > QUOTE else "")
 
 
 def file_sha256(path) -> str:

@@ -20,6 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
+from ..core.corpus import refuse_deep_nesting
+
 Dictionary = Dict[str, Dict[str, Tuple[str, ...]]]
 DictionaryLike = Mapping[str, Union[Sequence[str], Mapping[str, Sequence[str]]]]
 
@@ -240,13 +242,14 @@ def load_rockner_jsonl(paths: Union[str, os.PathLike, Sequence[Union[str, os.Pat
             for number, line in enumerate(handle, 1):
                 if not line.strip():
                     continue
-                try:
-                    row = json.loads(line)
-                    name, instances = row["class_title"], row["instances"]
-                    titles = list(instances.values()) if isinstance(instances, Mapping) else list(instances)
-                except (ValueError, KeyError, TypeError, AttributeError):
-                    raise ValueError(f"{path}:{number}: expected a JSON object with 'class_title' and "
-                                     f"'instances'") from None
+                with refuse_deep_nesting(f"{path}:{number}"):
+                    try:
+                        row = json.loads(line)
+                        name, instances = row["class_title"], row["instances"]
+                        titles = list(instances.values()) if isinstance(instances, Mapping) else list(instances)
+                    except (ValueError, KeyError, TypeError, AttributeError):
+                        raise ValueError(f"{path}:{number}: expected a JSON object with 'class_title' and "
+                                         f"'instances'") from None
                 pooled.setdefault(entity_type, {}).setdefault(name, []).extend(titles)
     return normalize(pooled)
 
@@ -259,7 +262,7 @@ def load(source: Union[str, os.PathLike]) -> Dictionary:
         return load_rockner_jsonl(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such dictionary file: {path}")
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle, refuse_deep_nesting(str(path)):
         try:
             data = json.load(handle)
         except ValueError as error:

@@ -27,6 +27,37 @@ COMMANDS = {
 }
 
 
+# What a terminal obeys rather than shows: C0 and C1 controls (an escape sequence moves the
+# cursor, retitles the window, writes the clipboard) and the bidi overrides that reorder a line.
+# Line breaks and tabs are text; a carriage return only redraws a line (the progress does).
+_CONTROLS = {code: repr(chr(code))[1:-1] for code in (*range(0x00, 0x20), *range(0x7F, 0xA0), *range(0x202A, 0x202F),
+                                                      *range(0x2066, 0x206A)) if chr(code) not in "\n\t\r"}
+
+
+def printable(text: str) -> str:
+    """``text`` as a terminal should show it: each control character as its escape (``\\x1b``).
+    A type, a token or a system name comes from a file and reaches the terminal."""
+    return text.translate(_CONTROLS)
+
+
+class _Printable:
+    """A terminal's text stream writing ``printable`` text (a pipe or a file gets the bytes as they are)."""
+
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        self.stream.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
 def _interrupted_outside_work(signum, frame) -> None:
     """Ctrl-C while the command loads or after it is done, when no file is being written:
     the one line and status of an interrupt, at once (during the work ``_run`` turns it into
@@ -96,7 +127,9 @@ def main(argv: Optional[List[str]] = None, as_command: Optional[bool] = None) ->
     except Terminated:
         code = _fail(command, "terminated", 143)
     else:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # the command's usage, not the list of commands
+            (parser.commands.get(args.command) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
         args.argv = ["tough-ner", *argv]  # the command line as run, for the report's provenance
         args.as_command = as_command  # --dask (stats, study) gives the workers the command's memory setting
         if as_command and args.command != "space":  # a server runs for long
@@ -114,10 +147,11 @@ def _parser(argv: List[str]) -> argparse.ArgumentParser:
     # Only the command being run is built and its group imported (every other one is for --help
     # and errors): each parser looks for argparse's translations on disk, ~7 ms for all of them.
     chosen = argv[0] if argv and argv[0] in COMMANDS else None
+    parser.commands = {}
     for name, (help_text, group) in COMMANDS.items():
         if chosen in (None, name):
             module = importlib.import_module(f".{group}", __name__)
-            command = commands.add_parser(name, help=help_text)
+            command = parser.commands[name] = commands.add_parser(name, help=help_text)
             module.ARGUMENTS[name](command)
             if name in READS_FILES:
                 _limit_flags(command)
@@ -152,14 +186,16 @@ def _terminate(signum, frame):
 
 def _run(args) -> int:
     """Run the parsed command: its exit status, errors as one line on stderr."""
-    status = None
+    status, stdout = None, sys.stdout
     try:
         if signal.getsignal(signal.SIGINT) is _interrupted_outside_work:  # the work may write: Ctrl-C raises
             signal.signal(signal.SIGINT, signal.default_int_handler)
+        if stdout is not None and stdout.isatty():
+            sys.stdout = _Printable(stdout)
         with warnings.catch_warnings():
             warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set
             warnings.showwarning = lambda message, category, *rest, **kw: print(
-                f"tough-ner {args.command}: warning: {message}", file=sys.stderr)
+                printable(f"tough-ner {args.command}: warning: {message}"), file=sys.stderr)
             changes = {name: getattr(args, f"max_{name}_bytes", None) for name in READ_LIMITS}
             changes = {name: value for name, value in changes.items() if value is not None}
             if changes:
@@ -183,13 +219,15 @@ def _run(args) -> int:
         return _fail(args.command, "interrupted", 130)
     except Terminated:
         return _fail(args.command, "terminated", 143)
+    finally:
+        sys.stdout = stdout
     return status or 0  # a command returns a status only to say more than success (report --rerun)
 
 
 def _fail(command: str, message, code: int) -> int:
     """One line on stderr, never a traceback; ``code`` is the exit status."""
     text = " ".join(str(message).split()) or type(message).__name__
-    print(f"tough-ner {command}: {text[:1000]}", file=sys.stderr)
+    print(printable(f"tough-ner {command}: {text[:1000]}"), file=sys.stderr)
     return code
 
 

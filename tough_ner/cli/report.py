@@ -15,8 +15,12 @@ from ._common import (_columns_flag, _decoding, _decoding_flags, _mention_flags,
 
 
 def _file_input(path) -> dict:
-    """A report input: its path and the SHA-256 of its content."""
-    return {"path": os.fspath(path), "sha256": file_sha256(path)}
+    """A report input: its path and the SHA-256 of its content (None for standard input or a
+    pipe, read once and gone: nothing a rerun could check)."""
+    path = os.fspath(path)
+    if path == "-" or not os.path.isfile(path):
+        return {"path": path, "sha256": None}
+    return {"path": path, "sha256": file_sha256(path)}
 
 
 def _progress(quiet: bool):
@@ -69,19 +73,23 @@ def _written(args) -> list:
     return _outputs(args) + implied
 
 
+DEMO_FOLDER = "tough-ner-report"
+
+
 def cmd_report(args) -> Optional[int]:
     if args.rerun:
-        return rerun(args.rerun)
+        return rerun(args.rerun, args.run_code)
     from ..core.formats import system_predictions
     from ..present.demo import NRB, NRB_TYPE_MAP, SYSTEMS, TEST, TRAIN, WTS, demo_attacks, load_demo, load_demo_nrb
     from ..present.report import run_labels
 
     nrb_sets = type_map = attacked = None
     demo = args.train is None and args.test is None
+    out_dir = args.out_dir or (DEMO_FOLDER if demo else None)
+    if out_dir and getattr(args, "rerunning", None) is None:  # a rerun writes nothing
+        args.html = args.html or os.path.join(out_dir, "report.html")
+        args.json = args.json or os.path.join(out_dir, "report.json")
     if demo:
-        if getattr(args, "rerunning", None) is None:  # a rerun writes nothing
-            args.html = args.html or os.path.join(args.out_dir, "report.html")
-            args.json = args.json or os.path.join(args.out_dir, "report.json")
         refuse_overwriting(_written(args), [])
         train, test = load_demo()
         stats = _with_progress("training statistics", lambda: TrainStats.from_corpus(train, **_decoding(args)),
@@ -126,25 +134,39 @@ def cmd_report(args) -> Optional[int]:
         print("\n" + "\n".join(fit(["wrote " + ", ".join(written)])))  # a long path on a line of its own
 
 
-def rerun(path: str) -> int:
+def rerun(path: str, run_code: bool = False) -> int:
     """``--rerun REPORT.json``: the command that wrote the report, run again on its inputs
     (each must be the file it read: same path, same SHA-256; each model of ``evaluate`` the
     one it ran: ``evaluate.same_models``), writing nothing but the prediction cache of a model
     that predicts again; says whether the results are identical (the provenance block aside)
-    and returns 1 when they are not."""
+    and returns 1 when they are not.  It runs in the folder the report ran in; a model that is
+    Python code (``module:function``) is imported only with ``run_code`` (``--run-code``)."""
     import json
 
     from . import _parser
-    from ..present.provenance import KEY, versions
+    from ..core.corpus import refuse_deep_nesting
+    from ..models.kinds import kind_of, split_spec
+    from ..present.provenance import KEY, input_files, versions
 
-    with open(path, encoding="utf-8") as handle:
+    with open(path, encoding="utf-8") as handle, refuse_deep_nesting(path):
         stored = json.load(handle)
-    command = (stored.get(KEY) or {}).get("command") if isinstance(stored, dict) else None
-    if not command or len(command) < 2 or command[1] not in ("report", "evaluate"):
+    recorded = (stored.get(KEY) or {}) if isinstance(stored, dict) else {}
+    command, folder = recorded.get("command"), recorded.get("cwd")
+    if not isinstance(command, list) or len(command) < 2 or command[1] not in ("report", "evaluate") \
+            or not all(isinstance(word, str) for word in command):
         raise ValueError(f"--rerun {path}: no command line of tough-ner report or evaluate recorded in it (a report "
                          "written before tough-ner recorded one?)")
-    check_inputs(stored.get("inputs", {}), path)
+    if not isinstance(stored.get("inputs"), dict) or next(input_files(stored["inputs"]), None) is None:
+        raise ValueError(f"--rerun {path}: it records no input file with its SHA-256 (every report tough-ner writes "
+                         "does): nothing to check a rerun against")
     args = _parser(command[1:]).parse_args(command[1:])
+    if isinstance(folder, str) and os.path.isdir(folder):
+        os.chdir(folder)  # relative paths are relative to the folder the report ran in
+    code = [spec for _, spec in map(split_spec, getattr(args, "model", None) or ()) if kind_of(spec)[0] == "callable"]
+    if code and not run_code:  # importing a module a report names runs it: a report may come from elsewhere
+        raise ValueError(f"--rerun {path}: its command runs Python code ({', '.join(code)}, from {folder}); read "
+                         "the code, then add --run-code to run it")
+    check_inputs(stored["inputs"], path)
     for flag, _ in _outputs(args) + [("--model-index", None), ("--save", None), ("--write-inputs", None)]:
         setattr(args, flag[2:].replace("-", "_"), None)
     args.quiet, args.rerunning, args.recorded = True, [], (path, stored.get("inputs", {}))
@@ -169,6 +191,9 @@ def check_inputs(inputs, report: str) -> None:
     from ..present.provenance import input_files
 
     for item in input_files(inputs):
+        if item["sha256"] is None:
+            raise ValueError(f"--rerun {report}: the input {item['path']} was read from standard input or a pipe, "
+                             "whose content a report does not keep: a rerun cannot check it")
         if not os.path.isfile(item["path"]):
             raise ValueError(f"--rerun {report}: the input {item['path']} is missing (relative paths are relative "
                              "to the folder the report ran in, its provenance.cwd)")
@@ -273,10 +298,14 @@ def _report_arguments(p) -> None:
                    help="an attacked test set: token gold, then one prediction column per --pred system; "
                         "repeat, mildest first, for an attack curve")
     output_options(p)
-    p.add_argument("--out-dir", default="tough-ner-report", help="the demo's output folder")
+    p.add_argument("--out-dir", help=f"write report.html and report.json into this folder (where --html and --json "
+                                     f"are not given; the demo: {DEMO_FOLDER} by default)")
     p.add_argument("--rerun", metavar="REPORT.json",
-                   help="run the command that wrote this JSON report again on its inputs (checked by their SHA-256) "
-                        "and say whether the results are identical; exit status 1 when they differ")
+                   help="run the command that wrote this JSON report again on its inputs (checked by their SHA-256), "
+                        "in the folder it ran in, and say whether the results are identical; exit status 1 when they "
+                        "differ")
+    p.add_argument("--run-code", action="store_true",
+                   help="with --rerun: allow a model given as module:function, whose code a rerun imports")
     report_options(p)
     _columns_flag(p, "report")
     p.set_defaults(run=cmd_report)

@@ -199,18 +199,54 @@ class _Guard:
 BLOCK = 8 << 20  # bytes read at a time by read_text
 
 
-def read_text(path: str | os.PathLike) -> str:
-    """A text file's content under rules 1 and 6 (a directory or a missing file is a clear error),
-    within the read limits (``ReadLimits``)."""
-    path = os.fspath(path)
-    _check_path(path)
-    name, limit = source_name(path), read_limits()
-    handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
+class _StandardInput:
+    """Standard input's bytes (rule 6), with those a caller looked at first (``peek_stdin``)
+    put back in front: a pipe cannot seek back."""
+
+    def __init__(self):
+        self.stream, self.head = None, b""  # head: read from the stream by peek, not yet by read
+
+    def _current(self):
+        stream = sys.stdin.buffer
+        if stream is not self.stream:  # another standard input (a test swaps it): nothing put back
+            self.stream, self.head = stream, b""
+        return stream
+
+    def peek(self, size: int) -> bytes:
+        stream = self._current()
+        if len(self.head) < size:
+            self.head += stream.read(size - len(self.head))
+        return self.head[:size]
+
+    def read(self, size: int) -> bytes:
+        stream = self._current()
+        if not self.head:
+            return stream.read(size)
+        block, self.head = self.head[:size], self.head[size:]
+        return block + stream.read(size - len(block)) if len(block) < size else block
+
+
+_STDIN = _StandardInput()
+
+
+def peek_stdin(size: int) -> bytes:
+    """The first ``size`` bytes of standard input (fewer at its end), left to be read again by
+    the readers (``read_text``, ``read_pieces``, ``read_bytes``)."""
+    return _STDIN.peek(size)
+
+
+def _open(path: str):
+    return _STDIN if path in STDIN else open(path, "rb")
+
+
+def _read_whole(path: str, name: str, limit: ReadLimits, check=None) -> bytes:
+    """A file's bytes, refused past the file limit as they arrive; ``check`` sees each block."""
+    handle = _open(path)
     try:
         size = os.fstat(handle.fileno()).st_size if path not in STDIN else 0
         if size > limit.file:
             _too_big(name, limit)
-        guard, blocks, total = _Guard(name, limit), [], 0
+        blocks, total = [], 0
         while True:
             block = handle.read(BLOCK)
             if not block:
@@ -218,12 +254,30 @@ def read_text(path: str | os.PathLike) -> str:
             total += len(block)
             if total > limit.file:  # a pipe, or a file that grows
                 _too_big(name, limit)
-            guard.feed(block)
+            if check is not None:
+                check(block)
             blocks.append(block)
     finally:
-        if handle is not sys.stdin.buffer:
+        if handle is not _STDIN:
             handle.close()
-    return decode_text(blocks[0] if len(blocks) == 1 else b"".join(blocks), name)
+    return blocks[0] if len(blocks) == 1 else b"".join(blocks)
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """A text file's content under rules 1 and 6 (a directory or a missing file is a clear error),
+    within the read limits (``ReadLimits``)."""
+    path = os.fspath(path)
+    _check_path(path)
+    name, limit = source_name(path), read_limits()
+    return decode_text(_read_whole(path, name, limit, _Guard(name, limit).feed), name)
+
+
+def read_bytes(path: str | os.PathLike) -> bytes:
+    """A binary file's bytes (a saved statistics file; rule 6: standard input for ``-``),
+    within the file limit (``ReadLimits.file``)."""
+    path = os.fspath(path)
+    _check_path(path)
+    return _read_whole(path, source_name(path), read_limits())
 
 
 def _too_big(name: str, limit: ReadLimits):
@@ -240,7 +294,7 @@ def read_pieces(path: str | os.PathLike, size: int, whole: bool = False) -> Iter
     _check_path(path)
     name, limit = source_name(path), read_limits()
     guard = _Guard(name, limit)
-    handle = sys.stdin.buffer if path in STDIN else open(path, "rb")
+    handle = _open(path)
     try:
         if whole and path not in STDIN and os.fstat(handle.fileno()).st_size > limit.file:
             _too_big(name, limit)
@@ -272,7 +326,7 @@ def read_pieces(path: str | os.PathLike, size: int, whole: bool = False) -> Iter
                     raise AssertionError("bytes left after the last piece")
                 return
     finally:
-        if handle is not sys.stdin.buffer:
+        if handle is not _STDIN:
             handle.close()
 
 
@@ -287,6 +341,21 @@ def decode_text(raw: bytes, name: str, lines: int = 0, offset: int = 0) -> str:
         raise ValueError(f"{name}, line {line}: bytes that are not UTF-8 ({error.reason} at byte "
                          f"{offset + error.start}); save the file as UTF-8") from None
     return text[1:] if text.startswith(BOM) and not offset else text
+
+
+# JSON, TOML and YAML parsers recurse once per level: "[" x 100000 would exceed Python's limit.
+TOO_DEEP = "nested too deeply (lists or tables inside each other beyond Python's recursion limit)"
+
+
+@contextmanager
+def refuse_deep_nesting(where: str):
+    """Parse a JSON, TOML or YAML value inside this block: one nested deeper than the parser
+    can go is a one-line ``ValueError`` naming ``where`` (a file, a file and line), not a
+    ``RecursionError``."""
+    try:
+        yield
+    except RecursionError:
+        raise ValueError(f"{where}: {TOO_DEEP}") from None
 
 
 def split_rows(text: str) -> List[List[str]]:

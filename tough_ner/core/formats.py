@@ -55,6 +55,7 @@ from functools import cached_property, lru_cache
 from itertools import accumulate
 from typing import Any, List, Mapping, Optional, Sequence, Tuple
 
+from .._util import shown
 from .batch import Batch
 from .schemes import Span, decode, spans_to_tags
 
@@ -89,7 +90,7 @@ def detect(sentences: Sequence[Any]) -> str:
             return "spans" if "start" in first else "mentions"
         if isinstance(first, (tuple, list)):
             return "spans"
-        raise ValueError(f"cannot tell the format of a sentence starting with {first!r}")
+        raise ValueError(f"cannot tell the format of a sentence starting with {shown(first)}")
     return "spans"  # nothing but empty sentences: no entities, whatever the format
 
 
@@ -97,8 +98,12 @@ def detect(sentences: Sequence[Any]) -> str:
 def _label(item: Mapping, sentence: int, what: str) -> str:
     value = item.get("type", item.get("label"))
     if not isinstance(value, str) or not value:
-        raise ValueError(f"sentence {sentence}: {what} {dict(item)!r} has no 'type' or 'label' string")
+        raise ValueError(f"sentence {sentence}: {what} {shown(dict(item))} has no 'type' or 'label' string")
     return value
+
+
+def _is_offset(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)  # JSON's true is an int to Python
 
 
 def _token_spans(sentence: int, items, length: int) -> List[Span]:
@@ -108,10 +113,10 @@ def _token_spans(sentence: int, items, length: int) -> List[Span]:
             start, end, label = item.get("start"), item.get("end"), _label(item, sentence, "span")
         else:
             if len(item) != 3:
-                raise ValueError(f"sentence {sentence}: span {item!r} is not (start, end, type)")
+                raise ValueError(f"sentence {sentence}: span {shown(item)} is not (start, end, type)")
             start, end, label = item
-        if not (isinstance(start, int) and isinstance(end, int) and isinstance(label, str)) or not 0 <= start < end <= length:
-            raise ValueError(f"sentence {sentence}: span {item!r} is not (start, end, type) with "
+        if not (_is_offset(start) and _is_offset(end) and isinstance(label, str)) or not 0 <= start < end <= length:
+            raise ValueError(f"sentence {sentence}: span {shown(item)} is not (start, end, type) with "
                              f"0 <= start < end <= {length} (token positions, end exclusive)")
         spans.append((start, end, label))
     return spans
@@ -123,7 +128,7 @@ def token_offsets(sentence: int, tokens: Sequence[str], text: str) -> Tuple[List
     for i, token in enumerate(tokens):
         found = text.find(token, position) if token else -1
         if found < 0 or text[position:found].strip():
-            raise ValueError(f"sentence {sentence}, token {i} {token!r}: not found in the text after character "
+            raise ValueError(f"sentence {sentence}, token {i} {shown(token)}: not found in the text after character "
                              f"{position} (the text must hold the tokens in order, separated by whitespace)")
         starts.append(found)
         ends.append(found + len(token))
@@ -134,7 +139,7 @@ def token_offsets(sentence: int, tokens: Sequence[str], text: str) -> Tuple[List
 def _char_spans(sentence: int, record, tokens: Sequence[str], misaligned: str, snapped: list) -> List[Span]:
     if not _is_record(record) or not isinstance(record.get("entities", []), (list, tuple)):
         raise ValueError(f"sentence {sentence}: expected {{'text': ..., 'entities': [{{'start', 'end', 'label'}}]}}, "
-                         f"got {record!r}")
+                         f"got {shown(record)}")
     joined = " ".join(tokens)
     text = record.get("text")
     text = joined if text is None else text
@@ -182,16 +187,16 @@ def _joined_locator(text: str):
 def _snap(sentence, item, locate, text, misaligned, snapped) -> Span:
     """A character span as the token span it covers: the tokens it touches."""
     start, end = (item.get("start"), item.get("end")) if _is_record(item) else (None, None)
-    if not (isinstance(start, int) and isinstance(end, int)) or not 0 <= start < end <= len(text):
-        raise ValueError(f"sentence {sentence}: character span {item!r} needs integer 'start' < 'end' within "
+    if not (_is_offset(start) and _is_offset(end)) or not 0 <= start < end <= len(text):
+        raise ValueError(f"sentence {sentence}: character span {shown(item)} needs integer 'start' < 'end' within "
                          f"the text ({len(text)} characters)")
     label = _label(item, sentence, "character span")
     first, last, aligned = locate(start, end)
     if first >= last:
-        raise ValueError(f"sentence {sentence}: character span {start}-{end} {text[start:end]!r} covers no token")
+        raise ValueError(f"sentence {sentence}: character span {start}-{end} {shown(text[start:end])} covers no token")
     if not aligned:
         if misaligned == "error":
-            raise ValueError(f"sentence {sentence}: character span {start}-{end} {text[start:end]!r} does not "
+            raise ValueError(f"sentence {sentence}: character span {start}-{end} {shown(text[start:end])} does not "
                              f"fall on token boundaries (misaligned='snap' expands it to the tokens it touches)")
         snapped.append({"sentence": sentence, "start": start, "end": end, "label": label,
                         "tokens": [first, last]})
@@ -450,10 +455,15 @@ def _mention_list(value) -> Tuple[Optional[list], Optional[str]]:
     ``{"text", "type"}`` records with string values, given as such or as its JSON text (an
     LLM's raw output), or an object holding one list (``{"entities": [...]}``)."""
     if isinstance(value, str):
+        from .corpus import refuse_deep_nesting
+
         try:
-            value = json.loads(value)
+            with refuse_deep_nesting("the mention list"):
+                value = json.loads(value)
         except json.JSONDecodeError as error:
             return None, f"not JSON ({error.msg})"
+        except ValueError as error:  # too deep: unparseable like any other answer that is no list
+            return None, str(error)
     if type(value) is not list and _is_record(value):
         lists = [item for item in value.values() if isinstance(item, list)]
         if len(lists) == 1:
@@ -688,7 +698,7 @@ def as_batch(tokens: Optional[Sequence[Sequence[str]]], references: Sequence[Any
         _, pred = convert(tokens, predictions, prediction_format, "predictions", **options)
     if gold.hallucinated is not None and any(gold.hallucinated):
         s = next(s for s, items in enumerate(gold.hallucinated) if items)
-        raise ValueError(f"sentence {s}: gold mention {gold.hallucinated[s][0]!r} does not occur in the sentence")
+        raise ValueError(f"sentence {s}: gold mention {shown(gold.hallucinated[s][0])} does not occur in the sentence")
     overlapping = {} if not allow_overlap else {
         name: found for name, side in (("gold", gold), ("pred", pred))
         if side is not None and side.tags is None and (found := first_overlap(side.spans)) is not None}
@@ -786,6 +796,8 @@ def read_jsonl(path, raw: bool = False) -> List[Any]:
     text as it is (mention lists: ``as_batch`` parses them and counts what does not parse)."""
     import os
 
+    from .corpus import refuse_deep_nesting
+
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no such JSONL file: {path}")
@@ -798,7 +810,8 @@ def read_jsonl(path, raw: bool = False) -> List[Any]:
             if not line.strip():
                 raise ValueError(f"{path} line {number}: blank line (one JSON value per sentence, no blank lines)")
             try:
-                sentences.append(json.loads(line))
+                with refuse_deep_nesting(f"{path} line {number}"):
+                    sentences.append(json.loads(line))
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path} line {number}: not JSON ({error.msg})") from None
     return sentences
@@ -839,8 +852,10 @@ def system_predictions(test, path, pred_format: str = "tags", columns=None, test
         raise ValueError(f"{source_name(path)} holds no sentence")
     where = first_difference(predicted.path, test.path, token=(predicted.tokens, test.tokens),
                              gold=(predicted.tags, test.tags))
-    if where:
+    if where:  # the same tokens with other gold: a prediction column read as gold; else: a file cut short
+        hint = (f"was a prediction file given as {test_name}?" if ": gold " in where else
+                "is one of them cut short, or of another test set?")
         raise ValueError(f"{predicted.path} does not hold the tokens and gold tags of {test_name} {test.path}: "
-                         f"{where} (was a prediction file given as {test_name}? a system file is read as token "
-                         f"... gold prediction, or token prediction; choose its columns with --columns)")
+                         f"{where} ({hint} A system file is read as token ... gold prediction, or token "
+                         f"prediction; choose its columns with --columns)")
     return predicted.predictions[0]

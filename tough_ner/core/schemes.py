@@ -50,6 +50,10 @@ def parse_label(label, sentence: int | None = None, position: int | None = None)
         if not sep or not entity_type or prefix not in _PREFIXES:
             raise ValueError(
                 f"{where}unknown tag {quote(label)} (expected O or a B-, I-, E-, L-, S- or U- prefix and a type)")
+        hidden = next((c for c in entity_type if not c.isprintable()), None)
+        if hidden is not None:  # a zero-width space or a control: a type that looks like another one
+            raise ValueError(f"{where}tag {quote(label)}: its type holds U+{ord(hidden):04X}, a character that is not "
+                             "shown (it would look like another type)")
         if len(_PARSED) >= _PARSED_LIMIT:
             _PARSED.clear()
             _PARSED["O"] = ("O", "")

@@ -21,7 +21,6 @@ import io
 import json
 import os
 import pickle
-import sys
 from collections import Counter
 from functools import cached_property
 from itertools import chain, repeat
@@ -32,8 +31,8 @@ import numpy as np
 
 from .._util import QUOTE, no_gc, quote, write_atomic
 from .batch import _offsets_within, _span_texts, span_positions
-from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Renumbering, Slots, decode_tag_ids, decode_text,
-                     newline_joined, parse_conll, read_limits, read_pieces, factorize, scan, source_name, tag_names,
+from .corpus import (PIECE_BYTES, STDIN, Corpus, Numbering, Renumbering, Slots, decode_tag_ids, newline_joined,
+                     peek_stdin, read_bytes, read_limits, read_pieces, factorize, scan, source_name, tag_names,
                      under_limits, _Growing)
 from .schemes import DEFAULT_DECODING, PREFIX_CODES, check_decoding, check_sentence, decode, decode_flat, parse_label
 from .sparse import compact_counts
@@ -227,11 +226,11 @@ class TrainStats:
                              "a CoNLL training file or a datasets.Dataset")
         if isinstance(train, (str, os.PathLike)):
             path = os.fspath(train)
-            if path in STDIN:  # a stats file or CoNLL text on standard input
-                blob = sys.stdin.buffer.read()
-                if _looks_zipped(blob[:4], blob[-_ZIP_TAIL:]):
-                    return cls.from_bytes(blob, "<stdin>")
-                return cls.from_corpus(parse_conll(decode_text(blob, "<stdin>"), name="<stdin>"), keep_text, **decoding)
+            if path in STDIN:  # a stats file or CoNLL text on standard input, read as a file is: within the limits
+                head = peek_stdin(4)  # a pipe has no end to look at: a stats file is known by its start
+                if _looks_zipped(head, head):
+                    return cls.from_bytes(read_bytes(path), "<stdin>")
+                return cls.from_conll(path, keep_text=keep_text, **decoding)
             if os.path.isdir(path):
                 raise IsADirectoryError(f"train={path!r} is a directory, not a stats or CoNLL file")
             if not os.path.isfile(path):

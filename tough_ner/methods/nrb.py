@@ -57,6 +57,31 @@ def resolve_type_map(type_map: TypeMap) -> Dict[str, str]:
     return {k: v for k, v in type_map.items() if v in NRB_TYPES}
 
 
+def read_type_map(path: Union[str, os.PathLike]) -> Dict[str, Optional[str]]:
+    """A type map from a JSON file (``--type-map FILE.json``): ``{system type: NRB type or
+    null}``; a file that is not such an object, or nests too deeply, is a one-line error naming it."""
+    import json
+
+    from ..core.corpus import refuse_deep_nesting
+
+    path = os.fspath(path)
+    with open(path, encoding="utf-8") as handle, refuse_deep_nesting(path):
+        try:
+            mapping = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}, line {error.lineno}: not JSON ({error.msg})") from None
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path}: bytes that are not UTF-8 ({error.reason} at byte {error.start})") from None
+    if not isinstance(mapping, dict):
+        raise ValueError(f"{path}: a type map is a JSON object {{system type: NRB type or null}}, not "
+                         f"{type(mapping).__name__}")
+    try:
+        resolve_type_map(mapping)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+    return mapping
+
+
 def detect_type_map(predicted: Mapping[str, int]) -> Optional[str]:
     """The preset whose system types cover the most distinct predicted types (then the most
     predicted spans; ties in the order nrb, conll, ontonotes), or None when none covers any."""

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._util import no_gc
 from ..core.batch import Batch
-from ..core.checks import check_types
+from ..core.checks import check_types, warn_input
 from ..core.scoring import input_counts, matched, ratio, span_scores, unplaced_per_sentence
 from ..core.uncertainty import per_sentence, with_intervals
 
@@ -87,12 +87,30 @@ def confusion_difference(attacked: Dict[str, Dict[str, int]], original: Dict[str
 
 
 def _check(original: Batch, attacked: Batch) -> None:
-    """The input checks, either version's gold types being known to both."""
+    """The input checks, either version's gold types being known to both, and a warning when
+    the attacked set does not look like the original sentence by sentence (the drop would
+    then compare other sentences, not the attack)."""
     original.require_flat("RockNER")
     attacked.require_flat("RockNER")
     known = set(original.span_type_counts("gold")) | set(attacked.span_type_counts("gold"))
     check_types(original, also_gold=known)
     check_types(attacked, also_gold=known)
+    if len(original) != len(attacked):
+        warn_input(f"the attacked set has {len(attacked)} sentences and the original {len(original)}: the F1 drop "
+                   "compares different sentences, not the attack alone (an attacked version of a test set has one "
+                   "sentence per original sentence, in its order)", stacklevel=3)
+        return
+    # Every attack (entity, context, typo, case, cross-type) keeps each sentence's number of
+    # gold entities: pairs that differ in it are not an original sentence and its attack.
+    n = len(original)
+    entities = [np.bincount(batch.span_arrays("gold")[0], minlength=n) for batch in (original, attacked)]
+    holding = np.flatnonzero((entities[0] > 0) | (entities[1] > 0))
+    apart = holding[entities[0][holding] != entities[1][holding]]
+    if len(apart) > len(holding) / 10:
+        warn_input(f"{len(apart)} of the {len(holding)} sentences with entities have another number of gold entities "
+                   f"in the attacked set than in the original (the first: sentence {apart[0] + 1}), which no attack "
+                   "changes: are the two sets in the same order? The F1 drop pairs them sentence by sentence",
+                   stacklevel=3)
 
 
 def counts(original: Batch, attacked: Batch):

@@ -33,12 +33,12 @@ from statistics import NormalDist
 from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 from ..core.checks import collected_input_warnings, warn_input
-from ..core.corpus import Corpus, read_conll, read_limits, under_limits
+from ..core.corpus import Corpus, read_conll, read_limits, refuse_deep_nesting, under_limits
 from ..core.formats import system_predictions
 from ..core.schemes import DECODING_KEYS, check_decoding
 from ..core.scoring import check_beta
 from ..core.stats import TrainStats, _results, _submit_on
-from ..core.uncertainty import SMALL, adjust
+from ..core.uncertainty import SMALL, adjust, check_options
 from ..methods.buckets import ATTRIBUTES, model_wise, self_diagnosis
 from ..methods.comparison import family, finish, pairs
 from ..methods.hardeval import hardeval
@@ -52,6 +52,7 @@ SPEARMAN_TEST = "exact permutation test of Spearman's rank correlation with the 
 OPTIONS = {"resamples": 1000, "seed": 0, "confidence": 0.95, "unit": "sentence", "alpha": 0.05, "baseline": None,
            "cache": True, "attack_seed": 0, "methods": None, "scheme": "auto", "mode": "lenient",
            "repair": "conlleval", "beta": 1.0}
+STUDY_FILES = ("study.json", "study.html", "study.md", "study.tex")  # what write puts beside the datasets' folders
 # The methods whose tables a study shows (option ``methods``; default all).  Each dataset's report
 # always holds every method the files allow: a study reads reports, it does not make smaller ones.
 METHODS = ("hardeval", "tmr", "bucket_f1", "nrb", "rockner")
@@ -95,7 +96,7 @@ def load_spec(path) -> Spec:
     if path.endswith(".toml"):
         import tomllib
 
-        with open(path, "rb") as handle:
+        with open(path, "rb") as handle, refuse_deep_nesting(path):
             try:
                 data = tomllib.load(handle)
             except tomllib.TOMLDecodeError as error:
@@ -106,7 +107,7 @@ def load_spec(path) -> Spec:
         except ImportError:
             raise ImportError(f"{path}: reading YAML needs PyYAML (pip install pyyaml), or write the study as "
                               ".toml") from None
-        with open(path, encoding="utf-8") as handle:
+        with open(path, encoding="utf-8") as handle, refuse_deep_nesting(path):
             try:
                 data = yaml.safe_load(handle)
             except yaml.YAMLError as error:
@@ -165,9 +166,29 @@ def spec_of(data: Mapping, folder: str = ".", where: str = "the study") -> Spec:
     try:
         check_decoding(*(options.get(key, OPTIONS[key]) for key in DECODING_KEYS))
         check_beta(options.get("beta", OPTIONS["beta"]))
+        _check_options({**OPTIONS, **options})
     except ValueError as error:
         raise ValueError(f"{where}: options: {error}") from None
+    try:  # names clashing with each other or with the study's files: refused before any work
+        _folders(names)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
     return Spec(datasets, systems, options, folder)
+
+
+def _check_options(options: Mapping[str, Any]) -> None:
+    """The resampling, seed, baseline and cache options' types and ranges (the report's own
+    checks would fail deep inside a run, naming neither the option nor the file)."""
+    for name, low in (("resamples", 0), ("seed", 0), ("attack_seed", 0)):
+        value = options[name]
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be a whole number >= {low}, got {value!r}")
+    # as report.run checks them (0 resamples: no intervals)
+    check_options(max(options["resamples"], 1), options["confidence"], options["unit"], options["alpha"])
+    if options["baseline"] is not None and not isinstance(options["baseline"], str):
+        raise ValueError(f"baseline must be a system's name, got {options['baseline']!r}")
+    if not isinstance(options["cache"], bool):
+        raise ValueError(f"cache must be true or false, got {options['cache']!r}")
 
 
 # ---- one dataset ---------------------------------------------------------------------------
@@ -595,7 +616,8 @@ def tables(result: Mapping):
                                               for d in datasets for s in systems if s in diagnosed[d]["self"]],
                          "study-self-diagnosis"))
         out.append(Table("Comparative diagnosis: the buckets where a pair differs significantly (largest first; "
-                         "each dataset's bucket family, Holm)", ["dataset", "pair", "significant buckets"],
+                         "each dataset's verdicts: its bucket F1 table, Holm, or its headline for a bucket shown "
+                         "there)", ["dataset", "pair", "significant buckets"],
                          [[Cell(d), Cell(" − ".join(entry["systems"])), Cell(_buckets_text(entry["significant"]))]
                           for d in datasets for entry in diagnosed[d]["comparative"]], "study-comparative-diagnosis"))
     if "hardeval_domains" in study_:
@@ -782,21 +804,25 @@ def write(result: Mapping, folder, version: str = "", command: Optional[Sequence
             write_atomic(os.path.join(sub, file), text)
             written.append(os.path.join(sub, file))
     shown = {k: v for k, v in result.items() if k not in ("datasets", "errors")}
-    for file, text in (("study.json", to_json({"tough_ner_version": version, **shown, **made}) + "\n"),
-                       ("study.html", render(result, version)), ("study.md", markdown(result)),
-                       ("study.tex", latex(result))):
+    for file, text in zip(STUDY_FILES, (to_json({"tough_ner_version": version, **shown, **made}) + "\n",
+                                        render(result, version), markdown(result), latex(result))):
         write_atomic(os.path.join(folder, file), text)
         written.append(os.path.join(folder, file))
     return written
 
 
 def _folders(datasets) -> Dict[str, str]:
-    """Each dataset's folder name (``_safe``); two datasets sharing one is an error."""
+    """Each dataset's folder name (``_safe``); two datasets sharing one, or one named as a
+    study file (compared case-folded: some file systems ignore case), is an error."""
     folders = {name: _safe(name) for name in datasets}
     clash = sorted({f for f in folders.values() if list(folders.values()).count(f) > 1})
     if clash:
         raise ValueError(f"datasets {sorted(n for n, f in folders.items() if f in clash)} would share the folder "
                          f"{clash[0]!r}: rename one")
+    taken = next(((n, f) for n, f in folders.items() if f.casefold() in STUDY_FILES), None)
+    if taken:
+        raise ValueError(f"dataset {taken[0]!r}: its folder {taken[1]!r} would clash with the study's own file "
+                         f"{taken[1].casefold()}: rename the dataset")
     return folders
 
 
@@ -820,7 +846,7 @@ def output_files(spec: Spec, folder) -> List[Tuple[str, str]]:
     from .errors import beside
 
     what = f"--out {os.fspath(folder)}:"
-    files = [(what, os.path.join(folder, name)) for name in ("study.json", "study.html", "study.md", "study.tex")]
+    files = [(what, os.path.join(folder, name)) for name in STUDY_FILES]
     for sub in _folders([d.name for d in spec.datasets]).values():
         page = os.path.join(folder, sub, "report.html")
         files += [(what, os.path.join(folder, sub, "report.json")), (what, page)]
