@@ -519,6 +519,14 @@ def test_a_dictionary_nested_too_deeply_names_the_file(tmp_path):
         dictionaries.load(rows)
 
 
+def test_a_label_map_nested_too_deeply_names_the_file(tmp_path):
+    from tough_ner.models.labels import parse_label_map
+
+    path = write(tmp_path / "labels.json", DEEP)
+    with pytest.raises(ValueError, match=f"^label map {re.escape(str(path))}: {TOO_DEEP}"):
+        parse_label_map(str(path))
+
+
 def test_a_type_map_file_is_read_with_one_line_errors(tmp_path):
     from tough_ner.methods.nrb import read_type_map
 

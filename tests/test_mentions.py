@@ -361,3 +361,17 @@ def test_allow_overlap_keeps_the_flat_placement_and_adds_only_distinct_occurrenc
     if not any(flat.hallucinated):  # flat input: nothing changes
         assert allowed.pred_spans == flat.pred_spans and allowed.mention_status == flat.mention_status
         assert not allowed.overlapping
+
+
+def test_an_answer_whose_type_holds_a_character_not_shown_is_unparseable_not_a_stop():
+    """An LLM's type with a soft hyphen prints as PER but is another type: that answer counts as
+    unparseable (the sentence predicts nothing, and is listed), the evaluation goes on."""
+    with pytest.warns(InputWarning, match="1 unparseable mention list"):
+        batch = tough_ner.as_batch([["Ann", "met", "Bob"], ["Bob", "left"]], [["B-PER", "O", "B-PER"], ["B-PER", "O"]],
+                         ['[{"text": "Ann", "type": "PER\u00ad"}]', '[{"text": "Bob", "type": "PER"}]'],
+                         prediction_format="mentions")
+    from tough_ner.core.scoring import input_counts
+
+    counts = input_counts(batch, detailed=True)
+    assert counts["n_unparseable"] == 1 and "U+00AD" in counts["unparseable"][0]["problem"]
+    assert batch.pred_spans == [[], [(0, 1, "PER")]]

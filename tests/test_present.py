@@ -248,7 +248,7 @@ def test_latex_tables_have_booktabs_structure_n_columns_and_bold_winners(demo_re
             assert line.endswith("\\\\") and len(re.split(r"(?<!\\)&", line)) == len(spec)
         assert "_" not in block.replace("\\_", "")  # escaped
     assert "0.4808 [0.4400, 0.5200] & \\textbf{0.8383 [0.8000, 0.8700]}" in text  # systems in the order given
-    assert "precision ($\\uparrow$) & 228 & 0.5319 & 0.8720" in text  # no winner given: nothing bold
+    assert "precision ($\\uparrow$) & 188 / 211 & 0.5319 & 0.8720" in text  # n: each one's predictions; not bold
 
 
 def test_markdown_tables_are_well_formed(demo_results, tmp_path):

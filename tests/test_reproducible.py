@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import math
+import os
 import random
 import re
 import sys
@@ -134,7 +135,13 @@ def test_rerun_names_a_changed_or_missing_input_and_a_different_result(tmp_path,
     monkeypatch.chdir(tmp_path / "elsewhere")
     assert main(["report", "--rerun", str(tmp_path / "r.json")]) == 0
     assert "identical" in capsys.readouterr().out
+    assert os.getcwd() == str(tmp_path / "elsewhere")  # the rerun's folder is not left as the process's
     monkeypatch.chdir(tmp_path)
+    # a report whose command is itself a rerun (which would take its own --run-code): refused
+    nested = {**report, KEY: {**report[KEY], "command": ["tough-ner", "report", "--rerun", "r.json", "--run-code"]}}
+    (tmp_path / "nested.json").write_text(json.dumps(nested), encoding="utf-8")
+    assert main(["report", "--rerun", "nested.json"]) == 2
+    assert "its command line is itself a rerun" in capsys.readouterr().err
     # a report that records no input (not one tough-ner wrote): nothing to check a rerun against
     (tmp_path / "bare.json").write_text(json.dumps({**report, "inputs": {}}), encoding="utf-8")
     assert main(["report", "--rerun", "bare.json"]) == 2
@@ -479,3 +486,14 @@ def test_rerun_of_an_evaluate_report_runs_the_model_again_or_names_what_changed(
     (tmp_path / "llm" / "test.jsonl").write_text("[]\n" * len(test.tokens), encoding="utf-8")
     assert main(["report", "--rerun", "j.json"]) == 2
     assert f"the input {tmp_path / 'llm' / 'test.jsonl'} is not the file the report read" in capsys.readouterr().err
+
+
+def test_a_run_on_standard_input_gets_an_id_of_its_own():
+    """The run id digests the inputs' contents; standard input's is not kept, so two runs that
+    read it never share an id (two files of one content always do)."""
+    from tough_ner.cli.report import run_id
+
+    read = {"train": {"path": "-", "sha256": None}, "test": {"path": "t.conll", "sha256": "ab" * 32}}
+    assert run_id("1", read, {}) != run_id("1", read, {})
+    files = {"train": {"path": "a.conll", "sha256": "cd" * 32}, "test": read["test"]}
+    assert run_id("1", files, {}) == run_id("1", files, {})

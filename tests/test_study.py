@@ -218,7 +218,8 @@ def _rename_demo(spec, name):
     (lambda s: s["options"].update(attack_seed=True), "options: attack_seed must be a whole number"),
     (lambda s: s["options"].update(confidence="0.9"), "options: confidence must lie in \\(0, 1\\)"),
     (lambda s: s["options"].update(unit="word"), "options: unit='word'"),
-    (lambda s: s["options"].update(cache="no"), "options: cache must be true or false"),
+    (lambda s: s["options"].update(cache=3), "options: cache must be true, false or a folder, got 3"),
+    (lambda s: s["datasets"].append({**s["datasets"][0], "name": "DEMO"}), "would share the folder"),
     (lambda s: _rename_demo(s, "study.html"), "dataset 'study.html': its folder 'study.html' would "
                                                            "clash with the study's own file study.html"),
     (lambda s: _rename_demo(s, "Study.JSON"), "would clash with the study's own file study.json"),
@@ -228,6 +229,12 @@ def test_a_wrong_study_is_refused_by_name(folder, change, message):
     change(spec)
     with pytest.raises(ValueError, match=message):
         st.spec_of(spec, str(folder))
+
+
+def test_a_cache_folder_is_an_option_a_study_takes(folder):
+    spec = make_study(folder)
+    spec["options"]["cache"] = "predictions"  # a folder of its own, as evaluate(cache=...) takes
+    assert st.spec_of(spec, str(folder)).options["cache"] == "predictions"
 
 
 def test_an_option_of_the_wrong_type_names_the_file_and_the_option(folder, tmp_path, capsys):

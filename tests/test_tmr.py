@@ -28,7 +28,7 @@ def test_subsets_by_hand():
     # Jordan/PER unseen-type; New York, Ann Lee, Jordan/LOC seen; Bonn unseen-tokens (unannotated in training).
     assert {k: result[k] for k in result if k.startswith("n_")} == {
         "n_invalid_transitions_gold": 0, "n_invalid_transitions_pred": 0,  # valid tags
-        "n_mentions": 5, "n_seen": 3, "n_unseen_any": 2, "n_unseen_tokens": 1, "n_unseen_type": 1,
+        "n_mentions": 5, "n_predicted": 5, "n_seen": 3, "n_unseen_any": 2, "n_unseen_tokens": 1, "n_unseen_type": 1,
         "n_tcm_all": 2, "n_tcm_seen": 2, "n_tcm_unseen": 0}
     assert math.isnan(result["recall_tcm_unseen"])  # empty subset: NaN, size 0
     assert all(result[f"recall_{name}"] == 1.0 for name in SUBSETS if name != "tcm_unseen")
@@ -184,8 +184,10 @@ def test_overall_and_per_type_scores_equal_seqeval_and_spurious_predictions_leav
     with input_warnings(spurious_types - known):
         more = tmr(STATS, Batch(tokens, gold, spurious))
     for key in result:
-        if key.startswith("recall") or key.startswith("n_"):
+        if key.startswith("recall") or (key.startswith("n_") and key != "n_predicted"):
             assert more[key] == result[key] or (math.isnan(more[key]) and math.isnan(result[key]))
+    assert more["n_predicted"] == result["n_predicted"] + sum(
+        len(decode(s)) - len(decode(p)) for s, p in zip(spurious, pred))  # the spurious ones are predictions
 
 
 def test_aggregate_and_paired_difference():
@@ -243,6 +245,6 @@ def test_conll_subsets(conll_stats, conll_test):
     result = tmr(conll_stats, Batch(conll_test.tokens, conll_test.tags, conll_test.tags))
     assert {k: result[k] for k in result if k.startswith("n_")} == {
         "n_invalid_transitions_gold": 0, "n_invalid_transitions_pred": 0,  # CoNLL-2003 here is valid IOB2
-        "n_mentions": 5648, "n_seen": 2963, "n_unseen_any": 2685, "n_unseen_tokens": 2600, "n_unseen_type": 85,
-        "n_tcm_all": 367, "n_tcm_seen": 263, "n_tcm_unseen": 104}
+        "n_mentions": 5648, "n_predicted": 5648, "n_seen": 2963, "n_unseen_any": 2685, "n_unseen_tokens": 2600,
+        "n_unseen_type": 85, "n_tcm_all": 367, "n_tcm_seen": 263, "n_tcm_unseen": 104}
     assert all(result[k] == 1.0 for k in result if not k.startswith("n_"))

@@ -464,3 +464,16 @@ def test_runs_attacked_in_part_are_said_and_leave_the_others_tested():
     assert "b" in row["ci"] and "a" not in row["ci"] and row["tests"] == []
     with pytest.raises(ValueError, match="the same label"):
         run(STATS, Corpus(TEST.tokens, TEST.tags, predictions), ["a", "a", "a#2"], bootstrap=0)
+
+
+def test_a_tables_tests_face_one_way_with_a_baseline():
+    """Against a baseline, every test of a subset table is system - baseline, the rows the
+    headline decided too (their verdicts, oriented as the table's)."""
+    rng = random.Random(2)
+    predictions = [corrupted(TEST.tags, rate, rng) for rate in (0.05, 0.3, 0.6)]
+    results = run(STATS, Corpus(TEST.tokens, TEST.tags, predictions, TEST.documents), ["A", "B", "C"],
+                  bootstrap=50, baseline="A")
+    for method, table in results["tests"].items():
+        pairs = {tuple((t["a"], t["b"]) for t in row["tests"]) for row in table.values() if row["tests"]}
+        assert pairs == {(("B", "A"), ("C", "A"))}, method
+    decided_once(results)

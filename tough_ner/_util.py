@@ -93,10 +93,11 @@ def quote(value) -> str:
     return repr(text[:QUOTE]) + ("…" if len(text) > QUOTE else "")
 
 
-def shown(value) -> str:
-    """``repr`` of any value, at most its first 200 characters, for error messages (a span, a record)."""
+def shown(value, limit: int = QUOTE) -> str:
+    """``repr`` of any value (a span, a record), at most its first ``limit`` characters, for
+    error messages; a string's own characters are ``quote``'s."""
     text = repr(value)
-    return text[:QUOTE] + ("…" if len(text) > QUOTE else "")
+    return text[:limit] + ("…" if len(text) > limit else "")
 
 
 def file_sha256(path) -> str:

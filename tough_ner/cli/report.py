@@ -48,10 +48,15 @@ def _with_progress(label: str, work, quiet: bool):
 def run_id(version: str, inputs: dict, options: dict) -> str:
     """What a report's outputs (JSON, HTML, error table) carry to say which run wrote them: a
     digest of the version, the inputs' contents and the options, so a rerun on the same inputs
-    writes the same bytes, and an output left by another run says it differs."""
+    writes the same bytes, and an output left by another run says it differs (a run that read
+    standard input: a new id each time)."""
     import hashlib
 
-    text = _json({"version": version, "inputs": inputs, "options": options})
+    from ..present.provenance import input_files
+
+    # an input read from standard input has no digest: nothing tells two such runs apart but a draw
+    unknown = {"unrecorded": os.urandom(8).hex()} if any(item["sha256"] is None for item in input_files(inputs)) else {}
+    text = _json({"version": version, "inputs": inputs, "options": options, **unknown})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
@@ -145,8 +150,7 @@ def rerun(path: str, run_code: bool = False) -> int:
 
     from . import _parser
     from ..core.corpus import refuse_deep_nesting
-    from ..models.kinds import kind_of, split_spec
-    from ..present.provenance import KEY, input_files, versions
+    from ..present.provenance import KEY, input_files
 
     with open(path, encoding="utf-8") as handle, refuse_deep_nesting(path):
         stored = json.load(handle)
@@ -160,12 +164,29 @@ def rerun(path: str, run_code: bool = False) -> int:
         raise ValueError(f"--rerun {path}: it records no input file with its SHA-256 (every report tough-ner writes "
                          "does): nothing to check a rerun against")
     args = _parser(command[1:]).parse_args(command[1:])
-    if isinstance(folder, str) and os.path.isdir(folder):
-        os.chdir(folder)  # relative paths are relative to the folder the report ran in
+    if getattr(args, "rerun", None) or getattr(args, "run_code", False):  # a rerun's own flags: never recorded
+        raise ValueError(f"--rerun {path}: its command line is itself a rerun ({' '.join(command[1:3])} ...), "
+                         "which no report records")
+    here = os.getcwd()
+    try:
+        if isinstance(folder, str) and os.path.isdir(folder):
+            os.chdir(folder)  # relative paths are relative to the folder the report ran in
+        return _rerun_here(path, stored, args, run_code)
+    finally:
+        os.chdir(here)
+
+
+def _rerun_here(path: str, stored: dict, args, run_code: bool) -> int:
+    """``rerun`` in the report's folder: ``args`` is its recorded command line, parsed."""
+    import json
+
+    from ..models.kinds import kind_of, split_spec
+    from ..present.provenance import KEY, versions
+
     code = [spec for _, spec in map(split_spec, getattr(args, "model", None) or ()) if kind_of(spec)[0] == "callable"]
     if code and not run_code:  # importing a module a report names runs it: a report may come from elsewhere
-        raise ValueError(f"--rerun {path}: its command runs Python code ({', '.join(code)}, from {folder}); read "
-                         "the code, then add --run-code to run it")
+        raise ValueError(f"--rerun {path}: its command runs Python code ({', '.join(code)}, from {os.getcwd()}); "
+                         "read the code, then add --run-code to run it")
     check_inputs(stored["inputs"], path)
     for flag, _ in _outputs(args) + [("--model-index", None), ("--save", None), ("--write-inputs", None)]:
         setattr(args, flag[2:].replace("-", "_"), None)

@@ -472,16 +472,14 @@ def _mention_list(value) -> Tuple[Optional[list], Optional[str]]:
         return None, f"holds no list of mentions ({type(value).__name__})"
     for item in value:
         if not (_is_record(item) and isinstance(item.get("text"), str)):
-            return None, f"mention {_short(item)} is not {{'text': ..., 'type': ...}}"
+            return None, f"mention {shown(item, 80)} is not {{'text': ..., 'type': ...}}"
         label = item.get("type", item.get("label"))
         if not isinstance(label, str) or not label:
-            return None, f"mention {_short(item)} has no 'type' or 'label' string"
+            return None, f"mention {shown(item, 80)} has no 'type' or 'label' string"
+        hidden = next((c for c in label if not c.isprintable()), None)
+        if hidden is not None:  # a type that would print as another one (schemes.parse_label refuses it)
+            return None, f"mention {shown(item, 80)} has a type holding U+{ord(hidden):04X}, a character not shown"
     return value, None
-
-
-def _short(value, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _mention_spans(items, tokens: Sequence[str], placement: str, case_sensitive: bool, normalised: bool,

@@ -136,6 +136,7 @@ def tmr(stats: TrainStats, batch: Batch, detailed: bool = False, ci: bool = Fals
     subset_keys = _subset_keys(masks, hit, np.zeros(len(hit), dtype=np.int64), 1)[0]
     result.update({k: v for k, v in subset_keys.items() if k.startswith("recall_")})
     result["n_mentions"] = len(hit)
+    result["n_predicted"] = len(batch.span_arrays("pred")[0]) + int(unplaced_per_sentence(batch).sum())
     result.update({k: v for k, v in subset_keys.items() if k.startswith("n_")})
     if ci:
         result = with_intervals(result, counts(stats, batch, match, beta), n_resamples, confidence, seed, unit)

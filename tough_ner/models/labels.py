@@ -37,7 +37,9 @@ def parse_label_map(value: Union[None, str, Mapping[str, Optional[str]]]) -> Uni
     elif value in PRESETS:
         return value
     elif value.endswith(".json") or os.path.isfile(value):
-        with open(value, encoding="utf-8") as handle:
+        from ..core.corpus import refuse_deep_nesting
+
+        with open(value, encoding="utf-8") as handle, refuse_deep_nesting(f"label map {value}"):
             try:
                 mapping = json.load(handle)
             except json.JSONDecodeError as error:

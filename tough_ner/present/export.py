@@ -28,7 +28,7 @@ from .labels import bucket_label, totals
 HARDEVAL_SUBSETS = ("all", "unseen", "unseen_I", "unseen_O", "diff", "diff_I", "diff_O", "diff_E")
 TMR_SUBSETS = ("seen", "unseen_any", "unseen_tokens", "unseen_type", "tcm_all", "tcm_seen", "tcm_unseen")
 # the items behind a summary key, when the row does not carry its n: (method, n key)
-N_OF = {"precision": ("tmr", "n_mentions"), "recall": ("tmr", "n_mentions"), "f1": ("tmr", "n_mentions"),
+N_OF = {"precision": ("tmr", "n_predicted"), "recall": ("tmr", "n_mentions"), "f1": ("tmr", "n_mentions"),
         "hardeval": ("hardeval", ("n_unseen", "n_diff")), "nrb_accuracy": ("nrb", "nrb_n"),
         "wts_accuracy": ("nrb", "wts_n"), "gap": ("nrb", "nrb_n"), "f1_attacked": ("rockner", "n_attacked"),
         "f1_drop": ("rockner", "n_attacked")}

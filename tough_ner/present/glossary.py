@@ -54,6 +54,8 @@ TERMS: Dict[str, Tuple[str, str]] = {
                          "never occurs with the word in training."),
     # ---- TMR
     "mentions": ("mentions", "every gold entity mention of the test set."),
+    "predicted": ("predicted", "every entity mention a system predicts (precision's n); with mention lists, "
+                               "those placed nowhere in the sentence too."),
     "seen": ("seen", "gold mentions whose text and type occur together as a training mention."),
     "unseen_any": ("unseen (any)", "gold mentions that are not seen: unseen-tokens + unseen-type."),
     "unseen_tokens": ("unseen-tokens", "gold mentions whose text is never a training mention, of any type."),
@@ -155,7 +157,7 @@ _RULES: List[Tuple[str, Tuple[str, ...]]] = [
     (r"(macro|weighted)_(precision|recall|f1|f_beta)_(original|attacked)", ("\\1", "\\2", "\\3")),
     (r"ter_(%s)" % _SUBSET, ("ter", "\\1")),
     (r"recall_(%s)" % _SUBSET, ("recall", "\\1")),
-    (r"n_(%s|mentions)" % _SUBSET, ("n", "\\1")),
+    (r"n_(%s|mentions|predicted)" % _SUBSET, ("n", "\\1")),
     (r"(%s)" % "|".join(ATTRIBUTES), ("\\1",)),
     (r"(%s)_(\d+)_(f1|precision|recall)" % "|".join(ATTRIBUTES), ("\\3", "\\1")),
     (r"tag_(.+)_(f1|precision|recall)", ("\\2", "tag")),

@@ -212,7 +212,7 @@ def _tested_table(results: Mapping, method: str, measure: str, better: str, glos
     systems = list(results["systems"])
     made = [(labels, subset_row(results, method, key, values, n)) for labels, key, n, values in rows]
     note = (f"<p class='note'>Each {html.escape(measure)} with its interval, † when n &lt; {SMALL}; highlighted: "
-            f"{better} than every other system "
+            f"{better} than every system it is compared with "
             f"({html.escape(family_description(results, SUBSET_FAMILIES[method]))}).</p>"
             if results.get("tests", {}).get(method) else "")
     return note + _table([*heads, term(n_head, "n")] + [term(f"{measure} {s}", glossary) for s in systems],

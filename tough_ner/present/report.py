@@ -334,7 +334,9 @@ def run(stats: TrainStats, test: Corpus, systems: Optional[Sequence[str]] = None
         if method in SUBSET_TABLES:
             name = SUBSET_FAMILIES[method]
             keys = [key for key in analysis if SUBSET_TABLES[method](key)]
-            decided = {key: in_headline[method, key] for key in keys if (method, key) in in_headline}
+            decided = {key: {**in_headline[method, key], "tests": [  # as the table's other rows face (a baseline)
+                _oriented(in_headline[method, key], test["a"], test["b"]) for test in analysis[key]["tests"]]}
+                for key in keys if (method, key) in in_headline}
             # each cell made as its row is, each row as it is kept: no table of 20,000 rows as dicts
             m, table = decided_rows(_Cells(keys, analysis), method, alpha=alpha, family=name, decided=decided)
             results["tests"][method] = Keyed(names=keys, rows=Rows(

@@ -187,8 +187,8 @@ def _check_options(options: Mapping[str, Any]) -> None:
     check_options(max(options["resamples"], 1), options["confidence"], options["unit"], options["alpha"])
     if options["baseline"] is not None and not isinstance(options["baseline"], str):
         raise ValueError(f"baseline must be a system's name, got {options['baseline']!r}")
-    if not isinstance(options["cache"], bool):
-        raise ValueError(f"cache must be true or false, got {options['cache']!r}")
+    if not isinstance(options["cache"], (bool, str)):
+        raise ValueError(f"cache must be true, false or a folder, got {options['cache']!r}")
 
 
 # ---- one dataset ---------------------------------------------------------------------------
@@ -815,7 +815,8 @@ def _folders(datasets) -> Dict[str, str]:
     """Each dataset's folder name (``_safe``); two datasets sharing one, or one named as a
     study file (compared case-folded: some file systems ignore case), is an error."""
     folders = {name: _safe(name) for name in datasets}
-    clash = sorted({f for f in folders.values() if list(folders.values()).count(f) > 1})
+    folded = [f.casefold() for f in folders.values()]  # CoNLL and conll: one folder where case is ignored
+    clash = sorted({f for f in folders.values() if folded.count(f.casefold()) > 1})
     if clash:
         raise ValueError(f"datasets {sorted(n for n, f in folders.items() if f in clash)} would share the folder "
                          f"{clash[0]!r}: rename one")
