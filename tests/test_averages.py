@@ -187,6 +187,11 @@ def test_averages_through_the_engine_are_the_averages_of_each_resample():
         assert low <= table[key]["values"]["a"] <= high and 0 <= table[key]["tests"][0]["p_value"] <= 1, key
     same = uncertainty.analyse({"a": a, "a again": a}, AVERAGED, 50)
     assert all(same[key]["tests"][0]["p_value"] == 1.0 for key in AVERAGED)
+    # each average's n: the predictions for the precisions, the gold mentions for the others (as micro)
+    predicted, gold = len(batches[0].span_arrays("pred")[0]), len(batches[0].span_arrays("gold")[0])
+    assert predicted != gold
+    assert {key: table[key]["n"]["a"] for key in AVERAGED} == {
+        key: predicted if key.endswith("_precision") else gold for key in AVERAGED}
 
 
 @pytest.mark.parametrize("match", ["strict", "partial"])

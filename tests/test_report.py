@@ -724,3 +724,16 @@ def test_out_dir_holds_the_page_and_the_json_of_a_report_on_your_files(tmp_path,
     assert (tmp_path / "page.html").exists() and [p.name for p in (tmp_path / "two").iterdir()] == ["report.json"]
     before = sorted(tmp_path.iterdir())
     assert main(common) == 0 and sorted(tmp_path.iterdir()) == before
+
+
+def test_the_averages_over_types_say_each_ones_n():
+    """A macro or weighted precision is over the system's predictions, the rest over the gold
+    mentions: the table and the terminal say which."""
+    stats_, test = TrainStats.from_corpus(load_demo()[0]), load_demo()[1]
+    results = run(stats_, test, names=list(SYSTEMS), bootstrap=20)
+    for name in SYSTEMS:
+        tmr_keys = results["systems"][name]["tmr"]
+        assert tmr_keys["n_predicted"] != tmr_keys["n_mentions"]
+        for key, cell in results["averages"][name].items():
+            assert cell["n"] == tmr_keys["n_predicted" if key.endswith("_precision") else "n_mentions"], key
+    assert "n: a precision's predictions, else the gold mentions" in " ".join(format_text(results).split())

@@ -163,14 +163,17 @@ class Counts:
         gold-weighted means of the groups' precision, recall and F1 over the groups with a gold
         or a predicted item (averages over types, as ``scoring.averages`` and seqeval's: a
         type's precision 0 without predictions, its recall 0 without gold; in a resample, the
-        types drawn), counts given as in ``prf_groups``, four columns a group; n = gold.  ``beta``
+        types drawn), counts given as in ``prf_groups``, four columns a group; n = predicted for
+        the precisions, gold for the others (as ``prf``).  ``beta``
         other than 1 adds ``macro_f_beta`` and ``weighted_f_beta``."""
         groups = self._kept([f"averages/{g}" for g in range(n_groups)], correct, gold, predicted, found)
         operands = tuple(name for c, g, p, *r in groups for name in (c, g, p, r[0] if r else c))
         size = self.column("averages/n", per_sentence(np.asarray(gold[1], dtype=np.int64), len(self)))
+        predictions = self.column("averages/n predicted",
+                                  per_sentence(np.asarray(predicted[1], dtype=np.int64), len(self)))
         for key in AVERAGE_KEYS:
             self.keys[key] = (key, *operands)
-            self.size[key] = size
+            self.size[key] = predictions if key.endswith("_precision") else size
         for average in ("macro", "weighted") if beta != 1 else ():
             self.keys[f"{average}_f_beta"] = (f"{average}_{f_beta_kind(beta)}", *operands)
             self.size[f"{average}_f_beta"] = size

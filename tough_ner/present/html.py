@@ -792,11 +792,13 @@ def averages_section(results: dict) -> str:
                            f"{format_interval([_number(v) for v in ci]) if ci else ''}".strip())
         rows.append(row)
     header = ["average"] + [term(f"{s} {words[m]} [{confidence:.0%} interval]", m) for s in systems for m in measures]
-    n = ", ".join(f"{s} {table[s][f'macro_{measures[0]}']['n']}" for s in systems)
+    gold = ", ".join(f"{s} {table[s]['macro_recall']['n']}" for s in systems)
+    predicted = ", ".join(f"{s} {table[s]['macro_precision']['n']}" for s in systems)
     return ("<h3 id='averages'>Averages over types</h3><p class='note'>TMR's spans (exact span and type): the macro "
             "average is the mean over the types with a gold or a predicted mention, the weighted average weighs each "
             "type by its gold mentions (as seqeval's classification_report); intervals from the report's resamples; "
-            f"not tested. n (gold mentions): {html.escape(n)}.</p>" + _table(header, rows))
+            f"not tested. n: the gold mentions ({html.escape(gold)}), the predicted ones for a precision "
+            f"({html.escape(predicted)}).</p>" + _table(header, rows))
 
 
 def attack_kind(name: str) -> Tuple[str, Optional[float]]:

@@ -430,12 +430,12 @@ def _nan(value) -> float:
 def averages_table(results: Mapping, analysis: Mapping[str, dict], systems: Sequence[str]) -> Dict[str, dict]:
     """Per system, TMR's macro and weighted precision, recall and F1 over types (and F-beta):
     value (a system with runs: the mean over runs), interval (of the counts pooled over runs;
-    none without resamples) and n (gold mentions)."""
+    none without resamples) and n (its predictions for a precision, else the gold mentions)."""
     table: Dict[str, dict] = {}
     for name in systems:
         scores = results["systems"][name].get("tmr", {})
         table[name] = {key: {"value": scores[key], "ci": analysis[key]["ci"].get(name) if key in analysis else None,
-                             "n": scores.get("n_mentions")}
+                             "n": scores.get("n_predicted" if key.endswith("_precision") else "n_mentions")}
                        for key in AVERAGE_KEYS + ("macro_f_beta", "weighted_f_beta") if key in scores}
     return table
 
@@ -762,7 +762,7 @@ def format_text(results: dict, full: bool = False, wide: bool = False, width: in
     if averages:
         lines += ["", "averages over types (TMR's spans): macro, the mean over the types with a gold or a predicted "
                       "mention; weighted, each type weighed by its gold mentions (as seqeval's classification_report); "
-                      "n: gold mentions; not tested"]
+                      "n: a precision's predictions, else the gold mentions; not tested"]
         rows, averages_shown = side_by_side(averages, [row["label"] for row in averages],
                                             [s for s in order if s in averages[0]["values"]], wide=wide, width=width)
         lines += (legend(averages_shown) if averages_shown != shown else []) + rows
