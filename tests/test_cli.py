@@ -224,3 +224,25 @@ def test_an_unknown_option_shows_the_commands_usage(capsys):
     err = capsys.readouterr().err
     assert err.startswith("usage: tough-ner tmr ") and "--versus" in err
     assert err.strip().endswith("tough-ner tmr: error: unrecognized arguments: --no-such-option")
+
+
+def test_a_command_shows_its_input_warnings_but_not_what_python_hides(monkeypatch, capsys):
+    """The command shows every warning once, whatever filters a caller set, but not the ones
+    Python's own filters hide (a library's unclosed event loop, a deprecation): those are for
+    the libraries' authors, and a Space printed three of them at every start."""
+    import warnings
+
+    from tough_ner.checks import InputWarning
+    from tough_ner.cli import tools
+
+    def noisy(args):
+        warnings.warn("unclosed event loop", ResourceWarning)
+        warnings.warn("old API", DeprecationWarning)
+        warnings.warn("predicted types absent from the gold data", InputWarning)
+        return 0
+
+    monkeypatch.setattr(tools, "cmd_explain", noisy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a caller's filter: the command's own decide
+        assert main(["explain", "ter"]) == 0
+    assert capsys.readouterr().err == "tough-ner explain: warning: predicted types absent from the gold data\n"

@@ -193,7 +193,9 @@ def _run(args) -> int:
         if stdout is not None and stdout.isatty():
             sys.stdout = _Printable(stdout)
         with warnings.catch_warnings():
-            warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set
+            warnings.simplefilter("default")  # shown, once per place, whatever filters a caller set,
+            for hidden in (DeprecationWarning, PendingDeprecationWarning, ResourceWarning):  # but what Python's
+                warnings.simplefilter("ignore", hidden)  # own filters hide: notes for libraries' authors
             warnings.showwarning = lambda message, category, *rest, **kw: print(
                 printable(f"tough-ner {args.command}: warning: {message}"), file=sys.stderr)
             changes = {name: getattr(args, f"max_{name}_bytes", None) for name in READ_LIMITS}
