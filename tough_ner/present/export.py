@@ -107,12 +107,10 @@ def _tested(results: Mapping, method: str, key: str, system: str, value, n=None)
     """A subset table's cell with the interval and the significance the report computed for it
     (``results["tests"]``, Holm-adjusted over the method's keys); a bare value without them;
     marked small when its ``n`` is under ``SMALL``."""
-    test = results.get("tests", {}).get(method, {}).get(key)
-    std = results.get("runs", {}).get(system, {}).get(method, {}).get(key, {}).get("std")
-    small = isinstance(n, int) and n < SMALL
-    if not test:
-        return Cell(value, std=std, small=small)
-    return Cell(value, test["ci"].get(system), system in test["best"], std, small)
+    from .report import subset_row  # the page's subset tables read the same
+
+    row = subset_row(results, method, key, {system: value}, n)
+    return Cell(value, row["ci"].get(system), system in row["best"], row["std"].get(system), row["small"][system])
 
 
 def compared_pairs(results: Mapping) -> List[tuple]:

@@ -249,7 +249,8 @@ def render(report: dict, errors: Optional[Sequence[dict]] = None, error_files: S
     statistics = results.get("statistics", {})
     rows = [[Raw(term(row_label(row), _row_key(row))
                  + html.escape({"high": " ↑", "low": " ↓"}.get(row["better"], " ·")))]
-            + [format_cell(row, s).rstrip(" *") for s in order] + [format_sizes(row, order), Raw("<br>".join(map(html.escape, format_tests(row))))]
+            + [format_cell(row, s).rstrip(" *") for s in order]
+            + [format_sizes(row, order), Raw("<br>".join(map(html.escape, format_tests(row))))]
             for row in table["rows"]]
     best = [[s in row["best"] for s in order] + [False, False] for row in table["rows"]]
     warnings = [f"<li>{html.escape(row['label'])}, {html.escape(s)}: {html.escape(text)}</li>"

@@ -715,9 +715,15 @@ def format_tests(row: dict, shown: Optional[Mapping[str, str]] = None) -> List[s
     """Each compared pair's test of a row in words, one string a pair."""
     name = (shown or {}).get
     return [f"{name(test['a'], test['a'])} - {name(test['b'], test['b'])} {describe_test(test)}: "
-            + (f"{name(test['better'], test['better'])} better" if test.get("better") else
-               "significant, not ranked" if test.get("significant") else "not significant")
-            for test in row.get("tests", [])]
+            + verdict_words(test, shown, " better") for test in row.get("tests", [])]
+
+
+def verdict_words(test: Mapping, shown: Optional[Mapping[str, str]] = None, after: str = "") -> str:
+    """A stored verdict in words: the better system (as ``shown``, then ``after``), else
+    whether the difference is significant (a key never ranked) or not."""
+    if test.get("better"):
+        return (shown or {}).get(test["better"], test["better"]) + after
+    return "significant, not ranked" if test.get("significant") else "not significant"
 
 
 def format_text(results: dict, full: bool = False, wide: bool = False, width: int = WIDTH) -> str:
@@ -862,8 +868,7 @@ def paired_tests(rows: Sequence[dict], labels: Sequence[str], shown: Mapping[str
             for test in row.get("tests", []):
                 if (test["a"], test["b"]) != (a, b):
                     continue
-                verdict = (shown.get(test["better"], test["better"]) if test.get("better") else
-                           "significant, not ranked" if test.get("significant") else "not significant")
+                verdict = verdict_words(test, shown)
                 first, *rest = textwrap.wrap(label, label_width) or [""]
                 difference = f"{round(test['difference'], 4) + 0.0:+.4f} {format_interval(test['ci']) or '[no interval]'}"
                 lines.append(f"  {first:<{label_width}} {difference:>26}{format_p(test['p_value'])[2:]:>10}"
